@@ -1,0 +1,34 @@
+# lbbench: see README.md.
+GO      ?= go
+BIN     := bin/lbbench
+COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null)
+LDFLAGS := -X main.commit=$(COMMIT)
+OUT     ?= reports/out/latest
+
+.PHONY: build test test-short bench-compare fmt-check vet clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lbbench
+
+## test: everything CI runs (format, vet, all tests with the race detector off for speed).
+test: fmt-check vet
+	$(GO) test -count=1 -timeout 14m ./...
+
+## test-short: the quick loop, under a minute.
+test-short:
+	$(GO) test -short -count=1 ./...
+
+## bench-compare: the main job on the embedded default scenario, local processes.
+bench-compare: build
+	rm -rf $(OUT)
+	./$(BIN) run -o $(OUT) $(SCENARIO)
+
+fmt-check:
+	@out=$$(gofmt -l .); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin reports/out

@@ -1,0 +1,485 @@
+package main
+
+// These tests build the real lbbench binary and run it as a user would, on
+// loopback, with real child processes.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/targets/prefork"
+)
+
+var bin string // path of the built lbbench binary
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "lbbench-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	bin = filepath.Join(dir, "lbbench")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build lbbench:", err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freePort returns a port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// freePorts returns the first of n consecutive ports that were free.
+func freePorts(t *testing.T, n int) int {
+	t.Helper()
+	for range 100 {
+		base := 20000 + int(time.Now().UnixNano()%10000)
+		ok := true
+		var lns []net.Listener
+		for p := base; p < base+n; p++ {
+			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+			if err != nil {
+				ok = false
+				break
+			}
+			lns = append(lns, ln)
+		}
+		for _, ln := range lns {
+			ln.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free ports")
+	return 0
+}
+
+// start runs the binary in the background, in its own process group, and
+// stops the group at the end of the test.
+func start(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	return cmd, &out
+}
+
+func waitHealthy(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s not healthy", url)
+}
+
+// get sends one request on a fresh connection and returns the X-Worker header.
+func get(t *testing.T, url string) string {
+	t.Helper()
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	return resp.Header.Get("X-Worker")
+}
+
+// lbbenchProcs lists live processes running the test's binary.
+func lbbenchProcs(t *testing.T) []string {
+	t.Helper()
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var found []string
+	for _, d := range dirs {
+		exe, err := os.Readlink(filepath.Join(d, "exe"))
+		if err != nil || exe != bin {
+			continue
+		}
+		// A zombie awaiting its parent's wait is not a live process.
+		if stat, err := os.ReadFile(filepath.Join(d, "stat")); err == nil {
+			if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] == "Z" {
+				continue
+			}
+		}
+		cmdline, _ := os.ReadFile(filepath.Join(d, "cmdline"))
+		found = append(found, filepath.Base(d)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	return found
+}
+
+func TestServeReusePortSpreadsConnections(t *testing.T) {
+	port, admin := freePort(t), freePort(t)
+	cmd, out := start(t, "serve", "--workers", "4", "--listen", "reuseport",
+		"--port", strconv.Itoa(port), "--admin", "127.0.0.1:"+strconv.Itoa(admin))
+	waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d/healthz", admin))
+
+	seen := map[string]int{}
+	for range 200 {
+		seen[get(t, fmt.Sprintf("http://127.0.0.1:%d/work?ms=0", port))]++
+	}
+	for i := range 4 {
+		if seen[strconv.Itoa(i)] == 0 {
+			t.Errorf("worker %d got none of 200 fresh connections: %v", i, seen)
+		}
+	}
+	var rep prefork.StatsReport
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/stats", admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&rep)
+	resp.Body.Close()
+	if len(rep.Workers) != 4 {
+		t.Fatalf("stats of %d workers, want 4", len(rep.Workers))
+	}
+	var conns uint64
+	for _, w := range rep.Workers {
+		if w.Connections == 0 {
+			t.Errorf("worker %d accepted no connection per /stats", w.Index)
+		}
+		if int(w.Requests) != seen[strconv.Itoa(w.Index)] {
+			t.Errorf("worker %d: /stats says %d requests, responses attributed to it: %d", w.Index, w.Requests, seen[strconv.Itoa(w.Index)])
+		}
+		conns += w.Connections
+	}
+	if conns < 200 {
+		t.Errorf("workers accepted %d connections in all, want >= 200", conns)
+	}
+
+	// SIGTERM drains and exits; no worker is left.
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve exited with %v after SIGTERM\n%s", err, out)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not exit after SIGTERM")
+	}
+	waitNoProcs(t)
+}
+
+func waitNoProcs(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		procs := lbbenchProcs(t)
+		if len(procs) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lbbench processes left behind:\n%s", strings.Join(procs, "\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestProxyLeastConnAvoidsBusyWorker(t *testing.T) {
+	base := freePorts(t, 4)
+	wadmin, listen, padmin := freePort(t), freePort(t), freePort(t)
+	start(t, "serve", "--workers", "4", "--listen", "ports", "--port", strconv.Itoa(base),
+		"--admin", "127.0.0.1:"+strconv.Itoa(wadmin))
+	waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d/healthz", wadmin))
+	var ups []string
+	for i := range 4 {
+		ups = append(ups, "127.0.0.1:"+strconv.Itoa(base+i))
+		// Each worker answers on its own port with its own index.
+		if got := get(t, fmt.Sprintf("http://127.0.0.1:%d/work", base+i)); got != strconv.Itoa(i) {
+			t.Fatalf("port %d answered as worker %s, want %d", base+i, got, i)
+		}
+	}
+	start(t, "proxy", "--listen", "127.0.0.1:"+strconv.Itoa(listen), "--admin", "127.0.0.1:"+strconv.Itoa(padmin),
+		"--upstreams", strings.Join(ups, ","), "--policy", "least_conn")
+	waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d/healthz", padmin))
+	entry := fmt.Sprintf("http://127.0.0.1:%d", listen)
+
+	// One long request occupies a worker; while it runs, short requests
+	// must all go elsewhere.
+	busy := make(chan string, 1)
+	go func() {
+		resp, err := http.Get(entry + "/work?ms=1500")
+		if err != nil {
+			busy <- "error: " + err.Error()
+			return
+		}
+		resp.Body.Close()
+		busy <- resp.Header.Get("X-Worker")
+	}()
+	var busyWorker string
+	for range 100 {
+		// Find the busy worker from the proxy's view: the one with an
+		// active request.
+		time.Sleep(20 * time.Millisecond)
+		if w := activeBackend(t, padmin); w >= 0 {
+			busyWorker = strconv.Itoa(w)
+			break
+		}
+	}
+	if busyWorker == "" {
+		t.Fatal("the long request never showed as active")
+	}
+	for i := range 30 {
+		if got := get(t, entry+"/work?ms=1"); got == busyWorker {
+			t.Fatalf("short request %d went to worker %s, busy with the long request", i, got)
+		}
+	}
+	if got := <-busy; got != busyWorker {
+		t.Errorf("long request served by %s, proxy showed %s active", got, busyWorker)
+	}
+}
+
+// activeBackend returns the index of the backend with an active request,
+// or -1.
+func activeBackend(t *testing.T, admin int) int {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/stats", admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Backends []struct {
+			Active int64 `json:"active"`
+		} `json:"backends"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range st.Backends {
+		if b.Active > 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	for _, args := range [][]string{
+		{"serve", "--workers", "2", "--listen", "ports", "--port", port},
+		{"serve", "--workers", "2", "--listen", "reuseport", "--port", port},
+		{"proxy", "--listen", "127.0.0.1:" + port, "--upstreams", "127.0.0.1:1"},
+	} {
+		t.Run(args[0]+"-"+args[4], func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+			if err == nil {
+				t.Fatalf("started on a port in use:\n%s", out)
+			}
+			if !strings.Contains(string(out), "address already in use") {
+				t.Errorf("message does not say the address is in use:\n%s", out)
+			}
+			waitNoProcs(t)
+		})
+	}
+}
+
+const smallScenario = `name: small
+workers: {count: 3}
+workload:
+  arrival: {kind: constant, rate: 200}
+  duration: 1s
+  warmup: -1s
+  classes:
+    - {name: short, weight: 3, service: {dist: exp, mean: 1ms}}
+    - {name: long, weight: 1, service: {value: 5ms}}
+  clients: {connections: 8}
+variants:
+  - {name: rp, topology: reuseport}
+  - {name: lc, topology: proxy, proxy: {policy: least_conn, upstream_keepalive: false}}
+repeat: 1
+`
+
+func TestRunWritesResults(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "small.yaml")
+	os.WriteFile(scen, []byte(smallScenario), 0o644)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", scen, "-o", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"variant", "rp", "lc", "p99", "results: " + filepath.Join(out, "results.json")} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "[2/2]") {
+		t.Errorf("no progress lines:\n%s", stderr.String())
+	}
+	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete || len(res.Runs) != 2 {
+		t.Fatalf("complete=%v with %d runs, want 2", res.Complete, len(res.Runs))
+	}
+	if res.Env.Kernel == "" || res.Env.CPUs == 0 || res.Env.GoVersion == "" {
+		t.Errorf("environment not recorded: %+v", res.Env)
+	}
+	for _, run := range res.Runs {
+		// Decoding the histograms gives back the percentiles written.
+		got := run.Latency.Summarize()
+		if got != run.Summary {
+			t.Errorf("%s: decoded histogram gives %+v, file says %+v", run.ID, got, run.Summary)
+		}
+		if run.Requests < 180 || run.Requests > 220 {
+			t.Errorf("%s: %d requests in 1s at 200/s", run.ID, run.Requests)
+		}
+		if run.Errors != 0 {
+			t.Errorf("%s: %d errors: %v", run.ID, run.Errors, run.ErrorKinds)
+		}
+		if len(run.Classes) != 2 || run.Classes[0].Requests+run.Classes[1].Requests != run.Requests {
+			t.Errorf("%s: class counts do not add up: %+v", run.ID, run.Classes)
+		}
+		// Every response is attributed to the worker that served it: with
+		// no warm-up, the client's count per worker equals the worker's.
+		var attributed uint64
+		for _, w := range run.Workers {
+			attributed += w.Responses
+			if w.Responses != w.Requests {
+				t.Errorf("%s: worker %d: client attributed %d responses, worker served %d", run.ID, w.Index, w.Responses, w.Requests)
+			}
+		}
+		if attributed != run.Requests {
+			t.Errorf("%s: %d responses attributed to workers of %d", run.ID, attributed, run.Requests)
+		}
+		if run.Variant == "lc" {
+			if run.Proxy == nil || run.Proxy.Decisions < run.Requests {
+				t.Errorf("%s: proxy counters missing or short: %+v", run.ID, run.Proxy)
+			} else if run.Proxy.UpstreamConns < run.Requests {
+				t.Errorf("%s: upstream keep-alive off, but %d upstream connections for %d requests", run.ID, run.Proxy.UpstreamConns, run.Requests)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "summary.txt")); err != nil {
+		t.Error(err)
+	}
+	waitNoProcs(t)
+}
+
+func TestRunBadScenario(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"unknown topology": {strings.Replace(smallScenario, "topology: reuseport", "topology: mesh", 1), "bad.yaml:12: variants[0].topology: unknown topology \"mesh\""},
+		"negative rate":    {strings.Replace(smallScenario, "rate: 200", "rate: -5", 1), "bad.yaml:4: workload.arrival.rate: must be > 0"},
+		"missing workers":  {strings.Replace(smallScenario, "workers: {count: 3}\n", "", 1), "workers.count: at least 1 worker is required"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, "bad.yaml")
+			os.WriteFile(path, []byte(tc.yaml), 0o644)
+			cmd := exec.Command(bin, "run", path, "-o", filepath.Join(dir, "out"))
+			out, err := cmd.CombinedOutput()
+			if cmd.ProcessState.ExitCode() != 2 {
+				t.Fatalf("exit %v, want 2:\n%s", err, out)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("message lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+func TestRunInterruptLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "long.yaml")
+	os.WriteFile(scen, []byte(strings.Replace(smallScenario, "duration: 1s", "duration: 60s", 1)), 0o644)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", scen, "-o", out)
+	stderr, _ := cmd.StderrPipe()
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	sc := bufio.NewScanner(stderr)
+	var log strings.Builder
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "[1/2]") {
+			break
+		}
+	}
+	// Let the workers come up and load start.
+	time.Sleep(2 * time.Second)
+	if n := len(lbbenchProcs(t)); n < 3 {
+		t.Fatalf("expected run, serve and workers alive, found %d processes", n)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	go io.Copy(&log, stderr)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("run did not stop after Ctrl-C:\n%s", log.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit code %d after Ctrl-C, want 130\n%s", code, log.String())
+	}
+	waitNoProcs(t)
+	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatalf("no results saved after Ctrl-C: %v", err)
+	}
+	if res.Complete || len(res.Runs) != 0 || !strings.Contains(res.Error, "context canceled") {
+		t.Errorf("results after Ctrl-C: complete=%v runs=%d error=%q", res.Complete, len(res.Runs), res.Error)
+	}
+}

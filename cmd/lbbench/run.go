@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/scenarios"
+)
+
+type runOptions struct {
+	scenario string
+	out      string
+	repeat   int
+	duration time.Duration
+	warmup   time.Duration
+	rate     float64
+	quiet    bool
+}
+
+func newRunCmd() *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run [SCENARIO]",
+		Short: "Run a scenario and write its results",
+		Long: `Run brings every variant of a scenario up on local processes, offers the
+workload open-loop, and writes results.json (HDR histograms, counters,
+environment), summary.txt and each process's log into the output directory.
+
+SCENARIO is a YAML file or the name of a built-in scenario (default: "default").
+Results are saved after every run, so an interrupted scenario keeps what it
+finished.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.scenario = scenarios.Default
+			if len(args) == 1 {
+				o.scenario = args[0]
+			}
+			return runScenario(cmd.Context(), o, cmd.Flags().Changed, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.out, "out", "o", "", "output directory (default reports/out/<time>-<scenario>)")
+	f.IntVar(&o.repeat, "repeat", 0, "runs per variant (overrides the scenario)")
+	f.DurationVar(&o.duration, "duration", 0, "measured duration of each run (overrides the scenario)")
+	f.DurationVar(&o.warmup, "warmup", 0, "warm-up of each run, not recorded (overrides the scenario)")
+	f.Float64Var(&o.rate, "rate", 0, "intended request rate per second (overrides the scenario)")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
+	return cmd
+}
+
+// loadScenario reads a scenario file, or a built-in scenario by name.
+func loadScenario(arg string) (harness.Scenario, error) {
+	if _, err := os.Stat(arg); err == nil {
+		return harness.LoadScenario(arg)
+	}
+	data, err := scenarios.Get(arg)
+	if err != nil {
+		return harness.Scenario{}, fmt.Errorf("no scenario file %q and no built-in scenario of that name (built-in: %v)", arg, scenarios.Names())
+	}
+	return harness.ParseScenario("scenarios/"+arg+".yaml", data)
+}
+
+func runScenario(ctx context.Context, o runOptions, changed func(string) bool, stdout, stderr io.Writer) error {
+	s, err := loadScenario(o.scenario)
+	if err != nil {
+		return err
+	}
+	if changed("repeat") {
+		s.Repeat = o.repeat
+	}
+	if changed("duration") {
+		s.Workload.Duration = o.duration
+	}
+	if changed("warmup") {
+		s.Workload.Warmup = o.warmup
+	}
+	if changed("rate") {
+		s.Workload.Arrival.RatePerSec = o.rate
+	}
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("after command-line overrides: %w", err)
+	}
+
+	out := o.out
+	if out == "" {
+		out = filepath.Join("reports", "out", time.Now().Format("20060102-150405")+"-"+s.Name)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find the lbbench binary: %w", err)
+	}
+	driver, err := harness.NewLocalDriver(exe, filepath.Join(out, "logs"))
+	if err != nil {
+		return err
+	}
+	resultsPath := filepath.Join(out, "results.json")
+
+	opts := []harness.Option{
+		harness.WithVersion(version, commit),
+		harness.WithCheckpoint(func(r *harness.Results) error { return r.WriteFile(resultsPath) }),
+	}
+	if !o.quiet {
+		opts = append(opts, harness.WithProgress(progressPrinter(stderr, s)))
+	}
+	runs := s.Repeat * len(s.Variants)
+	perRun := s.Workload.Warmup + s.Workload.Duration
+	fmt.Fprintf(stderr, "lbbench: scenario %s: %d runs of about %s each (about %s); results in %s\n",
+		s.Name, runs, perRun.Round(time.Second), (time.Duration(runs) * (perRun + 2*time.Second)).Round(time.Second), out)
+
+	res, runErr := harness.Run(ctx, s, driver, opts...)
+	if res == nil {
+		return runErr
+	}
+	var table bytes.Buffer
+	if err := reports.WriteText(&table, res); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if err := harness.WriteFileAtomic(filepath.Join(out, "summary.txt"), table.Bytes()); err != nil {
+		return errors.Join(runErr, err)
+	}
+	fmt.Fprintln(stdout)
+	stdout.Write(table.Bytes())
+	fmt.Fprintf(stdout, "\nresults: %s\n", resultsPath)
+
+	if runErr != nil {
+		if ctx.Err() != nil {
+			return &exitError{code: 130, err: fmt.Errorf("interrupted: %d of %d runs saved in %s", len(res.Runs), runs, resultsPath)}
+		}
+		return fmt.Errorf("%w (%d of %d runs saved in %s)", runErr, len(res.Runs), runs, resultsPath)
+	}
+	return nil
+}
+
+// progressPrinter prints one line when a run starts and one when it ends.
+func progressPrinter(w io.Writer, s harness.Scenario) func(harness.Progress) {
+	start := time.Now()
+	return func(p harness.Progress) {
+		if !p.Done {
+			fmt.Fprintf(w, "[%d/%d] %s rep %d ...\n", p.Index, p.Total, p.Variant, p.Rep)
+			return
+		}
+		r := p.Run
+		status := "valid"
+		if !r.Valid {
+			status = "INVALID: " + r.Invalid[0]
+		}
+		elapsed := time.Since(start)
+		left := time.Duration(float64(elapsed) / float64(p.Index) * float64(p.Total-p.Index))
+		fmt.Fprintf(w, "[%d/%d] %s rep %d: %.0f req/s, p99 %s, errors %d, skew %s, %s (elapsed %s, about %s left)\n",
+			p.Index, p.Total, p.Variant, p.Rep, r.AchievedRate, reports.Dur(r.Summary.P99), r.Errors,
+			reports.SkewString(r.Skew()), status, elapsed.Round(time.Second), left.Round(time.Second))
+	}
+}

@@ -1,0 +1,75 @@
+package harness
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Env describes where results were produced.
+type Env struct {
+	Hostname  string `json:"hostname"`
+	Kernel    string `json:"kernel"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	CPUModel  string `json:"cpu_model"`
+	CPUs      int    `json:"cpus"`
+	GoVersion string `json:"go_version"`
+	// Version and Commit identify the lbbench that ran.
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+	// Driver is "local" or "docker".
+	Driver string `json:"driver"`
+	// Pinning says how generator and targets were placed on CPUs.
+	Pinning string `json:"pinning"`
+}
+
+// CaptureEnv reads the machine's description. version and commit identify
+// lbbench; an empty commit is taken from the binary's build information.
+func CaptureEnv(driver, version, commit string) Env {
+	e := Env{
+		OS:        runtime.GOOS,
+		Arch:      runtime.GOARCH,
+		CPUs:      runtime.NumCPU(),
+		GoVersion: runtime.Version(),
+		Version:   version,
+		Commit:    commit,
+		Driver:    driver,
+		Pinning:   "none",
+		CPUModel:  cpuModel(),
+	}
+	e.Hostname, _ = os.Hostname()
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		e.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	if e.Commit == "" {
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.revision" {
+					e.Commit = s.Value
+				}
+			}
+		}
+	}
+	return e
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,307 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/targets/prefork"
+	"github.com/lbbench/lbbench/topologies"
+)
+
+// Defaults of the local driver.
+const (
+	DefaultReadyTimeout = 15 * time.Second
+	DefaultStopTimeout  = 10 * time.Second
+)
+
+// LocalDriver starts a plan's processes as children of this process on the
+// loopback interface. Each child runs in its own process group with
+// Pdeathsig set, so even if lbbench is killed outright its children die with
+// it; Down signals the whole group, so grandchildren (workers started by
+// "lbbench serve") go too.
+type LocalDriver struct {
+	exe    string
+	logDir string
+
+	mu   sync.Mutex
+	used map[int]bool // ports handed out, so one plan never gets a port twice
+}
+
+var _ Driver = (*LocalDriver)(nil)
+
+// NewLocalDriver returns a driver that runs the lbbench binary at exe and
+// writes each process's output under logDir.
+func NewLocalDriver(exe, logDir string) (*LocalDriver, error) {
+	if _, err := os.Stat(exe); err != nil {
+		return nil, fmt.Errorf("harness: lbbench binary: %w", err)
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("harness: log directory: %w", err)
+	}
+	return &LocalDriver{exe: exe, logDir: logDir, used: map[int]bool{}}, nil
+}
+
+// Name implements Driver.
+func (d *LocalDriver) Name() string { return "local" }
+
+// Host implements topologies.Allocator.
+func (d *LocalDriver) Host() string { return "127.0.0.1" }
+
+// Ports implements topologies.Allocator: it returns the first of n
+// consecutive ports that can be bound now. Ports come from below the
+// kernel's ephemeral range so that they never collide with the local ports
+// of the generator's own connections.
+func (d *LocalDriver) Ports(n int) (int, error) {
+	lo, hi := 10000, ephemeralLow()-n
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for range 200 {
+		base := lo + rand.IntN(hi-lo)
+		if d.free(base, n) {
+			for p := base; p < base+n; p++ {
+				d.used[p] = true
+			}
+			return base, nil
+		}
+	}
+	return 0, fmt.Errorf("harness: no %d consecutive free ports in [%d, %d)", n, lo, hi+n)
+}
+
+func (d *LocalDriver) free(base, n int) bool {
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	for p := base; p < base+n; p++ {
+		if d.used[p] {
+			return false
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(d.Host(), strconv.Itoa(p)))
+		if err != nil {
+			return false
+		}
+		lns = append(lns, ln)
+	}
+	return true
+}
+
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if lo, err := strconv.Atoi(f[0]); err == nil && lo > 11000 {
+				return lo
+			}
+		}
+	}
+	return 32768
+}
+
+// Up implements Driver: it starts p's processes in order, waiting for each
+// to be ready before starting the next. On any failure it stops what it
+// started and returns an error that includes the failed process's output.
+func (d *LocalDriver) Up(ctx context.Context, p topologies.Plan) (Deployment, error) {
+	dep := &localDeployment{plan: p}
+	for _, spec := range p.Processes {
+		proc, err := d.start(p.ID, spec)
+		if err != nil {
+			dep.Down(context.Background())
+			return nil, err
+		}
+		dep.procs = append(dep.procs, proc)
+		if err := proc.waitReady(ctx, DefaultReadyTimeout); err != nil {
+			dep.Down(context.Background())
+			return nil, fmt.Errorf("harness: %s: %s did not become ready: %w%s", p.ID, spec.Role, err, proc.logTail())
+		}
+	}
+	return dep, nil
+}
+
+func (d *LocalDriver) start(id string, spec topologies.Process) (*localProc, error) {
+	logPath := filepath.Join(d.logDir, id+"-"+spec.Role+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("harness: %s: %w", id, err)
+	}
+	cmd := exec.Command(d.exe, spec.Args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("harness: %s: start %s: %w", id, spec.Role, err)
+	}
+	proc := &localProc{spec: spec, cmd: cmd, logPath: logPath, logf: logf, exited: make(chan struct{})}
+	go func() {
+		proc.waitErr = cmd.Wait()
+		close(proc.exited)
+	}()
+	return proc, nil
+}
+
+type localProc struct {
+	spec    topologies.Process
+	cmd     *exec.Cmd
+	logPath string
+	logf    *os.File
+	exited  chan struct{}
+	waitErr error // set before exited is closed
+}
+
+// waitReady polls the process's health URL until it answers 200, the
+// process exits, ctx ends or timeout passes.
+func (p *localProc) waitReady(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.spec.Health, nil)
+		if resp, err := client.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("exited early (%v)", p.waitErr)
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("no answer from %s within %s", p.spec.Health, timeout)
+			}
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// logTail returns the last lines of the process's output, indented, for an
+// error message.
+func (p *localProc) logTail() string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil || len(b) == 0 {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	lines = lines[max(0, len(lines)-10):]
+	return "\n  " + p.spec.Role + " output (" + p.logPath + "):\n    " + strings.Join(lines, "\n    ")
+}
+
+// stop signals the process group to drain, then kills it if it has not
+// exited by the deadline.
+func (p *localProc) stop(ctx context.Context) error {
+	pgid := p.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	t := time.NewTimer(DefaultStopTimeout)
+	defer t.Stop()
+	var err error
+	select {
+	case <-p.exited:
+	case <-ctx.Done():
+		err = fmt.Errorf("%s: killed: %w", p.spec.Role, ctx.Err())
+	case <-t.C:
+		err = fmt.Errorf("%s: killed after %s without exiting", p.spec.Role, DefaultStopTimeout)
+	}
+	// The leader may be gone while a worker still runs: kill the group
+	// regardless, then wait for the leader.
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	<-p.exited
+	p.logf.Close()
+	return err
+}
+
+type localDeployment struct {
+	plan     topologies.Plan
+	procs    []*localProc
+	downOnce sync.Once
+	downErr  error
+}
+
+func (d *localDeployment) Entry() string { return d.plan.Entry }
+
+// Stats fetches every process's counters.
+func (d *localDeployment) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	for _, p := range d.procs {
+		if p.spec.Stats == "" {
+			continue
+		}
+		var err error
+		switch p.spec.StatsKind {
+		case topologies.StatsWorkers:
+			var rep prefork.StatsReport
+			if err = getJSON(ctx, p.spec.Stats, &rep); err == nil {
+				st.Workers = rep.Workers
+			}
+		case topologies.StatsProxy:
+			var ps balancer.Stats
+			if err = getJSON(ctx, p.spec.Stats, &ps); err == nil {
+				st.Proxy = &ps
+			}
+		}
+		if err != nil {
+			return st, fmt.Errorf("harness: %s: stats of %s: %w", d.plan.ID, p.spec.Role, err)
+		}
+	}
+	return st, nil
+}
+
+// Down stops processes in reverse order of start. It is idempotent.
+func (d *localDeployment) Down(ctx context.Context) error {
+	d.downOnce.Do(func() {
+		var errs []error
+		for i := len(d.procs) - 1; i >= 0; i-- {
+			errs = append(errs, d.procs[i].stop(ctx))
+		}
+		if err := errors.Join(errs...); err != nil {
+			d.downErr = fmt.Errorf("harness: %s: down: %w", d.plan.ID, err)
+		}
+	})
+	return d.downErr
+}
+
+// PIDs returns the process group ids of the deployment's processes.
+func (d *localDeployment) PIDs() []int {
+	out := make([]int, len(d.procs))
+	for i, p := range d.procs {
+		out[i] = p.cmd.Process.Pid
+	}
+	return out
+}
+
+func getJSON(ctx context.Context, url string, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}

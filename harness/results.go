@@ -1,0 +1,214 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/lbbench/lbbench/targets/balancer"
+)
+
+// SchemaVersion is the version of the results file format. It changes only
+// when a field changes meaning or is removed; adding fields keeps it.
+const SchemaVersion = 1
+
+// Results is everything one scenario run produced. It is written as JSON
+// after every run, so an interrupted scenario keeps the runs it finished.
+type Results struct {
+	// Schema is SchemaVersion at the time of writing.
+	Schema int `json:"schema"`
+	// Scenario is the scenario as run, with defaults filled in.
+	Scenario Scenario `json:"scenario"`
+	// Env describes the machine and software that produced the results.
+	Env Env `json:"env"`
+	// Started and Finished bound the whole scenario.
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished,omitzero"`
+	// Complete is true when every planned run finished.
+	Complete bool `json:"complete"`
+	// Error says why the scenario stopped early, if it did.
+	Error string `json:"error,omitempty"`
+	// Order is the planned run order: variant names, repetition by
+	// repetition.
+	Order []string `json:"order"`
+	// Runs are the finished runs in the order they ran.
+	Runs []RunResult `json:"runs"`
+}
+
+// RunResult is one variant × workload × repetition: the unit of statistics.
+type RunResult struct {
+	// ID names the run and its log files, for example "r03-least_conn".
+	ID string `json:"id"`
+	// Variant is the variant's name; Rep its repetition, from 1.
+	Variant string `json:"variant"`
+	Rep     int    `json:"rep"`
+	// Started is when load began; Duration the measured window.
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration"`
+	// Entry is the URL the load went to.
+	Entry string `json:"entry"`
+
+	// IntendedRate is measured requests per second of the schedule;
+	// AchievedRate is the same count over the time it really took to send.
+	IntendedRate float64 `json:"intended_rate"`
+	AchievedRate float64 `json:"achieved_rate"`
+	// Requests counts measured requests (warm-up excluded), errors included.
+	Requests uint64 `json:"requests"`
+	// Errors counts failed measured requests; ErrorKinds splits them by
+	// status code or failure ("timeout", "connection refused", ...).
+	Errors     uint64            `json:"errors"`
+	ErrorKinds map[string]uint64 `json:"error_kinds,omitempty"`
+	// WarmupRequests were sent during warm-up and not recorded.
+	WarmupRequests uint64 `json:"warmup_requests"`
+	// Unmapped counts results whose intended send time was unknown; any
+	// makes the run invalid.
+	Unmapped uint64 `json:"unmapped,omitempty"`
+
+	// Latency is measured from each request's intended send time (the
+	// corrected latency), errors included. Uncorrected is measured from the
+	// actual send; SendLag is actual minus intended send time.
+	Latency      *Histogram `json:"latency"`
+	Uncorrected  *Histogram `json:"uncorrected"`
+	SendLag      *Histogram `json:"send_lag"`
+	ErrorLatency *Histogram `json:"error_latency"`
+	// Classes holds per request class figures, in the workload's order.
+	Classes []ClassResult `json:"classes"`
+	// Summary is Latency's headline figures, for readers that do not decode
+	// histograms.
+	Summary Summary `json:"summary"`
+
+	// Workers has one entry per worker, in index order.
+	Workers []WorkerResult `json:"workers"`
+	// Proxy holds the built-in proxy's counters, when there is one.
+	Proxy *balancer.Stats `json:"proxy,omitempty"`
+	// Generator describes the load generator's own cost.
+	Generator Generator `json:"generator"`
+
+	// Valid is false when the run was too distorted to count; Invalid
+	// gives the reasons.
+	Valid   bool     `json:"valid"`
+	Invalid []string `json:"invalid,omitempty"`
+}
+
+// ClassResult is one request class's share of a run.
+type ClassResult struct {
+	Name     string     `json:"name"`
+	Requests uint64     `json:"requests"`
+	Errors   uint64     `json:"errors"`
+	Latency  *Histogram `json:"latency"`
+	Summary  Summary    `json:"summary"`
+}
+
+// WorkerResult is one worker's share of a run.
+type WorkerResult struct {
+	Index int `json:"index"`
+	// Responses counts measured responses the client saw carrying this
+	// worker's X-Worker header.
+	Responses uint64 `json:"responses"`
+	// Requests, Connections and MaxQueue are the worker's own counters for
+	// the whole run, warm-up included.
+	Requests    uint64 `json:"requests"`
+	Connections uint64 `json:"connections"`
+	MaxQueue    int64  `json:"max_queue"`
+}
+
+// Generator describes the load generator during one run.
+type Generator struct {
+	// CPU is user plus system CPU time of the generating process during
+	// the attack.
+	CPU time.Duration `json:"cpu"`
+	// Connections is the client connection cap; KeepAlive whether client
+	// connections were reused.
+	Connections int  `json:"connections"`
+	KeepAlive   bool `json:"keepalive"`
+}
+
+// Skew returns max/min of the workers' attributed responses; +Inf when some
+// worker got none while others got some, and 0 with no workers.
+func (r RunResult) Skew() float64 {
+	counts := make([]uint64, len(r.Workers))
+	for i, w := range r.Workers {
+		counts[i] = w.Responses
+	}
+	return Skew(counts)
+}
+
+// Skew returns max/min of counts; +Inf when the minimum is zero and the
+// maximum is not, 0 for no counts or all zero.
+func Skew(counts []uint64) float64 {
+	if len(counts) == 0 {
+		return 0
+	}
+	lo, hi := counts[0], counts[0]
+	for _, c := range counts[1:] {
+		lo, hi = min(lo, c), max(hi, c)
+	}
+	if hi == 0 {
+		return 0
+	}
+	if lo == 0 {
+		return math.Inf(1)
+	}
+	return float64(hi) / float64(lo)
+}
+
+// WriteFile writes r as indented JSON to path atomically: readers see the
+// old file or the new one, never a torn one.
+func (r *Results) WriteFile(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("harness: encode results: %w", err)
+	}
+	return WriteFileAtomic(path, append(data, '\n'))
+}
+
+// WriteFileAtomic writes data to a temporary file beside path, syncs it and
+// renames it over path.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("harness: create %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("harness: write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("harness: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadResults reads a results file written by WriteFile.
+func ReadResults(path string) (*Results, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("harness: read results: %w", err)
+	}
+	var r Results
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("harness: decode results %s: %w", path, err)
+	}
+	if r.Schema > SchemaVersion {
+		return nil, fmt.Errorf("harness: %s has schema %d; this lbbench reads up to %d (upgrade lbbench)", path, r.Schema, SchemaVersion)
+	}
+	return &r, nil
+}

@@ -1,0 +1,207 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/targets/worker"
+	"github.com/lbbench/lbbench/topologies"
+)
+
+// Driver brings plans up on some substrate (local processes, containers).
+type Driver interface {
+	topologies.Allocator
+	// Name is "local" or "docker".
+	Name() string
+	// Up starts p's processes and returns once all are ready.
+	Up(ctx context.Context, p topologies.Plan) (Deployment, error)
+}
+
+// Deployment is one running plan.
+type Deployment interface {
+	// Entry is the base URL load goes to.
+	Entry() string
+	// Stats collects the per-worker and proxy counters.
+	Stats(ctx context.Context) (Stats, error)
+	// Down stops everything Up started; it is idempotent.
+	Down(ctx context.Context) error
+}
+
+// Stats are the counters a deployment's processes report.
+type Stats struct {
+	Workers []worker.Stats
+	Proxy   *balancer.Stats
+}
+
+// Progress reports the scenario's advance to the caller.
+type Progress struct {
+	// Index is the run's position (from 1) out of Total.
+	Index, Total int
+	// Run is set when a run finished (Done), nil when it is starting.
+	Run  *RunResult
+	Done bool
+	// ID, Variant and Rep name the run.
+	ID      string
+	Variant string
+	Rep     int
+}
+
+type config struct {
+	progress   func(Progress)
+	checkpoint func(*Results) error
+	version    string
+	commit     string
+}
+
+// Option configures Run.
+type Option func(*config)
+
+// WithProgress calls f before and after every run, from Run's goroutine.
+func WithProgress(f func(Progress)) Option { return func(c *config) { c.progress = f } }
+
+// WithCheckpoint calls f with the results so far after every run, so a
+// caller can persist them; an error from f stops the scenario.
+func WithCheckpoint(f func(*Results) error) Option { return func(c *config) { c.checkpoint = f } }
+
+// WithVersion records lbbench's version and commit in the environment.
+func WithVersion(version, commit string) Option {
+	return func(c *config) { c.version, c.commit = version, commit }
+}
+
+// Order returns the run order for s: in each repetition every variant once,
+// shuffled with a seed derived from the workload's, so runs are interleaved,
+// balanced and reproducible.
+func Order(s Scenario) [][]int {
+	rng := rand.New(rand.NewPCG(s.Workload.Seed, 0x5bd1e995))
+	order := make([][]int, s.Repeat)
+	for r := range order {
+		order[r] = rng.Perm(len(s.Variants))
+	}
+	return order
+}
+
+// Run runs scenario s (already defaulted and validated) on d. It always
+// returns the results gathered so far, together with the error that stopped
+// it, if any: an interrupted scenario keeps its finished runs.
+func Run(ctx context.Context, s Scenario, d Driver, opts ...Option) (*Results, error) {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	res := &Results{
+		Schema:   SchemaVersion,
+		Scenario: s,
+		Env:      CaptureEnv(d.Name(), c.version, c.commit),
+		Started:  time.Now(),
+	}
+	order := Order(s)
+	for r, perm := range order {
+		for _, vi := range perm {
+			res.Order = append(res.Order, runID(len(res.Order)+1, s.Variants[vi].Name, r+1))
+		}
+	}
+	total := len(res.Order)
+
+	err := func() error {
+		i := 0
+		for r, perm := range order {
+			for _, vi := range perm {
+				i++
+				v := s.Variants[vi]
+				id := res.Order[i-1]
+				if c.progress != nil {
+					c.progress(Progress{Index: i, Total: total, ID: id, Variant: v.Name, Rep: r + 1})
+				}
+				run, err := runOne(ctx, s, v, d, id)
+				if run != nil {
+					run.Rep = r + 1
+					res.Runs = append(res.Runs, *run)
+					if c.checkpoint != nil {
+						if cerr := c.checkpoint(res); cerr != nil {
+							return errors.Join(err, cerr)
+						}
+					}
+				}
+				if err != nil {
+					return err
+				}
+				if c.progress != nil {
+					c.progress(Progress{Index: i, Total: total, ID: id, Variant: v.Name, Rep: r + 1, Run: run, Done: true})
+				}
+			}
+		}
+		return nil
+	}()
+	res.Finished = time.Now()
+	res.Complete = err == nil
+	if err != nil {
+		res.Error = err.Error()
+	}
+	if c.checkpoint != nil {
+		if cerr := c.checkpoint(res); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}
+	return res, err
+}
+
+func runID(i int, variant string, rep int) string {
+	return fmt.Sprintf("%03d-%s-r%d", i, variant, rep)
+}
+
+// runOne brings variant v up, offers the workload, collects counters and
+// takes the variant down, whatever happens. A run interrupted by ctx is not
+// returned: a partial run would bias the statistics.
+func runOne(ctx context.Context, s Scenario, v topologies.Variant, d Driver, id string) (run *RunResult, err error) {
+	plan, err := topologies.Render(v, s.Workers, d)
+	if err != nil {
+		return nil, err
+	}
+	plan.ID = id
+	dep, err := d.Up(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		// Down must run even when ctx is cancelled, with its own deadline.
+		downCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*DefaultStopTimeout)
+		defer cancel()
+		if derr := dep.Down(downCtx); derr != nil {
+			err = errors.Join(err, derr)
+		}
+	}()
+
+	started := time.Now()
+	rec, gen, err := attack(ctx, dep.Entry(), s.Workload)
+	if err != nil {
+		return nil, fmt.Errorf("harness: %s: attack: %w", id, err)
+	}
+	stats, err := dep.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	run = &RunResult{ID: id, Variant: v.Name, Started: started, Entry: dep.Entry(), Generator: gen, Proxy: stats.Proxy}
+	rec.fill(run, s.Validity)
+	run.Workers = workerResults(s.Workers.Count, rec.workers, stats.Workers)
+	return run, nil
+}
+
+// workerResults joins the client's per-worker response counts with the
+// workers' own counters.
+func workerResults(n int, responses map[int]uint64, stats []worker.Stats) []WorkerResult {
+	out := make([]WorkerResult, n)
+	for i := range out {
+		out[i] = WorkerResult{Index: i, Responses: responses[i]}
+	}
+	for _, st := range stats {
+		if st.Index >= 0 && st.Index < n {
+			w := &out[st.Index]
+			w.Requests, w.Connections, w.MaxQueue = st.Requests, st.Connections, st.MaxQueue
+		}
+	}
+	return out
+}

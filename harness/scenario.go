@@ -1,0 +1,252 @@
+package harness
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/topologies"
+	"github.com/lbbench/lbbench/workloads"
+)
+
+// Defaults used by Scenario.WithDefaults.
+const (
+	DefaultRepeat        = 3
+	DefaultMaxRateError  = 0.05
+	DefaultMaxSendLagP99 = 5 * time.Millisecond
+)
+
+// Scenario is one comparison: a set of variants run against one workload,
+// each repeated Repeat times in an interleaved, randomized, balanced order.
+type Scenario struct {
+	// Name labels the scenario; required.
+	Name string `yaml:"name" json:"name"`
+	// Description says what question the scenario answers.
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+	// Workers are the worker replicas every variant runs.
+	Workers topologies.Workers `yaml:"workers" json:"workers"`
+	// Workload is the load offered to every variant.
+	Workload workloads.Spec `yaml:"workload" json:"workload"`
+	// Variants are the arrangements compared; at least one.
+	Variants []topologies.Variant `yaml:"variants" json:"variants"`
+	// Repeat is the number of runs per variant; zero means DefaultRepeat.
+	Repeat int `yaml:"repeat" json:"repeat"`
+	// Validity sets when a run is too distorted to count.
+	Validity Validity `yaml:"validity" json:"validity"`
+}
+
+// Validity holds the bounds beyond which a run is marked invalid and left
+// out of verdicts.
+type Validity struct {
+	// MaxRateError is the largest tolerated relative difference between the
+	// achieved and the intended send rate; zero means DefaultMaxRateError.
+	MaxRateError float64 `yaml:"max_rate_error" json:"max_rate_error"`
+	// MaxSendLagP99 is the largest tolerated 99th percentile of send lag
+	// (actual minus intended send time); zero means DefaultMaxSendLagP99.
+	MaxSendLagP99 time.Duration `yaml:"max_send_lag_p99" json:"max_send_lag_p99"`
+}
+
+// WithDefaults returns a copy of s with zero values filled in.
+func (s Scenario) WithDefaults() Scenario {
+	s.Workers = s.Workers.WithDefaults()
+	s.Workload = s.Workload.WithDefaults()
+	vs := make([]topologies.Variant, len(s.Variants))
+	for i, v := range s.Variants {
+		vs[i] = v.WithDefaults()
+	}
+	s.Variants = vs
+	if s.Repeat == 0 {
+		s.Repeat = DefaultRepeat
+	}
+	if s.Validity.MaxRateError == 0 {
+		s.Validity.MaxRateError = DefaultMaxRateError
+	}
+	if s.Validity.MaxSendLagP99 == 0 {
+		s.Validity.MaxSendLagP99 = DefaultMaxSendLagP99
+	}
+	return s
+}
+
+// Validate reports the first problem in s as a *FieldError naming the field
+// by its dotted yaml path. Call it on the result of WithDefaults.
+func (s Scenario) Validate() error {
+	if s.Name == "" {
+		return &FieldError{Field: "name", Msg: "is required"}
+	}
+	if err := s.Workers.Validate(); err != nil {
+		return prefixed("workers", err)
+	}
+	if err := s.Workload.Validate(); err != nil {
+		return prefixed("workload", err)
+	}
+	if len(s.Variants) == 0 {
+		return &FieldError{Field: "variants", Msg: "at least one variant is required"}
+	}
+	seen := map[string]bool{}
+	for i, v := range s.Variants {
+		f := fmt.Sprintf("variants[%d]", i)
+		if err := v.Validate(balancer.Policies()); err != nil {
+			return prefixed(f, err)
+		}
+		if seen[v.Name] {
+			return &FieldError{Field: f + ".name", Msg: fmt.Sprintf("duplicate variant name %q", v.Name)}
+		}
+		seen[v.Name] = true
+	}
+	if s.Repeat < 1 {
+		return &FieldError{Field: "repeat", Msg: fmt.Sprintf("must be >= 1, got %d", s.Repeat)}
+	}
+	if s.Validity.MaxRateError < 0 || s.Validity.MaxRateError >= 1 {
+		return &FieldError{Field: "validity.max_rate_error", Msg: fmt.Sprintf("must be in (0, 1), got %g", s.Validity.MaxRateError)}
+	}
+	if s.Validity.MaxSendLagP99 < 0 {
+		return &FieldError{Field: "validity.max_send_lag_p99", Msg: fmt.Sprintf("must be > 0, got %s", s.Validity.MaxSendLagP99)}
+	}
+	return nil
+}
+
+// FieldError is a scenario problem tied to a field (dotted yaml path such as
+// "workload.classes[1].weight") and, when loaded from a file, to its place.
+type FieldError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(":")
+		if e.Line > 0 {
+			b.WriteString(strconv.Itoa(e.Line))
+			b.WriteString(":")
+		}
+		b.WriteString(" ")
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// prefixed turns a nested package's field error into a FieldError whose
+// field path starts at the scenario's root.
+func prefixed(prefix string, err error) error {
+	var we *workloads.FieldError
+	var te *topologies.FieldError
+	switch {
+	case errors.As(err, &we):
+		return &FieldError{Field: prefix + "." + we.Field, Msg: we.Msg}
+	case errors.As(err, &te):
+		return &FieldError{Field: prefix + "." + te.Field, Msg: te.Msg}
+	}
+	return &FieldError{Field: prefix, Msg: err.Error()}
+}
+
+// LoadScenario reads, decodes, defaults and validates the scenario file at
+// path. Errors name the file, the line and the field.
+func LoadScenario(path string) (Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Scenario{}, fmt.Errorf("harness: read scenario: %w", err)
+	}
+	return ParseScenario(path, data)
+}
+
+// ParseScenario decodes, defaults and validates a scenario; name is used in
+// error messages (usually the file's path). Unknown fields are errors.
+func ParseScenario(name string, data []byte) (Scenario, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return Scenario{}, yamlError(name, err)
+	}
+	if len(root.Content) == 0 {
+		return Scenario{}, &FieldError{File: name, Msg: "empty scenario"}
+	}
+	var s Scenario
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return Scenario{}, yamlError(name, err)
+	}
+	s = s.WithDefaults()
+	if err := s.Validate(); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			fe.File = name
+			fe.Line = lineOf(root.Content[0], fe.Field)
+			return Scenario{}, fe
+		}
+		return Scenario{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return s, nil
+}
+
+// yamlError rewrites the yaml package's "line N: ..." messages as
+// "file:N: ...".
+func yamlError(name string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msgs := make([]string, len(te.Errors))
+		for i, m := range te.Errors {
+			msgs[i] = name + ":" + strings.TrimPrefix(m, "line ")
+		}
+		return &FieldError{Msg: strings.Join(msgs, "\n")}
+	}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		return &FieldError{Msg: name + ":" + rest}
+	}
+	return &FieldError{File: name, Msg: msg}
+}
+
+// lineOf finds the line of the field at a dotted path such as
+// "variants[1].proxy.policy": the line of its key, or of the sequence entry.
+// A missing field resolves to the line of the deepest key that exists.
+func lineOf(n *yaml.Node, field string) int {
+	line := n.Line
+	for _, part := range strings.Split(field, ".") {
+		key, idx := part, -1
+		if i := strings.IndexByte(part, '['); i >= 0 && strings.HasSuffix(part, "]") {
+			key = part[:i]
+			idx, _ = strconv.Atoi(part[i+1 : len(part)-1])
+		}
+		k, v := mapEntry(n, key)
+		if v == nil {
+			return line
+		}
+		n, line = v, k.Line
+		if idx >= 0 {
+			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
+				return line
+			}
+			n = n.Content[idx]
+			line = n.Line
+		}
+	}
+	return line
+}
+
+// mapEntry returns the key and value nodes of key in mapping n.
+func mapEntry(n *yaml.Node, key string) (k, v *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i], n.Content[i+1]
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,137 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/lbbench/lbbench/harness"
+)
+
+// VariantSummary is one variant's figures across its runs.
+type VariantSummary struct {
+	Name string
+	// Runs counts finished runs; Valid those that count. Invalid runs are
+	// left out of the merged figures unless no run is valid.
+	Runs, Valid int
+	// Requests and Errors are summed over the merged runs.
+	Requests, Errors uint64
+	// Rate is the mean achieved rate of the merged runs, per second.
+	Rate float64
+	// Latency summarizes the merged corrected-latency histogram.
+	Latency harness.Summary
+	// SendLagP99 is the merged send lag's 99th percentile.
+	SendLagP99 time.Duration
+	// RunP99 holds each merged run's p99, in run order.
+	RunP99 []time.Duration
+	// Skew is the median over merged runs of max/min worker responses.
+	Skew float64
+	// Workers sums each worker's attributed responses over merged runs.
+	Workers []uint64
+	// Classes summarizes each request class's merged histogram.
+	Classes []ClassSummary
+	// Invalid lists why runs were invalid, prefixed with the run ID.
+	Invalid []string
+}
+
+// ClassSummary is one request class's merged figures.
+type ClassSummary struct {
+	Name     string
+	Requests uint64
+	Latency  harness.Summary
+}
+
+// Summarize groups r's runs by variant, in scenario order, merging their
+// histograms losslessly.
+func Summarize(r *harness.Results) ([]VariantSummary, error) {
+	var out []VariantSummary
+	for _, v := range r.Scenario.Variants {
+		var runs []harness.RunResult
+		for _, run := range r.Runs {
+			if run.Variant == v.Name {
+				runs = append(runs, run)
+			}
+		}
+		s, err := summarize(v.Name, runs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func summarize(name string, runs []harness.RunResult) (VariantSummary, error) {
+	s := VariantSummary{Name: name, Runs: len(runs)}
+	merged := runs[:0:0]
+	for _, run := range runs {
+		if run.Valid {
+			merged = append(merged, run)
+		} else {
+			for _, why := range run.Invalid {
+				s.Invalid = append(s.Invalid, run.ID+": "+why)
+			}
+		}
+	}
+	s.Valid = len(merged)
+	if len(merged) == 0 {
+		merged = runs
+	}
+	lat, lag := harness.NewHistogram(), harness.NewHistogram()
+	classes := map[string]*harness.Histogram{}
+	var classOrder []string
+	var skews []float64
+	for _, run := range merged {
+		if err := lat.MergeFrom(run.Latency); err != nil {
+			return s, fmt.Errorf("reports: %s: %w", run.ID, err)
+		}
+		if err := lag.MergeFrom(run.SendLag); err != nil {
+			return s, fmt.Errorf("reports: %s: %w", run.ID, err)
+		}
+		s.Requests += run.Requests
+		s.Errors += run.Errors
+		s.Rate += run.AchievedRate / float64(len(merged))
+		s.RunP99 = append(s.RunP99, run.Latency.Quantile(0.99))
+		skews = append(skews, run.Skew())
+		if len(s.Workers) < len(run.Workers) {
+			s.Workers = append(s.Workers, make([]uint64, len(run.Workers)-len(s.Workers))...)
+		}
+		for i, w := range run.Workers {
+			s.Workers[i] += w.Responses
+		}
+		for _, c := range run.Classes {
+			h, ok := classes[c.Name]
+			if !ok {
+				h = harness.NewHistogram()
+				classes[c.Name] = h
+				classOrder = append(classOrder, c.Name)
+			}
+			if err := h.MergeFrom(c.Latency); err != nil {
+				return s, fmt.Errorf("reports: %s: class %s: %w", run.ID, c.Name, err)
+			}
+		}
+	}
+	s.Latency = lat.Summarize()
+	s.SendLagP99 = lag.Quantile(0.99)
+	s.Skew = median(skews)
+	for _, name := range classOrder {
+		h := classes[name]
+		s.Classes = append(s.Classes, ClassSummary{Name: name, Requests: uint64(h.TotalCount()), Latency: h.Summarize()})
+	}
+	return s, nil
+}
+
+// median returns the median of xs (NaN for none); +Inf values sort last.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	ys := slices.Clone(xs)
+	slices.Sort(ys)
+	n := len(ys)
+	if n%2 == 1 {
+		return ys[n/2]
+	}
+	return (ys[n/2-1] + ys[n/2]) / 2
+}

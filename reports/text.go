@@ -1,0 +1,122 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/lbbench/lbbench/harness"
+)
+
+// WriteText writes r as terminal tables: one row per variant with latency
+// percentiles of the merged runs, then each variant's per-worker responses.
+func WriteText(w io.Writer, r *harness.Results) error {
+	sums, err := Summarize(r)
+	if err != nil {
+		return err
+	}
+	wl := r.Scenario.Workload
+	fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s %.0f req/s for %s (+%s warm-up), %d runs per variant\n",
+		r.Scenario.Name, r.Scenario.Workers.Count, r.Scenario.Workers.Concurrency,
+		wl.Arrival.Kind, wl.Arrival.RatePerSec, wl.Duration, wl.Warmup, r.Scenario.Repeat)
+	fmt.Fprintf(w, "latency from intended send time; percentiles of all valid runs merged\n\n")
+
+	// Numbers align right; names are padded so that they align left.
+	width := len("variant")
+	for _, s := range sums {
+		width = max(width, len(s.Name))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\truns\trequests\trate/s\terrors\tp50\tp90\tp99\tp99.9\tmax\tp99 by run\tskew\tsend lag p99\t\n", width, "variant")
+	for _, s := range sums {
+		runs := strconv.Itoa(s.Runs)
+		if s.Valid != s.Runs {
+			runs = fmt.Sprintf("%d (%d valid)", s.Runs, s.Valid)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			fmt.Sprintf("%-*s", width, s.Name), runs, s.Requests, s.Rate, errorsCell(s.Errors, s.Requests),
+			Dur(s.Latency.P50), Dur(s.Latency.P90), Dur(s.Latency.P99), Dur(s.Latency.P999), Dur(s.Latency.Max),
+			durList(s.RunP99), SkewString(s.Skew), Dur(s.SendLagP99))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(w, "\nresponses per worker (all merged runs)\n")
+	for _, s := range sums {
+		parts := make([]string, len(s.Workers))
+		for i, c := range s.Workers {
+			parts[i] = strconv.FormatUint(c, 10)
+		}
+		fmt.Fprintf(w, "  %-*s  %s\n", width, s.Name, strings.Join(parts, " "))
+	}
+	var invalid []string
+	for _, s := range sums {
+		invalid = append(invalid, s.Invalid...)
+	}
+	if len(invalid) > 0 {
+		fmt.Fprintf(w, "\ninvalid runs (left out of the figures above):\n")
+		for _, why := range invalid {
+			fmt.Fprintf(w, "  %s\n", why)
+		}
+	}
+	if !r.Complete {
+		fmt.Fprintf(w, "\nINCOMPLETE: %d of %d runs finished (%s)\n", len(r.Runs), len(r.Order), r.Error)
+	}
+	return nil
+}
+
+func errorsCell(errs, reqs uint64) string {
+	if errs == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%.2f%%)", errs, 100*float64(errs)/float64(max(reqs, 1)))
+}
+
+// Dur formats a latency compactly with three significant digits: 850µs,
+// 2.13ms, 41.2ms, 1.20s.
+func Dur(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return strconv.FormatInt(d.Microseconds(), 10) + "µs"
+	case d < time.Second:
+		return sig3(float64(d)/float64(time.Millisecond)) + "ms"
+	default:
+		return sig3(d.Seconds()) + "s"
+	}
+}
+
+func sig3(x float64) string {
+	switch {
+	case x < 10:
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	case x < 100:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+}
+
+func durList(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = Dur(d)
+	}
+	return strings.Join(parts, " ")
+}
+
+// SkewString formats a max/min ratio: "1.07", "inf" when a worker got
+// nothing, "-" when unknown.
+func SkewString(x float64) string {
+	switch {
+	case math.IsInf(x, 1):
+		return "inf"
+	case math.IsNaN(x) || x == 0:
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
+}

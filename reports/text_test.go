@@ -1,0 +1,109 @@
+package reports
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/topologies"
+	"github.com/lbbench/lbbench/workloads"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// fakeRun builds a run whose latencies are base, 2*base, ... n*base.
+func fakeRun(id, variant string, base time.Duration, n int, workers []uint64, valid bool) harness.RunResult {
+	h := harness.NewHistogram()
+	for i := 1; i <= n; i++ {
+		h.RecordDuration(time.Duration(i) * base)
+	}
+	lag := harness.NewHistogram()
+	lag.RecordDuration(50 * time.Microsecond)
+	r := harness.RunResult{ID: id, Variant: variant, Requests: uint64(n), AchievedRate: float64(n) / 10,
+		Latency: h, SendLag: lag, Summary: h.Summarize(), Valid: valid,
+		Classes: []harness.ClassResult{{Name: "all", Requests: uint64(n), Latency: h}}}
+	if !valid {
+		r.Invalid = []string{"send lag p99 9ms exceeds 5ms"}
+	}
+	for i, c := range workers {
+		r.Workers = append(r.Workers, harness.WorkerResult{Index: i, Responses: c})
+	}
+	return r
+}
+
+func fakeResults() *harness.Results {
+	return &harness.Results{
+		Scenario: harness.Scenario{
+			Name:    "golden",
+			Workers: topologies.Workers{Count: 2, Concurrency: 1},
+			Workload: workloads.Spec{Arrival: workloads.Arrival{Kind: "poisson", RatePerSec: 100},
+				Duration: 10 * time.Second, Warmup: 2 * time.Second},
+			Variants: []topologies.Variant{{Name: "reuseport"}, {Name: "least_conn"}},
+			Repeat:   2,
+		},
+		Complete: true,
+		Runs: []harness.RunResult{
+			fakeRun("001-reuseport-r1", "reuseport", time.Millisecond, 1000, []uint64{700, 300}, true),
+			fakeRun("002-least_conn-r1", "least_conn", 100*time.Microsecond, 1000, []uint64{500, 500}, true),
+			fakeRun("003-least_conn-r2", "least_conn", 110*time.Microsecond, 1000, []uint64{510, 490}, true),
+			fakeRun("004-reuseport-r2", "reuseport", 3*time.Millisecond, 1000, []uint64{1000, 0}, false),
+		},
+	}
+}
+
+func TestWriteTextGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteText(&buf, fakeResults()); err != nil {
+		t.Fatal(err)
+	}
+	const golden = "testdata/text.golden"
+	if *update {
+		os.WriteFile(golden, buf.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("text report changed (run with -update if intended):\n%s", buf.String())
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	sums, err := Summarize(fakeResults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, lc := sums[0], sums[1]
+	if rp.Runs != 2 || rp.Valid != 1 || rp.Requests != 1000 || len(rp.Invalid) != 1 {
+		t.Errorf("reuseport: invalid run not left out: %+v", rp)
+	}
+	if lc.Requests != 2000 || lc.Latency.Count != 2000 {
+		t.Errorf("least_conn: runs not merged: %+v", lc)
+	}
+	// Merged, not averaged: p99 of the union of 100µs..100ms and 110µs..110ms.
+	if lc.Latency.P99 < 98*time.Millisecond || lc.Latency.P99 > 109*time.Millisecond {
+		t.Errorf("merged p99 %s", lc.Latency.P99)
+	}
+	if math.Abs(rp.Skew-700.0/300) > 1e-9 {
+		t.Errorf("reuseport skew %v, want 2.33", rp.Skew)
+	}
+}
+
+func TestDur(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		850 * time.Microsecond:   "850µs",
+		2130 * time.Microsecond:  "2.13ms",
+		41200 * time.Microsecond: "41.2ms",
+		312 * time.Millisecond:   "312ms",
+		1200 * time.Millisecond:  "1.20s",
+	} {
+		if got := Dur(d); got != want {
+			t.Errorf("Dur(%s) = %s, want %s", d, got, want)
+		}
+	}
+}

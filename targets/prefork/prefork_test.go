@@ -1,0 +1,457 @@
+package prefork_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/targets/prefork"
+)
+
+// TestMain doubles as the worker command: the supervisor under test runs
+// this test binary, which takes the child role when it finds its config in
+// the environment.
+func TestMain(m *testing.M) {
+	if _, ok := os.LookupEnv(prefork.EnvWorkerConfig); ok {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		err := prefork.WorkerMain(ctx)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func testExe(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// start starts a supervisor running this test binary as the worker command
+// and stops it when the test ends.
+func start(t *testing.T, cfg prefork.Config) *prefork.Supervisor {
+	t.Helper()
+	cfg.Command = []string{testExe(t)}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := prefork.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Stop(ctx); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	return s
+}
+
+// children returns the pids of this process's child processes.
+func children(t *testing.T) []int {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := strconv.Itoa(os.Getpid())
+	var pids []int
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		s := string(b)
+		rest := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(rest) > 1 && rest[1] == self {
+			pid, _ := strconv.Atoi(strings.Fields(s)[0])
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// freePorts returns a port p such that p..p+n-1 were all free just now.
+func freePorts(t *testing.T, n int) int {
+	t.Helper()
+	for range 20 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ln.Addr().(*net.TCPAddr).Port
+		lns := []net.Listener{ln}
+		for i := 1; i < n; i++ {
+			if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i)); err == nil {
+				lns = append(lns, l)
+			}
+		}
+		for _, l := range lns {
+			l.Close()
+		}
+		if len(lns) == n {
+			return p
+		}
+	}
+	t.Fatalf("no %d consecutive free ports", n)
+	return 0
+}
+
+// get does a GET on a fresh connection and returns the status and the
+// X-Worker header.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, resp.Header.Get("X-Worker")
+}
+
+func TestConfig(t *testing.T) {
+	d := prefork.Config{}.WithDefaults()
+	if d.Workers != prefork.DefaultWorkers || d.Listen != prefork.ReusePort || d.Host != "127.0.0.1" ||
+		len(d.Command) != 2 || d.Command[1] != "worker" || d.Stderr != os.Stderr || d.Worker.Concurrency != 1 {
+		t.Errorf("Config{}.WithDefaults() = %+v", d)
+	}
+	if _, err := prefork.Start(context.Background(), prefork.Config{Workers: -1}); err == nil || err.Error() != "prefork: workers must be >= 1, got -1" {
+		t.Errorf("Start with -1 workers = %v, want a workers error", err)
+	}
+	valid := prefork.Config{Command: []string{"/nonexistent/worker"}}.WithDefaults()
+	tests := []struct {
+		name    string
+		edit    func(*prefork.Config)
+		wantErr string
+	}{
+		{name: "defaults", edit: func(*prefork.Config) {}},
+		{name: "ports mode", edit: func(c *prefork.Config) { c.Listen, c.Port = prefork.Ports, 8080 }},
+		{name: "no workers", edit: func(c *prefork.Config) { c.Workers = -1 }, wantErr: "prefork: workers must be >= 1, got -1"},
+		{name: "unknown listen mode", edit: func(c *prefork.Config) { c.Listen = "shared" }, wantErr: `prefork: listen must be "reuseport" or "ports", got "shared"`},
+		{name: "no host", edit: func(c *prefork.Config) { c.Host = "" }, wantErr: "prefork: host must not be empty"},
+		{name: "bad port", edit: func(c *prefork.Config) { c.Port = 70000 }, wantErr: "prefork: port must be between 0 and 65535, got 70000"},
+		{name: "ports mode needs a port", edit: func(c *prefork.Config) { c.Listen = prefork.Ports }, wantErr: "prefork: port must be set in ports mode, where worker i listens on port+i"},
+		{name: "ports past 65535", edit: func(c *prefork.Config) { c.Listen, c.Port = prefork.Ports, 65534 }, wantErr: "prefork: port 65534 + 4 workers runs past port 65535"},
+		{name: "no command", edit: func(c *prefork.Config) { c.Command = nil }, wantErr: "prefork: command must name the executable that runs the worker"},
+		{name: "no stderr", edit: func(c *prefork.Config) { c.Stderr = nil }, wantErr: "prefork: stderr must not be nil"},
+		{name: "bad worker", edit: func(c *prefork.Config) { c.Worker.Mode = "busy" }, wantErr: `prefork: worker: mode must be "sleep" or "spin", got "busy"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := valid
+			tt.edit(&c)
+			err := c.Validate()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.wantErr {
+				t.Fatalf("Validate() = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestReusePortSpreadsConnections(t *testing.T) {
+	const workers, conns = 4, 200
+	s := start(t, prefork.Config{Workers: workers, Listen: prefork.ReusePort})
+	eps := s.Endpoints()
+	if len(eps) != workers || strings.HasSuffix(eps[0], ":0") {
+		t.Fatalf("Endpoints() = %v", eps)
+	}
+	for _, ep := range eps[1:] {
+		if ep != eps[0] {
+			t.Fatalf("Endpoints() = %v, want one shared address", eps)
+		}
+	}
+	seen := make(map[string]int)
+	for range conns {
+		code, w := get(t, "http://"+eps[0]+"/work")
+		if code != http.StatusOK {
+			t.Fatalf("GET /work = %d", code)
+		}
+		seen[w]++
+	}
+	stats, err := s.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total uint64
+	pids := make(map[int]bool)
+	for i, st := range stats {
+		if n := seen[strconv.Itoa(i)]; n == 0 {
+			t.Errorf("worker %d answered none of %d connections (X-Worker counts %v)", i, conns, seen)
+		}
+		if st.Index != i || st.Connections == 0 || st.Connections != uint64(seen[strconv.Itoa(i)]) {
+			t.Errorf("worker %d stats %+v, want index %d and %d connections", i, st, i, seen[strconv.Itoa(i)])
+		}
+		total += st.Connections
+		pids[st.PID] = true
+	}
+	if total != conns || len(pids) != workers || pids[os.Getpid()] {
+		t.Errorf("%d connections in stats over pids %v, want %d over %d child pids", total, pids, conns, workers)
+	}
+}
+
+func TestPortsMode(t *testing.T) {
+	const workers = 3
+	port := freePorts(t, workers)
+	s := start(t, prefork.Config{Workers: workers, Listen: prefork.Ports, Port: port})
+	for i, ep := range s.Endpoints() {
+		if want := fmt.Sprintf("127.0.0.1:%d", port+i); ep != want {
+			t.Errorf("Endpoints()[%d] = %s, want %s", i, ep, want)
+		}
+		for range 3 {
+			if code, w := get(t, "http://"+ep+"/work"); code != http.StatusOK || w != strconv.Itoa(i) {
+				t.Errorf("GET %s/work = %d with X-Worker %q, want 200 from worker %d", ep, code, w, i)
+			}
+		}
+	}
+	if n := len(s.AdminAddrs()); n != workers {
+		t.Errorf("%d admin addresses, want %d", n, workers)
+	}
+}
+
+func TestPortInUse(t *testing.T) {
+	tests := []struct {
+		name     string
+		listen   prefork.ListenMode
+		occupied int // offset from the base port
+	}{
+		{name: "reuseport", listen: prefork.ReusePort, occupied: 0},
+		{name: "ports", listen: prefork.Ports, occupied: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			port := freePorts(t, 4)
+			busy := fmt.Sprintf("127.0.0.1:%d", port+tt.occupied)
+			ln, err := net.Listen("tcp", busy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			_, err = prefork.Start(context.Background(), prefork.Config{
+				Workers: 4, Listen: tt.listen, Port: port, Command: []string{testExe(t)},
+			})
+			want := "prefork: listen " + busy + ": address already in use (is another server running? pick another --port)"
+			if err == nil || err.Error() != want || !errors.Is(err, syscall.EADDRINUSE) {
+				t.Fatalf("Start = %v, want %q wrapping EADDRINUSE", err, want)
+			}
+			if pids := children(t); len(pids) != 0 {
+				t.Errorf("child processes %v left behind", pids)
+			}
+			// The sockets made before the failure were closed.
+			for i := range tt.occupied {
+				l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+i))
+				if err != nil {
+					t.Fatalf("port %d still held: %v", port+i, err)
+				}
+				l.Close()
+			}
+		})
+	}
+}
+
+func TestStartFailureTearsDown(t *testing.T) {
+	exe := testExe(t)
+	tests := []struct {
+		name    string
+		command []string
+		timeout time.Duration
+		wantErr string
+		wantIs  error
+	}{
+		{
+			// Worker 0 becomes healthy and must be killed when worker 1
+			// fails.
+			name: "a worker exits before it is healthy",
+			command: []string{"/bin/sh", "-c",
+				`case "$` + prefork.EnvWorkerConfig + `" in *'"index":1,'*) exit 3;; esac; exec "$0"`, exe},
+			timeout: 10 * time.Second,
+			wantErr: "prefork: worker 1 (pid %d) exited before it was healthy: exit status 3",
+		},
+		{
+			name:    "a worker never answers",
+			command: []string{"/bin/sh", "-c", "exec sleep 30"},
+			timeout: 500 * time.Millisecond,
+			wantErr: "prefork: worker 0 (pid %d) not healthy",
+			wantIs:  context.DeadlineExceeded,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), tt.timeout)
+			defer cancel()
+			_, err := prefork.Start(ctx, prefork.Config{Workers: 3, Command: tt.command})
+			if err == nil {
+				t.Fatal("Start succeeded")
+			}
+			var pid int
+			if prefix, _, _ := strings.Cut(tt.wantErr, "%d"); !strings.HasPrefix(err.Error(), prefix) {
+				t.Fatalf("Start = %v, want %q", err, tt.wantErr)
+			}
+			if _, err := fmt.Sscanf(err.Error(), tt.wantErr, &pid); err != nil {
+				t.Errorf("Start error does not match %q: %v", tt.wantErr, err)
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("Start = %v, want it to wrap %v", err, tt.wantIs)
+			}
+			if pids := children(t); len(pids) != 0 {
+				t.Errorf("child processes %v left behind", pids)
+			}
+		})
+	}
+}
+
+func TestStopDrainsInFlight(t *testing.T) {
+	s := start(t, prefork.Config{Workers: 2})
+	type result struct {
+		code int
+		err  error
+	}
+	resc := make(chan result, 1)
+	go func() {
+		resp, err := http.Get("http://" + s.Endpoints()[0] + "/work?ms=300")
+		if err != nil {
+			resc <- result{err: err}
+			return
+		}
+		resp.Body.Close()
+		resc <- result{code: resp.StatusCode}
+	}()
+	var pids []int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		stats, err := s.Stats(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = pids[:0]
+		active := int64(0)
+		for _, st := range stats {
+			pids = append(pids, st.PID)
+			active += st.Active
+		}
+		if active == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for the request to be in service")
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if res := <-resc; res.err != nil || res.code != http.StatusOK {
+		t.Errorf("in-flight request = %d, %v; want 200", res.code, res.err)
+	}
+	if err := s.Stop(ctx); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("kill(%d, 0) = %v after Stop, want ESRCH", pid, err)
+		}
+	}
+	if pids := children(t); len(pids) != 0 {
+		t.Errorf("child processes %v left after Stop", pids)
+	}
+	if err := s.Healthy(ctx); err == nil {
+		t.Error("Healthy after Stop = nil, want an error")
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestWorkerExitDetected(t *testing.T) {
+	var stderr lockedBuffer
+	s := start(t, prefork.Config{Workers: 2, Stderr: &stderr})
+	admin := httptest.NewServer(s.Handler())
+	defer admin.Close()
+
+	resp, err := http.Get(admin.URL + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report prefork.StatsReport
+	err = json.NewDecoder(resp.Body).Decode(&report)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || len(report.Workers) != 2 {
+		t.Fatalf("admin /stats = %d %+v, %v", resp.StatusCode, report, err)
+	}
+	if code, _ := get(t, admin.URL+"/healthz"); code != http.StatusOK {
+		t.Fatalf("admin /healthz = %d before the crash, want 200", code)
+	}
+
+	pid := report.Workers[1].PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.Exited():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Exited not closed after a worker was killed")
+	}
+	want := fmt.Sprintf("prefork: worker 1 (pid %d) exited: signal: killed", pid)
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+	if err := s.Healthy(context.Background()); err == nil || err.Error() != want {
+		t.Errorf("Healthy = %v, want %q", err, want)
+	}
+	stats, err := s.Stats(context.Background())
+	if err == nil || err.Error() != want || stats[0].PID == 0 || stats[1].Index != 1 {
+		t.Errorf("Stats = %+v, %v; want worker 0's stats and error %q", stats, err, want)
+	}
+	for _, path := range []string{"/healthz", "/stats"} {
+		if code, _ := get(t, admin.URL+path); code != http.StatusServiceUnavailable {
+			t.Errorf("admin %s = %d after the crash, want 503", path, code)
+		}
+	}
+}

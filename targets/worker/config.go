@@ -1,0 +1,71 @@
+package worker
+
+import (
+	"fmt"
+	"time"
+)
+
+// Modes a Worker spends its service time in.
+const (
+	// ModeSleep sleeps for the service time: the request holds a slot but
+	// no CPU.
+	ModeSleep = "sleep"
+	// ModeSpin burns a CPU in a busy loop for the service time.
+	ModeSpin = "spin"
+)
+
+// Defaults applied by Config.WithDefaults.
+const (
+	// DefaultConcurrency is the default number of requests served at a
+	// time: a single-task worker.
+	DefaultConcurrency = 1
+	// DefaultMode is the default Mode.
+	DefaultMode = ModeSleep
+)
+
+// MaxService is the longest service time a request or Config.Service may
+// ask for. It equals DrainTimeout, so a request in service when draining
+// starts can always complete.
+const MaxService = 30 * time.Second
+
+// Config describes a Worker. The zero value is a single-task sleeping
+// worker with index 0 and no default service time.
+type Config struct {
+	// Index identifies the worker in X-Worker headers and Stats; >= 0.
+	Index int `yaml:"index" json:"index"`
+	// Concurrency is the number of requests served at a time; further
+	// requests wait in a queue. 0 means DefaultConcurrency.
+	Concurrency int `yaml:"concurrency" json:"concurrency"`
+	// Mode is ModeSleep or ModeSpin. Empty means DefaultMode.
+	Mode string `yaml:"mode" json:"mode"`
+	// Service is the service time of a request whose query gives none,
+	// at most MaxService. 0 means requests complete at once.
+	Service time.Duration `yaml:"service" json:"service"`
+}
+
+// WithDefaults returns a copy of c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Mode == "" {
+		c.Mode = DefaultMode
+	}
+	return c
+}
+
+// Validate reports the first invalid field of c. It does not apply
+// defaults: call it on the result of WithDefaults.
+func (c Config) Validate() error {
+	switch {
+	case c.Index < 0:
+		return fmt.Errorf("worker: index must be >= 0, got %d", c.Index)
+	case c.Concurrency < 1:
+		return fmt.Errorf("worker: concurrency must be >= 1, got %d", c.Concurrency)
+	case c.Mode != ModeSleep && c.Mode != ModeSpin:
+		return fmt.Errorf("worker: mode must be %q or %q, got %q", ModeSleep, ModeSpin, c.Mode)
+	case c.Service < 0 || c.Service > MaxService:
+		return fmt.Errorf("worker: service must be between 0 and %v, got %v", MaxService, c.Service)
+	}
+	return nil
+}

@@ -1,0 +1,297 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/targets/worker"
+)
+
+func TestConfig(t *testing.T) {
+	if got, want := (worker.Config{}).WithDefaults(), (worker.Config{Concurrency: 1, Mode: "sleep"}); got != want {
+		t.Errorf("zero Config.WithDefaults() = %+v, want %+v", got, want)
+	}
+	tests := []struct {
+		name    string
+		cfg     worker.Config
+		wantErr string
+	}{
+		{name: "defaults", cfg: worker.Config{}.WithDefaults()},
+		{name: "spin", cfg: worker.Config{Index: 3, Concurrency: 8, Mode: "spin", Service: time.Millisecond}},
+		{name: "zero concurrency", cfg: worker.Config{Mode: "sleep"}, wantErr: "worker: concurrency must be >= 1, got 0"},
+		{name: "negative index", cfg: worker.Config{Index: -1, Concurrency: 1, Mode: "sleep"}, wantErr: "worker: index must be >= 0, got -1"},
+		{name: "unknown mode", cfg: worker.Config{Concurrency: 1, Mode: "busy"}, wantErr: `worker: mode must be "sleep" or "spin", got "busy"`},
+		{name: "negative service", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Service: -1}, wantErr: "worker: service must be between 0 and 30s, got -1ns"},
+		{name: "service too long", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Service: time.Minute}, wantErr: "worker: service must be between 0 and 30s, got 1m0s"},
+	}
+	if _, err := worker.New(worker.Config{Concurrency: -1}); err == nil || err.Error() != "worker: concurrency must be >= 1, got -1" {
+		t.Errorf("New with concurrency -1 = %v, want a concurrency error", err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.wantErr {
+				t.Fatalf("Validate() = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// serve runs a new Worker for cfg on fresh 127.0.0.1 main and admin
+// listeners until the test ends.
+func serve(t *testing.T, cfg worker.Config) (w *worker.Worker, mainURL, adminURL string) {
+	t.Helper()
+	w, err := worker.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := listen(t)
+	admin := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- w.Serve(ctx, ln, admin) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return w, "http://" + ln.Addr().String(), "http://" + admin.Addr().String()
+}
+
+func listen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+type response struct {
+	code    int
+	body    string
+	xWorker string
+}
+
+func get(c *http.Client, url string) (response, error) {
+	resp, err := c.Get(url)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return response{resp.StatusCode, string(b), resp.Header.Get("X-Worker")}, err
+}
+
+// waitFor polls cond until it holds, failing the test after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func TestRoutes(t *testing.T) {
+	w, err := worker.New(worker.Config{Index: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(w.Handler())
+	defer srv.Close()
+	tests := []struct {
+		path     string
+		wantCode int
+		wantBody string
+	}{
+		{path: "/work", wantCode: 200, wantBody: "ok\n"},
+		{path: "/work?us=100&lbc=0", wantCode: 200, wantBody: "ok\n"},
+		{path: "/any/other/path?ms=0.1", wantCode: 200, wantBody: "ok\n"},
+		{path: "/healthz", wantCode: 200, wantBody: "ok\n"},
+		{path: "/stats", wantCode: 200, wantBody: `"index":7`},
+		{path: "/work?ms=abc", wantCode: 400, wantBody: `worker: bad ms="abc"`},
+		{path: "/work?us=-5", wantCode: 400, wantBody: `worker: bad us="-5"`},
+		{path: "/work?us=1&ms=1", wantCode: 400, wantBody: "worker: give one service time"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			got, err := get(srv.Client(), srv.URL+tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.code != tt.wantCode || !strings.Contains(got.body, tt.wantBody) {
+				t.Errorf("GET %s = %d %q, want %d with %q", tt.path, got.code, got.body, tt.wantCode, tt.wantBody)
+			}
+			if got.xWorker != "7" {
+				t.Errorf("GET %s: X-Worker = %q, want \"7\"", tt.path, got.xWorker)
+			}
+		})
+	}
+}
+
+func TestConcurrencyLimit(t *testing.T) {
+	tests := []struct {
+		name         string
+		concurrency  int
+		wantOrder    string // which request completes first
+		wantMaxQueue int64
+	}{
+		{name: "single task queues the second request", concurrency: 1, wantOrder: "long,short", wantMaxQueue: 1},
+		{name: "two slots serve both at once", concurrency: 2, wantOrder: "short,long", wantMaxQueue: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, base, _ := serve(t, worker.Config{Concurrency: tt.concurrency})
+			done := make(chan string, 2)
+			send := func(name, path string) {
+				got, err := get(http.DefaultClient, base+path)
+				if err != nil || got.code != 200 {
+					t.Errorf("GET %s = %+v, %v", path, got, err)
+				}
+				done <- name
+			}
+			go send("long", "/work?ms=400")
+			waitFor(t, "the long request to be in service", func() bool { return w.Stats().Active == 1 })
+			// The short request has a service time of its own, so that its
+			// response trails the long one's by a wide margin when it queues.
+			go send("short", "/work?ms=100")
+			if tt.concurrency == 1 {
+				waitFor(t, "the short request to queue", func() bool { return w.Stats().Queued == 1 })
+			}
+			if order := <-done + "," + <-done; order != tt.wantOrder {
+				t.Errorf("completion order %s, want %s", order, tt.wantOrder)
+			}
+			st := w.Stats()
+			if st.MaxQueue != tt.wantMaxQueue || st.Requests != 2 || st.Active != 0 || st.Queued != 0 {
+				t.Errorf("Stats() = %+v, want max_queue %d, requests 2, active 0, queued 0", st, tt.wantMaxQueue)
+			}
+		})
+	}
+}
+
+func TestModes(t *testing.T) {
+	const service = 20 * time.Millisecond
+	for _, mode := range []string{worker.ModeSleep, worker.ModeSpin} {
+		t.Run(mode, func(t *testing.T) {
+			_, base, _ := serve(t, worker.Config{Mode: mode, Service: service})
+			start := time.Now()
+			got, err := get(http.DefaultClient, base+"/work")
+			if err != nil || got.code != 200 {
+				t.Fatalf("GET /work = %+v, %v", got, err)
+			}
+			// A lower bound only: the service time is a floor, never a ceiling.
+			if elapsed := time.Since(start); elapsed < service {
+				t.Errorf("request took %v, less than the service time %v", elapsed, service)
+			}
+		})
+	}
+}
+
+func TestStatsCountsConnections(t *testing.T) {
+	_, base, admin := serve(t, worker.Config{Index: 2})
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for range 3 {
+		if _, err := get(fresh, base+"/work"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keepAlive := &http.Client{Transport: &http.Transport{}}
+	defer keepAlive.CloseIdleConnections()
+	for range 3 {
+		if _, err := get(keepAlive, base+"/work"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 { // admin connections are not counted
+		if _, err := get(fresh, admin+"/healthz"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := get(fresh, admin+"/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st worker.Stats
+	if err := json.Unmarshal([]byte(got.body), &st); err != nil {
+		t.Fatalf("decode %q: %v", got.body, err)
+	}
+	if st.Connections != 4 || st.Requests != 6 || st.Index != 2 || st.PID == 0 {
+		t.Errorf("stats = %+v, want connections 4, requests 6, index 2 and a pid", st)
+	}
+}
+
+func TestServeDrainsInFlight(t *testing.T) {
+	w, err := worker.New(worker.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(ctx, ln, nil) }()
+
+	type result struct {
+		resp response
+		err  error
+	}
+	resc := make(chan result, 1)
+	go func() {
+		r, err := get(http.DefaultClient, "http://"+ln.Addr().String()+"/work?ms=300")
+		resc <- result{r, err}
+	}()
+	waitFor(t, "the request to be in service", func() bool { return w.Stats().Active == 1 })
+	cancel()
+	if res := <-resc; res.err != nil || res.resp.code != 200 {
+		t.Errorf("in-flight request = %+v, %v; want 200", res.resp, res.err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve = %v, want nil", err)
+	}
+	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		c.Close()
+		t.Error("listener still accepts after Serve returned")
+	}
+}
+
+// discard is a ResponseWriter that keeps nothing, so the benchmark measures
+// the handler alone.
+type discard struct{ h http.Header }
+
+func (d *discard) Header() http.Header         { return d.h }
+func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discard) WriteHeader(int)             {}
+
+func BenchmarkHandler(b *testing.B) {
+	w, err := worker.New(worker.Config{Concurrency: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := w.Handler()
+	req := httptest.NewRequest(http.MethodGet, "/work?us=0&lbc=1", nil)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		rw := &discard{h: make(http.Header)}
+		for pb.Next() {
+			h.ServeHTTP(rw, req)
+		}
+	})
+	if got := w.Stats().Requests; got != uint64(b.N) {
+		b.Fatalf("requests = %d, want %d", got, b.N)
+	}
+}

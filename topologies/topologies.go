@@ -1,0 +1,273 @@
+package topologies
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Topology names.
+const (
+	// ReusePort runs N workers that each listen on the same port with
+	// SO_REUSEPORT; the kernel hashes each new connection to one of them.
+	ReusePort = "reuseport"
+	// Proxy gives each worker its own port and puts a reverse proxy with a
+	// load-aware policy in front of them.
+	Proxy = "proxy"
+)
+
+// Proxy engines.
+const (
+	// Builtin is lbbench's own proxy (targets/balancer).
+	Builtin = "builtin"
+)
+
+// Defaults used by WithDefaults.
+const (
+	DefaultEngine = Builtin
+	DefaultPolicy = "least_conn"
+)
+
+// Names returns the known topology names, sorted.
+func Names() []string { return []string{Proxy, ReusePort} }
+
+// Roles of the processes in a plan.
+const (
+	RoleWorkers = "workers"
+	RoleProxy   = "proxy"
+)
+
+// Stats kinds tell a driver how to decode a process's /stats answer.
+const (
+	StatsWorkers = "workers" // prefork.StatsReport
+	StatsProxy   = "proxy"   // balancer.Stats
+)
+
+// Workers describes the worker replicas every variant of a scenario runs.
+type Workers struct {
+	// Count is the number of worker processes; required.
+	Count int `yaml:"count" json:"count"`
+	// Concurrency is how many requests one worker serves at a time; zero
+	// means 1 (a single-task worker).
+	Concurrency int `yaml:"concurrency" json:"concurrency"`
+	// Mode is "sleep" or "spin"; empty means sleep.
+	Mode string `yaml:"mode" json:"mode"`
+}
+
+// Variant is one arrangement under test.
+type Variant struct {
+	// Name labels the variant in results; required and unique.
+	Name string `yaml:"name" json:"name"`
+	// Topology is one of Names(); required.
+	Topology string `yaml:"topology" json:"topology"`
+	// Proxy configures the proxy of the proxy topology.
+	Proxy ProxySpec `yaml:"proxy" json:"proxy"`
+}
+
+// ProxySpec configures a proxy.
+type ProxySpec struct {
+	// Engine is "builtin"; empty means DefaultEngine.
+	Engine string `yaml:"engine" json:"engine"`
+	// Policy is a balancer policy name; empty means DefaultPolicy.
+	Policy string `yaml:"policy" json:"policy"`
+	// UpstreamKeepAlive reuses proxy-to-worker connections; nil means true.
+	UpstreamKeepAlive *bool `yaml:"upstream_keepalive" json:"upstream_keepalive"`
+}
+
+// KeepAliveOn reports whether upstream keep-alive is on (nil means on).
+func (p ProxySpec) KeepAliveOn() bool { return p.UpstreamKeepAlive == nil || *p.UpstreamKeepAlive }
+
+// FieldError is a validation error naming its field by dotted yaml path.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// WithDefaults returns a copy of w with zero values filled in.
+func (w Workers) WithDefaults() Workers {
+	if w.Concurrency == 0 {
+		w.Concurrency = 1
+	}
+	if w.Mode == "" {
+		w.Mode = "sleep"
+	}
+	return w
+}
+
+// Validate reports the first problem in w.
+func (w Workers) Validate() error {
+	if w.Count < 1 {
+		return fieldErr("count", "at least 1 worker is required, got %d", w.Count)
+	}
+	if w.Concurrency < 1 {
+		return fieldErr("concurrency", "must be >= 1, got %d", w.Concurrency)
+	}
+	if w.Mode != "sleep" && w.Mode != "spin" {
+		return fieldErr("mode", "unknown mode %q (known: sleep, spin)", w.Mode)
+	}
+	return nil
+}
+
+// WithDefaults returns a copy of v with zero values filled in.
+func (v Variant) WithDefaults() Variant {
+	if v.Topology == Proxy {
+		if v.Proxy.Engine == "" {
+			v.Proxy.Engine = DefaultEngine
+		}
+		if v.Proxy.Policy == "" {
+			v.Proxy.Policy = DefaultPolicy
+		}
+	}
+	return v
+}
+
+// Validate reports the first problem in v. Policy names are checked by the
+// engine that runs them, through the policies argument: the names it knows.
+func (v Variant) Validate(policies []string) error {
+	if v.Name == "" {
+		return fieldErr("name", "is required")
+	}
+	switch v.Topology {
+	case "":
+		return fieldErr("topology", "is required (known: %v)", Names())
+	case ReusePort:
+	case Proxy:
+		if v.Proxy.Engine != Builtin {
+			return fieldErr("proxy.engine", "unknown engine %q (known: %s)", v.Proxy.Engine, Builtin)
+		}
+		if !slices.Contains(policies, v.Proxy.Policy) {
+			return fieldErr("proxy.policy", "unknown policy %q (known: %v)", v.Proxy.Policy, policies)
+		}
+	default:
+		return fieldErr("topology", "unknown topology %q (known: %v)", v.Topology, Names())
+	}
+	return nil
+}
+
+// Plan is a rendered variant: what to start, in order, and where load goes.
+type Plan struct {
+	// ID names this bring-up (the harness sets it to the run's ID); drivers
+	// use it in process, log and container names.
+	ID string `json:"id"`
+	// Variant is the variant's name.
+	Variant string `json:"variant"`
+	// Topology is the variant's topology.
+	Topology string `json:"topology"`
+	// Entry is the base URL load is sent to, for example "http://127.0.0.1:8080".
+	Entry string `json:"entry"`
+	// Processes are started in order; each is ready before the next starts.
+	Processes []Process `json:"processes"`
+}
+
+// Process is one lbbench process of a plan.
+type Process struct {
+	// Role is RoleWorkers or RoleProxy.
+	Role string `json:"role"`
+	// Args are the lbbench arguments, starting with the subcommand.
+	Args []string `json:"args"`
+	// Health is a URL that answers 200 once the process is ready.
+	Health string `json:"health"`
+	// Stats is a URL whose JSON answer has the process's counters.
+	Stats string `json:"stats"`
+	// StatsKind says how to decode Stats: StatsWorkers or StatsProxy.
+	StatsKind string `json:"stats_kind"`
+}
+
+// Allocator hands out addresses for a plan. A local driver finds free ports
+// on the loopback interface.
+type Allocator interface {
+	// Host is the address processes listen on, for example "127.0.0.1".
+	Host() string
+	// Ports returns the first of n consecutive ports that are free now.
+	Ports(n int) (int, error)
+}
+
+// Render turns variant v with workers w into a plan, taking addresses from
+// a. v and w must have been through WithDefaults and Validate.
+func Render(v Variant, w Workers, a Allocator) (Plan, error) {
+	host := a.Host()
+	port := func(n int) (int, error) {
+		p, err := a.Ports(n)
+		if err != nil {
+			return 0, fmt.Errorf("topologies: %s: allocate %d ports: %w", v.Name, n, err)
+		}
+		return p, nil
+	}
+	addr := func(p int) string { return host + ":" + strconv.Itoa(p) }
+
+	serve := func(listen string, p, admin int) Process {
+		return Process{
+			Role: RoleWorkers,
+			Args: []string{"serve",
+				"--workers", strconv.Itoa(w.Count),
+				"--listen", listen,
+				"--host", host,
+				"--port", strconv.Itoa(p),
+				"--admin", addr(admin),
+				"--concurrency", strconv.Itoa(w.Concurrency),
+				"--mode", w.Mode,
+			},
+			Health:    "http://" + addr(admin) + "/healthz",
+			Stats:     "http://" + addr(admin) + "/stats",
+			StatsKind: StatsWorkers,
+		}
+	}
+
+	plan := Plan{Variant: v.Name, Topology: v.Topology}
+	switch v.Topology {
+	case ReusePort:
+		p, err := port(1)
+		if err != nil {
+			return Plan{}, err
+		}
+		admin, err := port(1)
+		if err != nil {
+			return Plan{}, err
+		}
+		plan.Entry = "http://" + addr(p)
+		plan.Processes = []Process{serve("reuseport", p, admin)}
+	case Proxy:
+		base, err := port(w.Count)
+		if err != nil {
+			return Plan{}, err
+		}
+		var ps [3]int
+		for i := range ps {
+			if ps[i], err = port(1); err != nil {
+				return Plan{}, err
+			}
+		}
+		wadmin, listen, padmin := ps[0], ps[1], ps[2]
+		ups := make([]string, w.Count)
+		for i := range ups {
+			ups[i] = addr(base + i)
+		}
+		plan.Entry = "http://" + addr(listen)
+		plan.Processes = []Process{
+			serve("ports", base, wadmin),
+			{
+				Role: RoleProxy,
+				Args: []string{"proxy",
+					"--listen", addr(listen),
+					"--admin", addr(padmin),
+					"--upstreams", strings.Join(ups, ","),
+					"--policy", v.Proxy.Policy,
+					"--upstream-keepalive=" + strconv.FormatBool(v.Proxy.KeepAliveOn()),
+				},
+				Health:    "http://" + addr(padmin) + "/healthz",
+				Stats:     "http://" + addr(padmin) + "/stats",
+				StatsKind: StatsProxy,
+			},
+		}
+	default:
+		return Plan{}, fmt.Errorf("topologies: unknown topology %q", v.Topology)
+	}
+	return plan, nil
+}

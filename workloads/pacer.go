@@ -1,0 +1,145 @@
+package workloads
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/lbbench/lbbench/internal/sleep"
+)
+
+// ScheduleWindow is how many recent intended send times a Pacer keeps. A
+// result can be mapped to its intended time while fewer than ScheduleWindow
+// requests were scheduled after it; MaxInFlight keeps the generator well
+// inside that bound.
+const ScheduleWindow = 1 << 16
+
+// MaxInFlight is the most requests the generator may have outstanding at
+// once (vegeta's MaxWorkers). It is half the schedule window, so every
+// result still finds its intended send time.
+const MaxInFlight = ScheduleWindow / 2
+
+// Pacer is a vegeta.Pacer whose schedule is a pure function of the request
+// index: request n is meant to leave at Offset(n) after the attack began.
+//
+// Why this matters: vegeta's attack loop hands out ticks in order and assigns
+// Result.Seq in the same critical section as Result.Timestamp, so the n-th
+// result by Seq answers the n-th tick of this schedule. When every generator
+// worker is busy the loop blocks and later ticks leave late; measuring from
+// Intended(Seq) charges that lateness to the latency instead of hiding it
+// (coordinated omission).
+//
+// Pace is called by vegeta's single attack goroutine; Intended and Began may
+// be called concurrently from any goroutine that has received a result.
+type Pacer struct {
+	kind string
+	gap  float64         // mean gap in nanoseconds
+	end  time.Duration   // no request is scheduled at or after this offset
+	rng  *rand.Rand      // Poisson gaps; used by Pace only
+	wait func(time.Time) // sleeps until a request's intended time
+
+	next      uint64        // index of the next offset to generate
+	nextOff   time.Duration // its offset
+	generated atomic.Uint64 // offsets [0, generated) have been written
+	ring      [ScheduleWindow]atomic.Int64
+	began     atomic.Pointer[time.Time]
+}
+
+var _ vegeta.Pacer = (*Pacer)(nil)
+
+// NewPacer returns a Pacer for s's arrival process covering the warm-up and
+// the measured duration. s must have been through WithDefaults and Validate.
+func NewPacer(s Spec) *Pacer {
+	p := &Pacer{
+		kind: s.Arrival.Kind,
+		gap:  float64(time.Second) / s.Arrival.RatePerSec,
+		end:  s.Warmup + s.Duration,
+		rng:  rand.New(rand.NewPCG(s.Seed, 0x9e3779b97f4a7c15)),
+		wait: sleep.Until,
+	}
+	p.nextOff = p.firstOffset()
+	return p
+}
+
+func (p *Pacer) firstOffset() time.Duration {
+	if p.kind == Poisson {
+		return time.Duration(p.rng.ExpFloat64() * p.gap)
+	}
+	return 0
+}
+
+// advance computes the offset of request p.next+1 from that of p.next.
+func (p *Pacer) advance() {
+	p.next++
+	if p.kind == Poisson {
+		p.nextOff += time.Duration(p.rng.ExpFloat64() * p.gap)
+		return
+	}
+	// Computed from the index, not summed, so rounding does not drift.
+	p.nextOff = time.Duration(math.Round(float64(p.next) * p.gap))
+}
+
+// Pace implements vegeta.Pacer. hits is the number of ticks already handed
+// out; the next tick is request number hits.
+func (p *Pacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	if p.began.Load() == nil {
+		// vegeta passes time.Since(began); recover began itself so that
+		// intended times share the clock of Result.Timestamp.
+		b := time.Now().Add(-elapsed)
+		p.began.Store(&b)
+	}
+	for p.next <= hits {
+		if p.nextOff >= p.end {
+			return 0, true
+		}
+		p.ring[p.next%ScheduleWindow].Store(int64(p.nextOff))
+		p.generated.Store(p.next + 1)
+		p.advance()
+	}
+	// Wait here rather than returning the wait to vegeta: its time.Sleep
+	// wakes up to a millisecond late, which would show as send lag.
+	off := time.Duration(p.ring[hits%ScheduleWindow].Load())
+	p.wait(p.Began().Add(off))
+	return 0, false
+}
+
+// Rate implements vegeta.Pacer: the intended mean rate in requests per second.
+func (p *Pacer) Rate(time.Duration) float64 { return float64(time.Second) / p.gap }
+
+// Began is the attack's start as seen by vegeta, or the zero time before the
+// first Pace call.
+func (p *Pacer) Began() time.Time {
+	if b := p.began.Load(); b != nil {
+		return *b
+	}
+	return time.Time{}
+}
+
+// Offset returns request seq's intended send time relative to Began. ok is
+// false when seq was never scheduled or fell out of the schedule window.
+func (p *Pacer) Offset(seq uint64) (off time.Duration, ok bool) {
+	g := p.generated.Load()
+	if seq >= g || g-seq > ScheduleWindow {
+		return 0, false
+	}
+	return time.Duration(p.ring[seq%ScheduleWindow].Load()), true
+}
+
+// Intended returns request seq's intended send time.
+func (p *Pacer) Intended(seq uint64) (time.Time, bool) {
+	off, ok := p.Offset(seq)
+	if !ok {
+		return time.Time{}, false
+	}
+	return p.Began().Add(off), true
+}
+
+// Scheduled is the number of requests scheduled so far.
+func (p *Pacer) Scheduled() uint64 { return p.generated.Load() }
+
+// SetWait replaces how Pace waits for a request's intended time (by default
+// a precise sleep). Tests that only need the schedule pass a no-op.
+func (p *Pacer) SetWait(f func(time.Time)) { p.wait = f }

@@ -1,0 +1,114 @@
+package workloads
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// classParam is the query parameter that tags each request with its class
+// index, so a result can be attributed to its class from its URL alone. It is
+// always the last parameter.
+const classParam = "lbc="
+
+// Targeter draws, for each request, a class by weight and a service time
+// from the class's distribution, using a random source seeded from the spec.
+// Classes are drawn at random rather than in a fixed rotation: a rotation
+// such as one long request in every ten aliases with round robin and sends
+// every long request to the same workers.
+//
+// Target is safe for concurrent use.
+type Targeter struct {
+	base    string
+	classes []Class
+	cum     []float64 // cumulative weights
+	prefix  []string  // per class: base + path + "?" or "&"
+
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+// NewTargeter returns a Targeter sending s's classes to baseURL (for example
+// "http://127.0.0.1:8080"). s must have been through WithDefaults and
+// Validate.
+func NewTargeter(s Spec, baseURL string) (*Targeter, error) {
+	if !strings.HasPrefix(baseURL, "http://") {
+		return nil, fmt.Errorf("workloads: base URL %q must start with http://", baseURL)
+	}
+	t := &Targeter{
+		base:    strings.TrimSuffix(baseURL, "/"),
+		classes: s.Classes,
+		rng:     rand.New(rand.NewPCG(s.Seed, 0xda942042e4dd58b5)),
+	}
+	var sum float64
+	for _, c := range s.Classes {
+		sum += c.Weight
+		t.cum = append(t.cum, sum)
+		sep := "?"
+		if strings.Contains(c.Path, "?") {
+			sep = "&"
+		}
+		t.prefix = append(t.prefix, t.base+c.Path+sep)
+	}
+	return t, nil
+}
+
+// Classes returns the class names in index order.
+func (t *Targeter) Classes() []string {
+	names := make([]string, len(t.classes))
+	for i, c := range t.classes {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// Target fills tgt with the next request. It implements vegeta.Targeter's
+// signature.
+func (t *Targeter) Target(tgt *vegeta.Target) error {
+	t.mu.Lock()
+	x := t.rng.Float64() * t.cum[len(t.cum)-1]
+	i := 0
+	for i < len(t.cum)-1 && x >= t.cum[i] {
+		i++
+	}
+	svc := t.classes[i].Service.draw(t.rng)
+	t.mu.Unlock()
+
+	tgt.Method = http.MethodGet
+	tgt.URL = t.prefix[i] + "us=" + strconv.FormatInt(svc.Microseconds(), 10) + "&" + classParam + strconv.Itoa(i)
+	return nil
+}
+
+// Vegeta returns t as a vegeta.Targeter.
+func (t *Targeter) Vegeta() vegeta.Targeter { return t.Target }
+
+func (d Service) draw(rng *rand.Rand) time.Duration {
+	switch d.Dist {
+	case Exp:
+		return time.Duration(rng.ExpFloat64() * float64(d.Mean))
+	case Uniform:
+		return d.Min + time.Duration(rng.Float64()*float64(d.Max-d.Min))
+	default:
+		return d.Value
+	}
+}
+
+// ClassOf returns the class index a request URL made by Target carries, or
+// -1 if it carries none.
+func ClassOf(url string) int {
+	i := strings.LastIndex(url, classParam)
+	if i < 0 {
+		return -1
+	}
+	n, err := strconv.Atoi(url[i+len(classParam):])
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,146 @@
+package workloads
+
+import (
+	"errors"
+	"math"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+func mix() Spec {
+	return Spec{
+		Arrival: Arrival{RatePerSec: 100},
+		Classes: []Class{
+			{Name: "short", Weight: 90, Service: Service{Dist: Exp, Mean: 2 * time.Millisecond}},
+			{Name: "long", Path: "/slow?x=1", Weight: 10, Service: Service{Value: 40 * time.Millisecond}},
+		},
+	}.WithDefaults()
+}
+
+func TestTargeterMix(t *testing.T) {
+	tg, err := NewTargeter(mix(), "http://127.0.0.1:9/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20000
+	counts := [2]int{}
+	var shortSum time.Duration
+	for range n {
+		var tgt vegeta.Target
+		if err := tg.Target(&tgt); err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(tgt.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := ClassOf(tgt.URL)
+		if c < 0 || c > 1 {
+			t.Fatalf("URL %s carries no class", tgt.URL)
+		}
+		counts[c]++
+		us, err := strconv.Atoi(u.Query().Get("us"))
+		if err != nil {
+			t.Fatalf("URL %s: us: %v", tgt.URL, err)
+		}
+		switch c {
+		case 0:
+			if u.Path != "/work" {
+				t.Errorf("short path %q", u.Path)
+			}
+			shortSum += time.Duration(us) * time.Microsecond
+		case 1:
+			if u.Path != "/slow" || u.Query().Get("x") != "1" || us != 40000 {
+				t.Errorf("long URL %s", tgt.URL)
+			}
+		}
+	}
+	// 10% long: binomial sd = sqrt(n*0.1*0.9) ≈ 42.
+	if d := math.Abs(float64(counts[1]) - 0.1*n); d > 5*42 {
+		t.Errorf("long requests: %d of %d, want about 10%%", counts[1], n)
+	}
+	mean := shortSum / time.Duration(counts[0])
+	if mean < 1900*time.Microsecond || mean > 2100*time.Microsecond {
+		t.Errorf("short mean service %s, want about 2ms", mean)
+	}
+}
+
+func TestTargeterSeeded(t *testing.T) {
+	urls := func() []string {
+		tg, _ := NewTargeter(mix(), "http://127.0.0.1:9")
+		var out []string
+		for range 50 {
+			var tgt vegeta.Target
+			tg.Target(&tgt)
+			out = append(out, tgt.URL)
+		}
+		return out
+	}
+	a, b := urls(), urls()
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("request %d differs with the same seed: %s vs %s", i, a[i], b[i])
+		}
+	}
+}
+
+func TestClassOf(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		want int
+	}{
+		{"http://h/work?us=1&lbc=0", 0},
+		{"http://h/work?us=1&lbc=12", 12},
+		{"http://h/work?us=1", -1},
+		{"http://h/work?us=1&lbc=x", -1},
+		{"http://h/work?us=1&lbc=-3", -1},
+	} {
+		if got := ClassOf(tc.url); got != tc.want {
+			t.Errorf("ClassOf(%q) = %d, want %d", tc.url, got, tc.want)
+		}
+	}
+}
+
+func FuzzClassOf(f *testing.F) {
+	f.Add("http://h/work?us=1&lbc=3")
+	f.Add("lbc=")
+	f.Fuzz(func(t *testing.T, s string) {
+		if c := ClassOf(s); c < -1 {
+			t.Fatalf("ClassOf(%q) = %d", s, c)
+		}
+	})
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		edit  func(*Spec)
+		field string
+	}{
+		{"negative rate", func(s *Spec) { s.Arrival.RatePerSec = -5 }, "arrival.rate"},
+		{"unknown arrival", func(s *Spec) { s.Arrival.Kind = "bursty" }, "arrival.kind"},
+		{"no classes", func(s *Spec) { s.Classes = nil }, "classes"},
+		{"zero weight", func(s *Spec) { s.Classes[1].Weight = 0 }, "classes[1].weight"},
+		{"missing name", func(s *Spec) { s.Classes[0].Name = "" }, "classes[0].name"},
+		{"unitless duration", func(s *Spec) { s.Duration = 20 }, "duration"},
+		{"unknown dist", func(s *Spec) { s.Classes[0].Service.Dist = "normal" }, "classes[0].service.dist"},
+		{"exp without mean", func(s *Spec) { s.Classes[0].Service.Mean = 0 }, "classes[0].service.mean"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mix()
+			tc.edit(&s)
+			err := s.Validate()
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Fatalf("Validate() = %v, want a FieldError on %s", err, tc.field)
+			}
+		})
+	}
+	if err := mix().Validate(); err != nil {
+		t.Fatalf("valid spec: %v", err)
+	}
+}
