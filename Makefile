@@ -5,13 +5,17 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS := -X main.commit=$(COMMIT)
 OUT     ?= reports/out/latest
 
-.PHONY: build test test-short bench-compare fmt-check vet clean
+.PHONY: build setup test test-short bench-compare fmt-check vet clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lbbench
 
-## test: everything CI runs (format, vet, all tests with the race detector off for speed).
-test: fmt-check vet
+## setup: install nginx, HAProxy, Chromium and wrk from Debian's packages when missing.
+setup:
+	bash scripts/setup.sh
+
+## test: everything CI runs: setup, format, vet, then every test.
+test: setup fmt-check vet
 	$(GO) test -count=1 -timeout 14m ./...
 
 ## test-short: the quick loop, under a minute.

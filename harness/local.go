@@ -135,12 +135,35 @@ func (d *LocalDriver) Up(ctx context.Context, p topologies.Plan) (Deployment, er
 }
 
 func (d *LocalDriver) start(id string, spec topologies.Process) (*localProc, error) {
-	logPath := filepath.Join(d.logDir, id+"-"+spec.Role+".log")
+	name := id + "-" + spec.Role
+	dir, err := filepath.Abs(filepath.Join(d.logDir, name))
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("harness: %s: working directory: %w", id, err)
+	}
+	subst := func(s string) string { return strings.ReplaceAll(s, topologies.DirPlaceholder, dir) }
+	for _, f := range spec.Files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), []byte(subst(f.Content)), 0o644); err != nil {
+			return nil, fmt.Errorf("harness: %s: %w", id, err)
+		}
+	}
+	args := make([]string, len(spec.Args))
+	for i, a := range spec.Args {
+		args[i] = subst(a)
+	}
+	exe := d.exe
+	if spec.Exe != "" {
+		exe = spec.Exe
+	}
+	logPath := filepath.Join(d.logDir, name+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("harness: %s: %w", id, err)
 	}
-	cmd := exec.Command(d.exe, spec.Args...)
+	cmd := exec.Command(exe, args...)
+	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -3,8 +3,6 @@ package topologies
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // Topology names.
@@ -30,7 +28,14 @@ const (
 )
 
 // Names returns the known topology names, sorted.
-func Names() []string { return []string{Proxy, ReusePort} }
+func Names() []string {
+	names := make([]string, 0, len(renderers))
+	for n := range renderers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
 
 // Roles of the processes in a plan.
 const (
@@ -137,7 +142,6 @@ func (v Variant) Validate(policies []string) error {
 	switch v.Topology {
 	case "":
 		return fieldErr("topology", "is required (known: %v)", Names())
-	case ReusePort:
 	case Proxy:
 		if v.Proxy.Engine != Builtin {
 			return fieldErr("proxy.engine", "unknown engine %q (known: %s)", v.Proxy.Engine, Builtin)
@@ -146,7 +150,9 @@ func (v Variant) Validate(policies []string) error {
 			return fieldErr("proxy.policy", "unknown policy %q (known: %v)", v.Proxy.Policy, policies)
 		}
 	default:
-		return fieldErr("topology", "unknown topology %q (known: %v)", v.Topology, Names())
+		if _, ok := renderers[v.Topology]; !ok {
+			return fieldErr("topology", "unknown topology %q (known: %v)", v.Topology, Names())
+		}
 	}
 	return nil
 }
@@ -166,18 +172,35 @@ type Plan struct {
 	Processes []Process `json:"processes"`
 }
 
-// Process is one lbbench process of a plan.
+// DirPlaceholder in a Process's Args or Files stands for the process's own
+// working directory, which the driver creates (config files, pid and temp
+// paths of engines such as nginx go there).
+const DirPlaceholder = "{dir}"
+
+// Process is one process of a plan.
 type Process struct {
 	// Role is RoleWorkers or RoleProxy.
 	Role string `json:"role"`
-	// Args are the lbbench arguments, starting with the subcommand.
+	// Exe is the executable to run; empty means the lbbench binary itself.
+	Exe string `json:"exe,omitempty"`
+	// Args are the arguments; for lbbench they start with the subcommand.
 	Args []string `json:"args"`
+	// Files are written into the working directory before the start.
+	Files []File `json:"files,omitempty"`
 	// Health is a URL that answers 200 once the process is ready.
 	Health string `json:"health"`
 	// Stats is a URL whose JSON answer has the process's counters.
 	Stats string `json:"stats"`
 	// StatsKind says how to decode Stats: StatsWorkers or StatsProxy.
 	StatsKind string `json:"stats_kind"`
+}
+
+// File is a file a process needs, such as an engine's configuration.
+type File struct {
+	// Name is relative to the process's working directory.
+	Name string `json:"name"`
+	// Content may use DirPlaceholder.
+	Content string `json:"content"`
 }
 
 // Allocator hands out addresses for a plan. A local driver finds free ports
@@ -187,87 +210,4 @@ type Allocator interface {
 	Host() string
 	// Ports returns the first of n consecutive ports that are free now.
 	Ports(n int) (int, error)
-}
-
-// Render turns variant v with workers w into a plan, taking addresses from
-// a. v and w must have been through WithDefaults and Validate.
-func Render(v Variant, w Workers, a Allocator) (Plan, error) {
-	host := a.Host()
-	port := func(n int) (int, error) {
-		p, err := a.Ports(n)
-		if err != nil {
-			return 0, fmt.Errorf("topologies: %s: allocate %d ports: %w", v.Name, n, err)
-		}
-		return p, nil
-	}
-	addr := func(p int) string { return host + ":" + strconv.Itoa(p) }
-
-	serve := func(listen string, p, admin int) Process {
-		return Process{
-			Role: RoleWorkers,
-			Args: []string{"serve",
-				"--workers", strconv.Itoa(w.Count),
-				"--listen", listen,
-				"--host", host,
-				"--port", strconv.Itoa(p),
-				"--admin", addr(admin),
-				"--concurrency", strconv.Itoa(w.Concurrency),
-				"--mode", w.Mode,
-			},
-			Health:    "http://" + addr(admin) + "/healthz",
-			Stats:     "http://" + addr(admin) + "/stats",
-			StatsKind: StatsWorkers,
-		}
-	}
-
-	plan := Plan{Variant: v.Name, Topology: v.Topology}
-	switch v.Topology {
-	case ReusePort:
-		p, err := port(1)
-		if err != nil {
-			return Plan{}, err
-		}
-		admin, err := port(1)
-		if err != nil {
-			return Plan{}, err
-		}
-		plan.Entry = "http://" + addr(p)
-		plan.Processes = []Process{serve("reuseport", p, admin)}
-	case Proxy:
-		base, err := port(w.Count)
-		if err != nil {
-			return Plan{}, err
-		}
-		var ps [3]int
-		for i := range ps {
-			if ps[i], err = port(1); err != nil {
-				return Plan{}, err
-			}
-		}
-		wadmin, listen, padmin := ps[0], ps[1], ps[2]
-		ups := make([]string, w.Count)
-		for i := range ups {
-			ups[i] = addr(base + i)
-		}
-		plan.Entry = "http://" + addr(listen)
-		plan.Processes = []Process{
-			serve("ports", base, wadmin),
-			{
-				Role: RoleProxy,
-				Args: []string{"proxy",
-					"--listen", addr(listen),
-					"--admin", addr(padmin),
-					"--upstreams", strings.Join(ups, ","),
-					"--policy", v.Proxy.Policy,
-					"--upstream-keepalive=" + strconv.FormatBool(v.Proxy.KeepAliveOn()),
-				},
-				Health:    "http://" + addr(padmin) + "/healthz",
-				Stats:     "http://" + addr(padmin) + "/stats",
-				StatsKind: StatsProxy,
-			},
-		}
-	default:
-		return Plan{}, fmt.Errorf("topologies: unknown topology %q", v.Topology)
-	}
-	return plan, nil
 }

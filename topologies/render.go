@@ -1,0 +1,73 @@
+package topologies
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// renderer renders one topology. Each topology registers one in its own
+// file, so adding a topology touches no other.
+type renderer func(v Variant, w Workers, a *alloc) (Plan, error)
+
+var renderers = map[string]renderer{}
+
+// Render turns variant v with workers w into a plan, taking addresses from
+// a. v and w must have been through WithDefaults and Validate.
+func Render(v Variant, w Workers, a Allocator) (Plan, error) {
+	r, ok := renderers[v.Topology]
+	if !ok {
+		return Plan{}, fmt.Errorf("topologies: unknown topology %q (known: %v)", v.Topology, Names())
+	}
+	p, err := r(v, w, &alloc{a: a, variant: v.Name})
+	if err != nil {
+		return Plan{}, err
+	}
+	p.Variant, p.Topology = v.Name, v.Topology
+	return p, nil
+}
+
+// alloc wraps an Allocator with the helpers renderers share.
+type alloc struct {
+	a       Allocator
+	variant string
+}
+
+// ports returns the first of n consecutive free ports.
+func (a *alloc) ports(n int) (int, error) {
+	p, err := a.a.Ports(n)
+	if err != nil {
+		return 0, fmt.Errorf("topologies: %s: allocate %d ports: %w", a.variant, n, err)
+	}
+	return p, nil
+}
+
+// addr returns a new free "host:port".
+func (a *alloc) addr() (string, error) {
+	p, err := a.ports(1)
+	if err != nil {
+		return "", err
+	}
+	return a.hostPort(p), nil
+}
+
+func (a *alloc) hostPort(p int) string { return a.a.Host() + ":" + strconv.Itoa(p) }
+
+// serve is the "lbbench serve" process running w with the given listen
+// mode on host:port, with its admin API on admin.
+func serve(w Workers, listen, host string, port int, admin string) Process {
+	return Process{
+		Role: RoleWorkers,
+		Args: []string{"serve",
+			"--workers", strconv.Itoa(w.Count),
+			"--listen", listen,
+			"--host", host,
+			"--port", strconv.Itoa(port),
+			"--admin", admin,
+			"--concurrency", strconv.Itoa(w.Concurrency),
+			"--mode", w.Mode,
+		},
+		Health:    "http://" + admin + "/healthz",
+		Stats:     "http://" + admin + "/stats",
+		StatsKind: StatsWorkers,
+	}
+}

@@ -1,0 +1,113 @@
+package topologies
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// seqAlloc hands out ports in sequence from 20000.
+type seqAlloc struct{ next int }
+
+func (a *seqAlloc) Host() string { return "127.0.0.1" }
+func (a *seqAlloc) Ports(n int) (int, error) {
+	if a.next == 0 {
+		a.next = 20000
+	}
+	p := a.next
+	a.next += n
+	return p, nil
+}
+
+func arg(t *testing.T, args []string, flag string) string {
+	t.Helper()
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v
+		}
+	}
+	t.Fatalf("%v has no %s", args, flag)
+	return ""
+}
+
+func TestRenderReusePort(t *testing.T) {
+	w := Workers{Count: 4}.WithDefaults()
+	p, err := Render(Variant{Name: "rp", Topology: ReusePort}.WithDefaults(), w, &seqAlloc{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Processes) != 1 || p.Processes[0].Role != RoleWorkers {
+		t.Fatalf("processes %+v", p.Processes)
+	}
+	args := p.Processes[0].Args
+	if args[0] != "serve" || arg(t, args, "--listen") != "reuseport" || arg(t, args, "--workers") != "4" {
+		t.Errorf("serve args %v", args)
+	}
+	if p.Entry != "http://127.0.0.1:"+arg(t, args, "--port") {
+		t.Errorf("entry %s does not match the serve port in %v", p.Entry, args)
+	}
+	if p.Variant != "rp" || p.Topology != ReusePort {
+		t.Errorf("plan names %q %q", p.Variant, p.Topology)
+	}
+}
+
+func TestRenderProxy(t *testing.T) {
+	w := Workers{Count: 3}.WithDefaults()
+	off := false
+	v := Variant{Name: "lc", Topology: Proxy, Proxy: ProxySpec{UpstreamKeepAlive: &off}}.WithDefaults()
+	p, err := Render(v, w, &seqAlloc{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Processes) != 2 || p.Processes[0].Role != RoleWorkers || p.Processes[1].Role != RoleProxy {
+		t.Fatalf("want workers then proxy, got %+v", p.Processes)
+	}
+	serve, proxy := p.Processes[0].Args, p.Processes[1].Args
+	if arg(t, serve, "--listen") != "ports" {
+		t.Errorf("serve args %v", serve)
+	}
+	want := "127.0.0.1:20000,127.0.0.1:20001,127.0.0.1:20002"
+	if got := arg(t, proxy, "--upstreams"); got != want {
+		t.Errorf("upstreams %s, want %s", got, want)
+	}
+	if arg(t, proxy, "--policy") != DefaultPolicy || arg(t, proxy, "--upstream-keepalive") != "false" {
+		t.Errorf("proxy args %v", proxy)
+	}
+	if p.Entry != "http://"+arg(t, proxy, "--listen") {
+		t.Errorf("entry %s is not the proxy's listen address", p.Entry)
+	}
+	// Every address in the plan is distinct.
+	addrs := []string{arg(t, serve, "--admin"), arg(t, proxy, "--listen"), arg(t, proxy, "--admin")}
+	addrs = append(addrs, strings.Split(want, ",")...)
+	slices.Sort(addrs)
+	if len(slices.Compact(addrs)) != 6 {
+		t.Errorf("addresses reused: %v", addrs)
+	}
+}
+
+func TestValidateVariant(t *testing.T) {
+	policies := []string{"least_conn", "round_robin"}
+	for _, tc := range []struct {
+		name  string
+		v     Variant
+		field string
+	}{
+		{"no name", Variant{Topology: ReusePort}, "name"},
+		{"no topology", Variant{Name: "x"}, "topology"},
+		{"unknown topology", Variant{Name: "x", Topology: "mesh"}, "topology"},
+		{"unknown policy", Variant{Name: "x", Topology: Proxy, Proxy: ProxySpec{Policy: "leastconn"}}, "proxy.policy"},
+		{"unknown engine", Variant{Name: "x", Topology: Proxy, Proxy: ProxySpec{Engine: "envoy"}}, "proxy.engine"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.v.WithDefaults().Validate(policies)
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Fatalf("Validate() = %v, want an error on %s", err, tc.field)
+			}
+		})
+	}
+}
