@@ -55,17 +55,21 @@ func (a *alloc) hostPort(p int) string { return a.a.Host() + ":" + strconv.Itoa(
 // serve is the "lbbench serve" process running w with the given listen
 // mode on host:port, with its admin API on admin.
 func serve(w Workers, listen, host string, port int, admin string) Process {
+	args := []string{"serve",
+		"--workers", strconv.Itoa(w.Count),
+		"--listen", listen,
+		"--host", host,
+		"--port", strconv.Itoa(port),
+		"--admin", admin,
+		"--concurrency", strconv.Itoa(w.Concurrency),
+		"--mode", w.Mode,
+	}
+	for _, s := range w.Slow {
+		args = append(args, "--slowdown", strconv.Itoa(s.Index)+"="+strconv.FormatFloat(s.Factor, 'g', -1, 64))
+	}
 	return Process{
-		Role: RoleWorkers,
-		Args: []string{"serve",
-			"--workers", strconv.Itoa(w.Count),
-			"--listen", listen,
-			"--host", host,
-			"--port", strconv.Itoa(port),
-			"--admin", admin,
-			"--concurrency", strconv.Itoa(w.Concurrency),
-			"--mode", w.Mode,
-		},
+		Role:      RoleWorkers,
+		Args:      args,
 		Health:    "http://" + admin + "/healthz",
 		Stats:     "http://" + admin + "/stats",
 		StatsKind: StatsWorkers,

@@ -58,6 +58,14 @@ type Workers struct {
 	Concurrency int `yaml:"concurrency" json:"concurrency"`
 	// Mode is "sleep" or "spin"; empty means sleep.
 	Mode string `yaml:"mode" json:"mode"`
+	// Slow makes some workers slower than the rest.
+	Slow []Slow `yaml:"slow,omitempty" json:"slow,omitempty"`
+}
+
+// Slow multiplies one worker's service times by Factor.
+type Slow struct {
+	Index  int     `yaml:"index" json:"index"`
+	Factor float64 `yaml:"factor" json:"factor"`
 }
 
 // Variant is one arrangement under test.
@@ -116,6 +124,14 @@ func (w Workers) Validate() error {
 	}
 	if w.Mode != "sleep" && w.Mode != "spin" {
 		return fieldErr("mode", "unknown mode %q (known: sleep, spin)", w.Mode)
+	}
+	for i, s := range w.Slow {
+		if s.Index < 0 || s.Index >= w.Count {
+			return fieldErr(fmt.Sprintf("slow[%d].index", i), "must name one of the %d workers (0 to %d), got %d", w.Count, w.Count-1, s.Index)
+		}
+		if s.Factor <= 0 || s.Factor > 100 {
+			return fieldErr(fmt.Sprintf("slow[%d].factor", i), "must be in (0, 100], got %g", s.Factor)
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -50,6 +51,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&o.prefork.Worker.Concurrency, "concurrency", worker.DefaultConcurrency, "requests each worker serves at a time; more wait in its queue")
 	f.StringVar(&o.prefork.Worker.Mode, "mode", worker.DefaultMode, "how a worker spends service time: sleep or spin")
 	f.DurationVar(&o.prefork.Worker.Service, "service", 0, "service time of a request whose query gives no us= or ms=")
+	f.Var(slowdownFlag{&o.prefork.Slowdown}, "slowdown", "make worker INDEX slower: INDEX=FACTOR multiplies its service times (repeatable, e.g. 0=3)")
 	return cmd
 }
 
@@ -116,3 +118,36 @@ func newWorkerCmd() *cobra.Command {
 		},
 	}
 }
+
+// slowdownFlag parses repeated INDEX=FACTOR values into a map.
+type slowdownFlag struct{ m *map[int]float64 }
+
+func (f slowdownFlag) String() string {
+	if f.m == nil || len(*f.m) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, x := range *f.m {
+		parts = append(parts, fmt.Sprintf("%d=%g", i, x))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
+}
+
+func (f slowdownFlag) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		i, x, ok := strings.Cut(part, "=")
+		idx, err1 := strconv.Atoi(i)
+		factor, err2 := strconv.ParseFloat(x, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return fmt.Errorf("want INDEX=FACTOR, for example 0=3, got %q", part)
+		}
+		if *f.m == nil {
+			*f.m = map[int]float64{}
+		}
+		(*f.m)[idx] = factor
+	}
+	return nil
+}
+
+func (slowdownFlag) Type() string { return "INDEX=FACTOR" }

@@ -50,6 +50,9 @@ type Config struct {
 	Port int `yaml:"port" json:"port"`
 	// Worker configures every worker; its Index is set per worker.
 	Worker worker.Config `yaml:"worker" json:"worker"`
+	// Slowdown maps a worker index to a service-time multiplier for that
+	// worker alone (see worker.Config.Slowdown); nil means none.
+	Slowdown map[int]float64 `yaml:"slowdown" json:"slowdown"`
 	// Command is the executable and arguments that run WorkerMain in a
 	// child. Empty means this executable with the argument "worker".
 	Command []string `yaml:"command" json:"command"`
@@ -105,6 +108,14 @@ func (c Config) Validate() error {
 	}
 	if err := c.Worker.Validate(); err != nil {
 		return fmt.Errorf("prefork: %w", err)
+	}
+	for i, f := range c.Slowdown {
+		if i < 0 || i >= c.Workers {
+			return fmt.Errorf("prefork: slowdown names worker %d of %d", i, c.Workers)
+		}
+		if f <= 0 || f > 100 {
+			return fmt.Errorf("prefork: slowdown of worker %d must be in (0, 100], got %g", i, f)
+		}
 	}
 	return nil
 }

@@ -137,6 +137,9 @@ func (s *Supervisor) spawn(cfg Config, i int, sk sockets) error {
 	defer closeSockets([]sockets{sk})
 	wcfg := cfg.Worker
 	wcfg.Index = i
+	if f, ok := cfg.Slowdown[i]; ok {
+		wcfg.Slowdown = f
+	}
 	js, _ := json.Marshal(wcfg) // cannot fail: plain fields
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	cmd.Env = append(os.Environ(), EnvWorkerConfig+"="+string(js))

@@ -41,6 +41,9 @@ type Config struct {
 	// Service is the service time of a request whose query gives none,
 	// at most MaxService. 0 means requests complete at once.
 	Service time.Duration `yaml:"service" json:"service"`
+	// Slowdown multiplies every service time, to make one worker slower
+	// than its peers; 0 means 1 (normal speed).
+	Slowdown float64 `yaml:"slowdown" json:"slowdown"`
 }
 
 // WithDefaults returns a copy of c with zero fields set to their defaults.
@@ -50,6 +53,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Mode == "" {
 		c.Mode = DefaultMode
+	}
+	if c.Slowdown == 0 {
+		c.Slowdown = 1
 	}
 	return c
 }
@@ -64,6 +70,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("worker: concurrency must be >= 1, got %d", c.Concurrency)
 	case c.Mode != ModeSleep && c.Mode != ModeSpin:
 		return fmt.Errorf("worker: mode must be %q or %q, got %q", ModeSleep, ModeSpin, c.Mode)
+	case c.Slowdown <= 0 || c.Slowdown > 100:
+		return fmt.Errorf("worker: slowdown must be in (0, 100], got %g", c.Slowdown)
 	case c.Service < 0 || c.Service > MaxService:
 		return fmt.Errorf("worker: service must be between 0 and %v, got %v", MaxService, c.Service)
 	}

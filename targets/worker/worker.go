@@ -112,6 +112,9 @@ func (w *Worker) work(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, err.Error(), http.StatusBadRequest)
 		return
 	}
+	if w.cfg.Slowdown > 0 && w.cfg.Slowdown != 1 {
+		d = time.Duration(float64(d) * w.cfg.Slowdown)
+	}
 	// Take a free slot at once if there is one; only a request that has to
 	// wait counts as queued.
 	select {

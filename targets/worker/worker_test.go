@@ -295,3 +295,28 @@ func BenchmarkHandler(b *testing.B) {
 		b.Fatalf("requests = %d, want %d", got, b.N)
 	}
 }
+
+func TestSlowdownMultipliesService(t *testing.T) {
+	took := func(slowdown float64) time.Duration {
+		w, err := worker.New(worker.Config{Slowdown: slowdown}.WithDefaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(w.Handler())
+		defer srv.Close()
+		start := time.Now()
+		resp, err := http.Get(srv.URL + "/work?ms=20")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return time.Since(start)
+	}
+	normal, slow := took(1), took(4)
+	if slow < 2*normal {
+		t.Errorf("slowdown 4 took %s, normal %s: want at least twice as long", slow, normal)
+	}
+	if _, err := worker.New(worker.Config{Slowdown: -1}.WithDefaults()); err == nil {
+		t.Error("negative slowdown accepted")
+	}
+}
