@@ -54,9 +54,6 @@ func (c Config) WithDefaults() Config {
 	if c.Mode == "" {
 		c.Mode = DefaultMode
 	}
-	if c.Slowdown == 0 {
-		c.Slowdown = 1
-	}
 	return c
 }
 
@@ -70,7 +67,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("worker: concurrency must be >= 1, got %d", c.Concurrency)
 	case c.Mode != ModeSleep && c.Mode != ModeSpin:
 		return fmt.Errorf("worker: mode must be %q or %q, got %q", ModeSleep, ModeSpin, c.Mode)
-	case c.Slowdown <= 0 || c.Slowdown > 100:
+	case c.Slowdown < 0 || c.Slowdown > 100:
 		return fmt.Errorf("worker: slowdown must be in (0, 100], got %g", c.Slowdown)
 	case c.Service < 0 || c.Service > MaxService:
 		return fmt.Errorf("worker: service must be between 0 and %v, got %v", MaxService, c.Service)
