@@ -5,7 +5,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS := -X main.commit=$(COMMIT)
 OUT     ?= reports/out/latest
 
-.PHONY: build setup test test-short bench-compare fmt-check vet clean
+.PHONY: build setup test test-short bench-compare screenshot fmt-check vet clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lbbench
@@ -23,9 +23,19 @@ test-short:
 	$(GO) test -short -count=1 ./...
 
 ## bench-compare: the main job on the embedded default scenario, local processes.
+## Without BASE it compares the scenario's variants with the first (for
+## information, exit 0). With BASE=<git ref> it builds lbbench at that ref,
+## runs every variant with both builds interleaved and exits with the
+## verdict: 0 pass, 1 regression, 3 inconclusive, 2 error. RUN_FLAGS adds
+## flags to lbbench run, e.g. RUN_FLAGS="--repeat 8 --metric p99 --inconclusive=pass".
 bench-compare: build
 	rm -rf $(OUT)
-	./$(BIN) run -o $(OUT) $(SCENARIO)
+	./$(BIN) run -o $(OUT) $(if $(BASE),--baseline $(BASE)) $(RUN_FLAGS) $(SCENARIO)
+
+## screenshot: docs/report.png, the README's picture, from the report of the
+## last bench-compare, taken in headless Chromium (which must load nothing else).
+screenshot:
+	$(GO) run ./internal/browser/screenshot -o docs/report.png -width 1100 -height 1450 $(OUT)/report.html
 
 fmt-check:
 	@out=$$(gofmt -l .); \

@@ -1,9 +1,13 @@
 package harness
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -12,43 +16,139 @@ import (
 	"github.com/lbbench/lbbench/workloads"
 )
 
-// attack offers spec's load to entry, open loop, and records it. Warm-up
-// requests go over the same connections and are discarded by the recorder.
-// On ctx cancellation it stops sending, waits for outstanding requests and
-// returns what it recorded with ctx's error.
-func attack(ctx context.Context, entry string, spec workloads.Spec) (*recorder, Generator, error) {
-	tg, err := workloads.NewTargeter(spec, entry)
-	if err != nil {
-		return nil, Generator{}, err
-	}
-	pacer := workloads.NewPacer(spec)
-	conns := spec.Clients.Connections
-	gen := Generator{Connections: conns, KeepAlive: spec.Clients.KeepAliveOn()}
-	atk := vegeta.NewAttacker(
-		vegeta.Timeout(spec.Timeout),
-		vegeta.KeepAlive(gen.KeepAlive),
-		vegeta.Connections(conns),
-		vegeta.MaxConnections(conns),
-		vegeta.Workers(uint64(min(conns, workloads.MaxInFlight))),
-		vegeta.MaxWorkers(workloads.MaxInFlight),
-		// The body is never needed; vegeta would otherwise keep it.
-		vegeta.MaxBody(0),
-		vegeta.Redirects(vegeta.NoFollow),
-		// Load goes straight to the entry point, never through a proxy from
-		// the environment.
-		vegeta.Proxy(func(*http.Request) (*url.URL, error) { return nil, nil }),
-	)
-	rec := newRecorder(pacer, spec, tg.Classes())
+// stream is one open-loop request stream: its own schedule, class draws and
+// connections. A workload without named clients is one stream; with named
+// clients, each client is a stream carrying its share of the load.
+type stream struct {
+	name      string // named client, or ""
+	share     float64
+	spec      workloads.Spec // arrival scaled to the stream's share
+	conns     int
+	keepAlive bool
+	perConn   int
+}
 
-	cpu0 := processCPU()
-	results := atk.Attack(tg.Vegeta(), pacer, 0, "")
-	stop := context.AfterFunc(ctx, func() { atk.Stop() })
-	for res := range results {
-		rec.add(res)
+// streams splits spec into its streams.
+func streams(spec workloads.Spec) []stream {
+	c := spec.Clients
+	if len(c.Named) == 0 {
+		return []stream{{spec: spec, share: 1, conns: c.Connections, keepAlive: c.KeepAliveOn(), perConn: c.RequestsPerConn}}
 	}
-	stop()
-	gen.CPU = processCPU() - cpu0
-	return rec, gen, ctx.Err()
+	var total float64
+	for _, n := range c.Named {
+		total += n.Share
+	}
+	out := make([]stream, len(c.Named))
+	for i, n := range c.Named {
+		s := spec
+		s.Arrival = spec.Arrival.Scaled(n.Share / total)
+		s.Seed = spec.Seed + uint64(i+1)*0x9e3779b9
+		out[i] = stream{name: n.Name, share: n.Share, spec: s, conns: n.Connections, keepAlive: c.KeepAliveOn(), perConn: c.RequestsPerConn}
+	}
+	return out
+}
+
+// attack offers spec's load to entry, open loop, from this process, and
+// returns what it recorded. Warm-up requests go over the same connections
+// and are discarded. If raw is not nil, one line per measured request is
+// written to it. On ctx cancellation it stops sending, waits for
+// outstanding requests and returns ctx's error.
+func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Writer) (*Measurement, error) {
+	u, err := url.Parse(entry)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("harness: entry %q is not an http://host:port URL", entry)
+	}
+	ss := streams(spec)
+	recs := make([]*recorder, len(ss))
+	trs := make([]*clientTransport, len(ss))
+	var rawW io.Writer
+	var rawBuf *bufio.Writer
+	if raw != nil {
+		rawBuf = bufio.NewWriterSize(raw, 64<<10)
+		rawBuf.WriteString(RawHeader)
+		rawW = &lockedWriter{w: rawBuf}
+	}
+	cpu0 := processCPU()
+	live := startLive(ctx, spec) // live.go: nil (a no-op) unless WithLiveStats
+	defer live.stop()
+	var wg sync.WaitGroup
+	for i, s := range ss {
+		tg, err := workloads.NewTargeter(s.spec, entry)
+		if err != nil {
+			return nil, err
+		}
+		pacer := workloads.NewPacer(s.spec)
+		recs[i] = newRecorder(pacer, s.spec, tg.Classes(), rawW)
+		if s.name != "" {
+			recs[i].forClient(s.name, s.share)
+		}
+		trs[i] = newClientTransport(u.Host, s.conns, s.keepAlive, s.perConn)
+		recs[i].sentAt = trs[i].sentAt
+		atk := vegeta.NewAttacker(
+			vegeta.Client(&http.Client{
+				Transport: trs[i],
+				Timeout:   s.spec.Timeout,
+				CheckRedirect: func(*http.Request, []*http.Request) error {
+					return http.ErrUseLastResponse
+				},
+			}),
+			vegeta.Workers(uint64(min(s.conns, workloads.MaxInFlight))),
+			vegeta.MaxWorkers(workloads.MaxInFlight),
+			// The body is never needed; vegeta would otherwise keep it.
+			vegeta.MaxBody(0),
+		)
+		wg.Add(1)
+		go func(rec *recorder) {
+			defer wg.Done()
+			results := atk.Attack(tg.Vegeta(), pacer, 0, "")
+			stop := context.AfterFunc(ctx, func() { atk.Stop() })
+			defer stop()
+			for res := range results {
+				rec.add(res)
+				live.observe(pacer, res)
+			}
+		}(recs[i])
+	}
+	wg.Wait()
+	if rawBuf != nil {
+		if err := rawBuf.Flush(); err != nil {
+			return nil, fmt.Errorf("harness: raw results: %w", err)
+		}
+	}
+
+	var total Measurement
+	for i, rec := range recs {
+		trs[i].CloseIdleConnections()
+		m, err := rec.finish()
+		if err != nil {
+			return nil, err
+		}
+		m.Generator = Generator{Streams: 1, Connections: ss[i].conns, Opened: trs[i].opened.Load(),
+			KeepAlive: ss[i].keepAlive, RequestsPerConn: ss[i].perConn}
+		if err := total.Merge(m); err != nil {
+			return nil, err
+		}
+	}
+	total.Generator.CPU = processCPU() - cpu0
+	total.Generator.MaxRSS = maxRSS()
+	total.Generator.Processes = 1
+	total.summarize()
+	if err := ctx.Err(); err != nil {
+		return &total, err
+	}
+	return &total, nil
+}
+
+// lockedWriter lets streams share one writer, a line per Write.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // processCPU is this process's user plus system CPU time so far.
@@ -58,4 +158,13 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// maxRSS is this process's peak resident set size in bytes.
+func maxRSS() int64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024
 }

@@ -1,7 +1,10 @@
 package harness
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -13,6 +16,14 @@ import (
 
 	"github.com/lbbench/lbbench/workloads"
 )
+
+func judged(m *Measurement, v Validity) RunResult {
+	run := RunResult{Measurement: *m}
+	judge(&run, v)
+	return run
+}
+
+var lenient = Validity{MaxRateError: 0.05, MaxSendLagP99: 50 * time.Millisecond}
 
 // TestAttackRecords offers load to an in-process server that plays three
 // workers and fails one request in ten; the recorder must attribute every
@@ -37,12 +48,12 @@ func TestAttackRecords(t *testing.T) {
 			{Name: "b", Weight: 1},
 		},
 	}.WithDefaults()
-	rec, gen, err := attack(context.Background(), srv.URL, spec)
+	var raw bytes.Buffer
+	m, err := attack(context.Background(), srv.URL, spec, &raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var run RunResult
-	rec.fill(&run, Validity{MaxRateError: 0.05, MaxSendLagP99: 50 * time.Millisecond})
+	run := judged(m, lenient)
 
 	if run.Requests != 500 || run.WarmupRequests != 100 {
 		t.Fatalf("measured %d (want 500), warm-up %d (want 100)", run.Requests, run.WarmupRequests)
@@ -59,9 +70,9 @@ func TestAttackRecords(t *testing.T) {
 	}
 	var attributed uint64
 	for i := range 3 {
-		attributed += rec.workers[i]
-		if rec.workers[i] < 100 {
-			t.Errorf("worker %d: %d responses", i, rec.workers[i])
+		attributed += m.ByWorker[i]
+		if m.ByWorker[i] < 100 {
+			t.Errorf("worker %d: %d responses", i, m.ByWorker[i])
 		}
 	}
 	if attributed != run.Requests {
@@ -74,8 +85,28 @@ func TestAttackRecords(t *testing.T) {
 	if run.AchievedRate < 450 || run.AchievedRate > 510 || !run.Valid {
 		t.Errorf("achieved %.1f/s of 500/s, valid=%v %v", run.AchievedRate, run.Valid, run.Invalid)
 	}
-	if gen.CPU <= 0 {
-		t.Errorf("generator CPU not measured")
+	if run.Generator.CPU <= 0 || run.Generator.MaxRSS <= 0 || run.Generator.Opened == 0 {
+		t.Errorf("generator cost not measured: %+v", run.Generator)
+	}
+	// About one interval per second of the window, adding up to the total.
+	var inIntervals uint64
+	for _, iv := range run.Intervals {
+		inIntervals += iv.Requests
+		h, err := iv.Histogram()
+		if err != nil || uint64(h.TotalCount()) != iv.Requests {
+			t.Errorf("interval at %s: %v, %d values for %d requests", iv.Start, err, h.TotalCount(), iv.Requests)
+		}
+	}
+	if inIntervals != run.Requests || len(run.Intervals) < 1 || len(run.Intervals) > 3 {
+		t.Errorf("%d intervals hold %d of %d requests", len(run.Intervals), inIntervals, run.Requests)
+	}
+	// The raw file has a header and one line per measured request.
+	rows, err := csv.NewReader(&raw).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != int(run.Requests)+1 || len(rows[0]) != 7 {
+		t.Errorf("raw file: %d rows of %d fields, want %d of 7", len(rows), len(rows[0]), run.Requests+1)
 	}
 }
 
@@ -94,19 +125,74 @@ func TestAttackChargesClientQueue(t *testing.T) {
 		Classes:  []workloads.Class{{Name: "a", Weight: 1}},
 		Clients:  workloads.Clients{Connections: 2},
 	}.WithDefaults()
-	rec, _, err := attack(context.Background(), srv.URL, spec)
+	m, err := attack(context.Background(), srv.URL, spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var run RunResult
-	rec.fill(&run, Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * time.Millisecond})
 	// 2 connections at 20ms serve 100/s of the 400/s asked: the requests
 	// wait for a connection, and that wait is charged to latency.
-	if run.Latency.Quantile(0.99) < 500*time.Millisecond {
-		t.Errorf("corrected p99 %s hides the client-side queue", run.Latency.Quantile(0.99))
+	if m.Latency.Quantile(0.99) < 500*time.Millisecond {
+		t.Errorf("corrected p99 %s hides the client-side queue", m.Latency.Quantile(0.99))
 	}
-	if run.Requests != 200 {
-		t.Errorf("requests %d, want 200", run.Requests)
+	if m.Requests != 200 || m.Generator.Opened != 2 {
+		t.Errorf("requests %d (want 200) over %d connections (want 2)", m.Requests, m.Generator.Opened)
+	}
+}
+
+// TestClientModels checks the client connection models against the
+// connections a real server sees.
+func TestClientModels(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	on, off := true, false
+	for _, tc := range []struct {
+		name    string
+		clients workloads.Clients
+		want    func(n int64) bool
+		explain string
+	}{
+		{"keepalive", workloads.Clients{Connections: 4, KeepAlive: &on}, func(n int64) bool { return n <= 4 }, "at most 4"},
+		{"close every request", workloads.Clients{Connections: 4, KeepAlive: &off}, func(n int64) bool { return n == 200 }, "one per request"},
+		// The last connections may close with fewer than 5 requests.
+		{"close after 5", workloads.Clients{Connections: 4, RequestsPerConn: 5}, func(n int64) bool { return n >= 40 && n <= 44 }, "one per 5 requests"},
+		{"named", workloads.Clients{Named: []workloads.NamedClient{{Name: "x", Share: 1}, {Name: "y", Share: 3}}}, func(n int64) bool { return n == 2 }, "one per named client"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conns.Store(0)
+			spec := workloads.Spec{
+				Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 400},
+				Duration: 500 * time.Millisecond,
+				Warmup:   -1,
+				Classes:  []workloads.Class{{Name: "a", Weight: 1}},
+				Clients:  tc.clients,
+			}.WithDefaults()
+			m, err := attack(context.Background(), srv.URL, spec, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Errors != 0 {
+				t.Fatalf("%d errors: %v", m.Errors, m.ErrorKinds)
+			}
+			if n := conns.Load(); !tc.want(n) || uint64(n) != m.Generator.Opened {
+				t.Errorf("server saw %d connections, generator opened %d; want %s for %d requests", n, m.Generator.Opened, tc.explain, m.Requests)
+			}
+			if len(tc.clients.Named) > 0 {
+				if len(m.Clients) != 2 {
+					t.Fatalf("clients %+v", m.Clients)
+				}
+				x, y := m.Clients[0].Requests, m.Clients[1].Requests
+				if x+y != m.Requests || y < 2*x {
+					t.Errorf("shares 1:3 gave %d:%d", x, y)
+				}
+			}
+		})
 	}
 }
 
@@ -120,20 +206,20 @@ func TestAttackStopsOnCancel(t *testing.T) {
 	}.WithDefaults()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	rec, _, err := attack(ctx, srv.URL, spec)
+	m, err := attack(ctx, srv.URL, spec, nil)
 	if err == nil {
 		t.Fatal("no error after cancellation")
 	}
 	// A minute at 100/s is 6200 requests with warm-up; stopping early sends
 	// a small fraction.
-	if sent := rec.requests + rec.warmupN; sent > 1000 {
+	if sent := m.Requests + m.WarmupRequests; sent > 1000 {
 		t.Errorf("%d requests sent after cancellation at 300ms", sent)
 	}
 }
 
-// TestFillMarksLaggingRunInvalid feeds the recorder results sent later and
+// TestJudgeMarksLaggingRunInvalid feeds the recorder results sent later and
 // later behind schedule, as from a generator that cannot keep up.
-func TestFillMarksLaggingRunInvalid(t *testing.T) {
+func TestJudgeMarksLaggingRunInvalid(t *testing.T) {
 	spec := workloads.Spec{
 		Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 1000},
 		Duration: time.Second,
@@ -151,12 +237,15 @@ func TestFillMarksLaggingRunInvalid(t *testing.T) {
 		// Each request leaves 0.5ms later than the previous one's lag.
 		results = append(results, &vegeta.Result{Seq: seq, Code: 200, Timestamp: at.Add(time.Duration(seq) * 500 * time.Microsecond), Latency: time.Millisecond})
 	}
-	rec := newRecorder(p, spec, []string{"a"})
+	rec := newRecorder(p, spec, []string{"a"}, nil)
 	for _, r := range results {
 		rec.add(r)
 	}
-	var run RunResult
-	rec.fill(&run, Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * time.Millisecond})
+	m, err := rec.finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := judged(m, Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * time.Millisecond})
 	if run.Valid || len(run.Invalid) != 2 {
 		t.Fatalf("valid=%v reasons=%q, want invalid for rate and send lag", run.Valid, run.Invalid)
 	}
@@ -165,7 +254,7 @@ func TestFillMarksLaggingRunInvalid(t *testing.T) {
 	}
 	// Latency from the intended time includes the lag: the last request was
 	// about 500ms late.
-	if m := run.Latency.Quantile(1); m < 490*time.Millisecond {
-		t.Errorf("max corrected latency %s, want about 500ms", m)
+	if mx := run.Latency.Quantile(1); mx < 490*time.Millisecond {
+		t.Errorf("max corrected latency %s, want about 500ms", mx)
 	}
 }

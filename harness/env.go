@@ -2,12 +2,17 @@ package harness
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lbbench/lbbench/engines"
+	"github.com/lbbench/lbbench/topologies"
 )
 
 // Env describes where results were produced.
@@ -26,6 +31,9 @@ type Env struct {
 	Driver string `json:"driver"`
 	// Pinning says how generator and targets were placed on CPUs.
 	Pinning string `json:"pinning"`
+	// Engines maps each proxy engine the scenario runs (nginx, haproxy) to
+	// its version line; empty when only the built-in proxy runs.
+	Engines map[string]string `json:"engines,omitempty"`
 }
 
 // CaptureEnv reads the machine's description. version and commit identify
@@ -57,6 +65,26 @@ func CaptureEnv(driver, version, commit string) Env {
 		}
 	}
 	return e
+}
+
+// engineVersions finds every proxy engine s's variants use and returns
+// their versions. A missing engine is an error that says how to install it.
+func engineVersions(ctx context.Context, s Scenario) (map[string]string, error) {
+	var out map[string]string
+	for i, v := range s.Variants {
+		if v.Topology != topologies.Proxy || v.Proxy.Engine == topologies.Builtin {
+			continue
+		}
+		b, err := engines.Find(ctx, v.Proxy.Engine)
+		if err != nil {
+			return nil, fmt.Errorf("harness: variants[%d] (%s): %w", i, v.Name, err)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[b.Engine] = b.Version
+	}
+	return out, nil
 }
 
 func cpuModel() string {

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/targets/balancer"
 	"github.com/lbbench/lbbench/targets/prefork"
 	"github.com/lbbench/lbbench/topologies"
@@ -37,6 +38,7 @@ const (
 type LocalDriver struct {
 	exe    string
 	logDir string
+	pin    *Pinning // nil: no pinning
 
 	mu   sync.Mutex
 	used map[int]bool // ports handed out, so one plan never gets a port twice
@@ -46,15 +48,36 @@ var _ Driver = (*LocalDriver)(nil)
 
 // NewLocalDriver returns a driver that runs the lbbench binary at exe and
 // writes each process's output under logDir.
-func NewLocalDriver(exe, logDir string) (*LocalDriver, error) {
+func NewLocalDriver(exe, logDir string, opts ...LocalOption) (*LocalDriver, error) {
 	if _, err := os.Stat(exe); err != nil {
 		return nil, fmt.Errorf("harness: lbbench binary: %w", err)
 	}
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("harness: log directory: %w", err)
 	}
-	return &LocalDriver{exe: exe, logDir: logDir, used: map[int]bool{}}, nil
+	d := &LocalDriver{exe: exe, logDir: logDir, used: map[int]bool{}}
+	for _, o := range opts {
+		o(d)
+	}
+	if d.pin != nil {
+		// The generator runs in this process: its threads go to the
+		// generator's CPUs, the targets' processes to the others.
+		if err := d.pin.PinSelf(); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
 }
+
+// LocalOption configures a LocalDriver.
+type LocalOption func(*LocalDriver)
+
+// WithPinning pins this process (the generator) and every process the
+// driver starts (the targets) to p's disjoint CPU sets.
+func WithPinning(p *Pinning) LocalOption { return func(d *LocalDriver) { d.pin = p } }
+
+// Pinning describes the CPU placement, for the results' environment.
+func (d *LocalDriver) Pinning() string { return d.pin.String() }
 
 // Name implements Driver.
 func (d *LocalDriver) Name() string { return "local" }
@@ -120,7 +143,7 @@ func ephemeralLow() int {
 func (d *LocalDriver) Up(ctx context.Context, p topologies.Plan) (Deployment, error) {
 	dep := &localDeployment{plan: p}
 	for _, spec := range p.Processes {
-		proc, err := d.start(p.ID, spec)
+		proc, err := d.start(ctx, p.ID, spec)
 		if err != nil {
 			dep.Down(context.Background())
 			return nil, err
@@ -134,7 +157,7 @@ func (d *LocalDriver) Up(ctx context.Context, p topologies.Plan) (Deployment, er
 	return dep, nil
 }
 
-func (d *LocalDriver) start(id string, spec topologies.Process) (*localProc, error) {
+func (d *LocalDriver) start(ctx context.Context, id string, spec topologies.Process) (*localProc, error) {
 	name := id + "-" + spec.Role
 	dir, err := filepath.Abs(filepath.Join(d.logDir, name))
 	if err == nil {
@@ -157,6 +180,12 @@ func (d *LocalDriver) start(id string, spec topologies.Process) (*localProc, err
 	if spec.Exe != "" {
 		exe = spec.Exe
 	}
+	spec.Stats = subst(spec.Stats)
+	if len(spec.Check) > 0 {
+		if err := check(ctx, exe, dir, spec.Check, subst); err != nil {
+			return nil, fmt.Errorf("harness: %s: %s: %w", id, spec.Role, err)
+		}
+	}
 	logPath := filepath.Join(d.logDir, name+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -166,7 +195,7 @@ func (d *LocalDriver) start(id string, spec topologies.Process) (*localProc, err
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := d.pin.Start(cmd); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("harness: %s: start %s: %w", id, spec.Role, err)
 	}
@@ -176,6 +205,28 @@ func (d *LocalDriver) start(id string, spec topologies.Process) (*localProc, err
 		close(proc.exited)
 	}()
 	return proc, nil
+}
+
+// DefaultCheckTimeout bounds a process's configuration check.
+const DefaultCheckTimeout = 30 * time.Second
+
+// check runs exe with the check arguments in dir and returns an error
+// holding its output (the engine's own message) unless it exits 0.
+func check(ctx context.Context, exe, dir string, args []string, subst func(string) string) error {
+	ctx, cancel := context.WithTimeout(ctx, DefaultCheckTimeout)
+	defer cancel()
+	a := make([]string, len(args))
+	for i, x := range args {
+		a[i] = subst(x)
+	}
+	cmd := exec.CommandContext(ctx, exe, a...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("configuration check %s %s failed (%w):\n%s", exe, strings.Join(a, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 type localProc struct {
@@ -279,6 +330,16 @@ func (d *localDeployment) Stats(ctx context.Context) (Stats, error) {
 			var ps balancer.Stats
 			if err = getJSON(ctx, p.spec.Stats, &ps); err == nil {
 				st.Proxy = &ps
+			}
+		case topologies.StatsNginx:
+			var ns engines.NginxStatus
+			if ns, err = engines.ReadNginxStatus(ctx, p.spec.Stats); err == nil {
+				st.Engine = &engines.Stats{Engine: engines.Nginx, Nginx: &ns}
+			}
+		case topologies.StatsHAProxy:
+			var rows []engines.HAProxyRow
+			if rows, err = engines.ReadHAProxyStats(ctx, p.spec.Stats); err == nil {
+				st.Engine = &engines.Stats{Engine: engines.HAProxy, HAProxy: rows}
 			}
 		}
 		if err != nil {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -11,50 +12,81 @@ import (
 	"github.com/lbbench/lbbench/workloads"
 )
 
-// recorder turns vegeta results into histograms and counts. Results are
-// recorded as they arrive and then dropped, so memory does not grow with run
-// length. Only the goroutine that reads the results channel calls add.
+// recorder turns one stream's vegeta results into histograms and counts.
+// Results are recorded as they arrive and then dropped, so memory does not
+// grow with run length (intervals are kept encoded). Only the goroutine that
+// reads the stream's results channel calls add.
 type recorder struct {
 	pacer  *workloads.Pacer
 	warmup time.Duration
 	window time.Duration
+	steps  []workloads.Step
+	raw    io.Writer // per-request lines (one Write per line), or nil
 
-	latency, uncorrected, sendLag, errLatency *Histogram
-	classes                                   []ClassResult
-	workers                                   map[int]uint64
+	sentAt   func(map[string][]string) (time.Time, bool) // wire send time of a response's request
+	m        Measurement
+	client   *ClientResult // the stream's named client, or nil
+	lastSend time.Time
 
-	requests, errors, warmupN, unmapped uint64
-	errorKinds                          map[string]uint64
-	lastSend                            time.Time
+	// The open interval, by completion time since the window's start.
+	iv                   *Histogram
+	ivIndex              int
+	ivRequests, ivErrors uint64
+	ivErr                error
 }
 
-func newRecorder(p *workloads.Pacer, spec workloads.Spec, classes []string) *recorder {
+func newRecorder(p *workloads.Pacer, spec workloads.Spec, classes []string, raw io.Writer) *recorder {
 	r := &recorder{
-		pacer:       p,
-		warmup:      spec.Warmup,
-		window:      spec.Duration,
-		latency:     NewHistogram(),
-		uncorrected: NewHistogram(),
-		sendLag:     NewHistogram(),
-		errLatency:  NewHistogram(),
-		workers:     map[int]uint64{},
-		errorKinds:  map[string]uint64{},
+		pacer:   p,
+		warmup:  spec.WarmupTime(),
+		window:  spec.Duration,
+		iv:      NewHistogram(),
+		ivIndex: -1,
+	}
+	r.m = Measurement{
+		Duration:     spec.Duration,
+		Latency:      NewHistogram(),
+		Uncorrected:  NewHistogram(),
+		SendLag:      NewHistogram(),
+		ErrorLatency: NewHistogram(),
+		ByWorker:     map[int]uint64{},
 	}
 	for _, name := range classes {
-		r.classes = append(r.classes, ClassResult{Name: name, Latency: NewHistogram()})
+		r.m.Classes = append(r.m.Classes, ClassResult{Name: name, Latency: NewHistogram()})
 	}
+	if spec.Arrival.Kind == workloads.Steps {
+		r.steps = spec.Arrival.Steps
+		start := time.Duration(0)
+		for _, s := range r.steps {
+			r.m.Steps = append(r.m.Steps, StepResult{RatePerSec: s.RatePerSec, Start: start, Duration: s.Duration, Latency: NewHistogram()})
+			start += s.Duration
+		}
+	}
+	r.raw = raw
 	return r
+}
+
+// RawHeader is the first line of a raw per-request file: intended send time
+// since the start of the measured window, send lag and corrected latency in
+// microseconds, status code (0: no response), class, worker (-1: unknown),
+// error.
+const RawHeader = "intended_us,send_lag_us,latency_us,code,class,worker,error\n"
+
+// forClient makes the recorder count its results for a named client too.
+func (r *recorder) forClient(name string, share float64) {
+	r.m.Clients = []ClientResult{{Name: name, Share: share, Latency: NewHistogram()}}
+	r.client = &r.m.Clients[0]
 }
 
 // add records one result.
 func (r *recorder) add(res *vegeta.Result) {
 	off, ok := r.pacer.Offset(res.Seq)
 	if !ok {
-		r.unmapped++
+		r.m.Unmapped++
 		return
 	}
 	if off < r.warmup {
-		r.warmupN++
+		r.m.WarmupRequests++
 		return
 	}
 	intended := r.pacer.Began().Add(off)
@@ -63,33 +95,106 @@ func (r *recorder) add(res *vegeta.Result) {
 	lag := max(res.Timestamp.Sub(intended), 0)
 	corrected := lag + res.Latency
 
-	r.requests++
-	r.latency.RecordDuration(corrected)
-	r.uncorrected.RecordDuration(res.Latency)
-	r.sendLag.RecordDuration(lag)
+	// Uncorrected latency runs from when the request went on the wire, as
+	// a closed-loop tool would measure it; without a response, from when
+	// vegeta handed it to the client.
+	uncorrected := res.Latency
+	if r.sentAt != nil {
+		if sent, ok := r.sentAt(res.Headers); ok {
+			uncorrected = max(res.Timestamp.Add(res.Latency).Sub(sent), 0)
+		}
+	}
+
+	m := &r.m
+	m.Requests++
+	m.Latency.RecordDuration(corrected)
+	m.Uncorrected.RecordDuration(uncorrected)
+	m.SendLag.RecordDuration(lag)
 	if res.Timestamp.After(r.lastSend) {
 		r.lastSend = res.Timestamp
 	}
 
 	failed := res.Error != "" || res.Code < 200 || res.Code >= 400
 	if failed {
-		r.errors++
-		r.errorKinds[errorKind(res)]++
-		r.errLatency.RecordDuration(corrected)
-	}
-	if c := workloads.ClassOf(res.URL); c >= 0 && c < len(r.classes) {
-		cl := &r.classes[c]
-		cl.Requests++
-		cl.Latency.RecordDuration(corrected)
-		if failed {
-			cl.Errors++
+		m.Errors++
+		if m.ErrorKinds == nil {
+			m.ErrorKinds = map[string]uint64{}
 		}
+		m.ErrorKinds[errorKind(res)]++
+		m.ErrorLatency.RecordDuration(corrected)
 	}
+	class := workloads.ClassOf(res.URL)
+	if class >= 0 && class < len(m.Classes) {
+		count(&m.Classes[class].Requests, &m.Classes[class].Errors, m.Classes[class].Latency, corrected, failed)
+	}
+	if c := r.client; c != nil {
+		count(&c.Requests, &c.Errors, c.Latency, corrected, failed)
+	}
+	if len(r.steps) > 0 {
+		// The step a request belongs to is the one it was scheduled in.
+		at := off - r.warmup
+		i := 0
+		for i < len(m.Steps)-1 && at >= m.Steps[i+1].Start {
+			i++
+		}
+		count(&m.Steps[i].Requests, &m.Steps[i].Errors, m.Steps[i].Latency, corrected, failed)
+	}
+	worker := -1
 	if vs := res.Headers["X-Worker"]; len(vs) > 0 {
 		if i, err := strconv.Atoi(vs[0]); err == nil {
-			r.workers[i]++
+			worker = i
+			m.ByWorker[i]++
 		}
 	}
+	r.interval(res.Timestamp.Add(res.Latency).Sub(r.pacer.Began().Add(r.warmup)), corrected, failed)
+	if r.raw != nil {
+		fmt.Fprintf(r.raw, "%d,%d,%d,%d,%d,%d,%s\n", (off - r.warmup).Microseconds(), lag.Microseconds(),
+			corrected.Microseconds(), res.Code, class, worker, csvField(res.Error))
+	}
+}
+
+func count(requests, errors *uint64, h *Histogram, d time.Duration, failed bool) {
+	*requests++
+	h.RecordDuration(d)
+	if failed {
+		*errors++
+	}
+}
+
+// interval records a result completed at done (since the window's start)
+// in its interval. Results arrive in about completion order; one that
+// arrives after its interval was closed goes into the open one.
+func (r *recorder) interval(done, latency time.Duration, failed bool) {
+	i := max(int(done/IntervalLength), 0)
+	if i > r.ivIndex {
+		r.closeInterval()
+		r.ivIndex = i
+	}
+	r.iv.RecordDuration(latency)
+	r.ivRequests++
+	if failed {
+		r.ivErrors++
+	}
+}
+
+func (r *recorder) closeInterval() {
+	if r.ivIndex < 0 || r.ivRequests == 0 {
+		return
+	}
+	iv, err := encodeInterval(time.Duration(r.ivIndex)*IntervalLength, IntervalLength, r.iv, r.ivRequests, r.ivErrors)
+	if err != nil && r.ivErr == nil {
+		r.ivErr = err
+	}
+	r.m.Intervals = append(r.m.Intervals, iv)
+	r.iv.Reset()
+	r.ivRequests, r.ivErrors = 0, 0
+}
+
+func csvField(s string) string {
+	if s == "" {
+		return ""
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
 // errorKind names a failure with few enough distinct values to count.
@@ -99,7 +204,7 @@ func errorKind(res *vegeta.Result) string {
 	}
 	e := res.Error
 	switch {
-	case strings.Contains(e, "Timeout") || strings.Contains(e, "timeout"):
+	case strings.Contains(e, "Timeout") || strings.Contains(e, "timeout") || strings.Contains(e, "deadline exceeded"):
 		return "timeout"
 	case strings.Contains(e, "connection refused"):
 		return "connection refused"
@@ -111,49 +216,46 @@ func errorKind(res *vegeta.Result) string {
 	return "other"
 }
 
-// fill copies the recorded figures into run and judges its validity.
-func (r *recorder) fill(run *RunResult, v Validity) {
-	run.Requests = r.requests
-	run.Errors = r.errors
-	run.WarmupRequests = r.warmupN
-	run.Unmapped = r.unmapped
-	if len(r.errorKinds) > 0 {
-		run.ErrorKinds = r.errorKinds
+// finish closes the open interval and the raw stream and returns the
+// stream's measurement with its rates.
+func (r *recorder) finish() (*Measurement, error) {
+	r.closeInterval()
+	if r.ivErr != nil {
+		return nil, r.ivErr
 	}
-	run.Latency, run.Uncorrected, run.SendLag, run.ErrorLatency = r.latency, r.uncorrected, r.sendLag, r.errLatency
-	run.Summary = r.latency.Summarize()
-	for i := range r.classes {
-		r.classes[i].Summary = r.classes[i].Latency.Summarize()
-	}
-	run.Classes = r.classes
-	run.Duration = r.window
-
-	if r.requests > 0 {
-		run.IntendedRate = float64(r.requests) / r.window.Seconds()
+	m := &r.m
+	if m.Requests > 0 {
+		m.IntendedRate = float64(m.Requests) / r.window.Seconds()
 		// The measured requests were due within the window; if sending them
 		// took longer, the generator fell behind.
 		took := r.lastSend.Sub(r.pacer.Began().Add(r.warmup))
-		run.AchievedRate = float64(r.requests) / max(took, r.window).Seconds()
+		m.AchievedRate = float64(m.Requests) / max(took, r.window).Seconds()
 	}
+	return m, nil
+}
 
+// judge fills run's validity from its measurement.
+func judge(run *RunResult, v Validity) {
 	run.Valid = true
 	invalid := func(format string, args ...any) {
 		run.Valid = false
 		run.Invalid = append(run.Invalid, fmt.Sprintf(format, args...))
 	}
-	if r.requests == 0 {
+	if run.Requests == 0 {
 		invalid("no measured requests")
 	}
-	if r.unmapped > 0 {
-		invalid("%d results could not be mapped to their intended send time", r.unmapped)
+	if run.Unmapped > 0 {
+		invalid("%d results could not be mapped to their intended send time", run.Unmapped)
 	}
 	if run.IntendedRate > 0 {
 		if e := 1 - run.AchievedRate/run.IntendedRate; e > v.MaxRateError {
-			invalid("achieved rate %.1f/s is %.1f%% below intended %.1f/s (tolerance %.1f%%)",
+			invalid("achieved rate %.1f/s is %.1f%% below intended %.1f/s (tolerance %.1f%%): the generator fell behind",
 				run.AchievedRate, 100*e, run.IntendedRate, 100*v.MaxRateError)
 		}
 	}
-	if p99 := r.sendLag.Quantile(0.99); r.requests > 0 && p99 > v.MaxSendLagP99 {
-		invalid("send lag p99 %s exceeds %s: the generator fell behind", p99, v.MaxSendLagP99)
+	if run.Requests > 0 && run.SendLag != nil {
+		if p99 := run.SendLag.Quantile(0.99); p99 > v.MaxSendLagP99 {
+			invalid("send lag p99 %s exceeds %s: the generator fell behind", p99, v.MaxSendLagP99)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/targets/balancer"
 )
 
@@ -24,6 +25,9 @@ type Results struct {
 	Scenario Scenario `json:"scenario"`
 	// Env describes the machine and software that produced the results.
 	Env Env `json:"env"`
+	// Simulated is true when the results come from lbbench's discrete-event
+	// model (package model, Env.Driver "sim") rather than a measurement.
+	Simulated bool `json:"simulated,omitempty"`
 	// Started and Finished bound the whole scenario.
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished,omitzero"`
@@ -40,42 +44,18 @@ type Results struct {
 
 // RunResult is one variant × workload × repetition: the unit of statistics.
 type RunResult struct {
-	// ID names the run and its log files, for example "r03-least_conn".
+	// ID names the run and its log files, for example "003-least_conn-r1".
 	ID string `json:"id"`
 	// Variant is the variant's name; Rep its repetition, from 1.
 	Variant string `json:"variant"`
 	Rep     int    `json:"rep"`
-	// Started is when load began; Duration the measured window.
-	Started  time.Time     `json:"started"`
-	Duration time.Duration `json:"duration"`
+	// Started is when load began.
+	Started time.Time `json:"started"`
 	// Entry is the URL the load went to.
 	Entry string `json:"entry"`
 
-	// IntendedRate is measured requests per second of the schedule;
-	// AchievedRate is the same count over the time it really took to send.
-	IntendedRate float64 `json:"intended_rate"`
-	AchievedRate float64 `json:"achieved_rate"`
-	// Requests counts measured requests (warm-up excluded), errors included.
-	Requests uint64 `json:"requests"`
-	// Errors counts failed measured requests; ErrorKinds splits them by
-	// status code or failure ("timeout", "connection refused", ...).
-	Errors     uint64            `json:"errors"`
-	ErrorKinds map[string]uint64 `json:"error_kinds,omitempty"`
-	// WarmupRequests were sent during warm-up and not recorded.
-	WarmupRequests uint64 `json:"warmup_requests"`
-	// Unmapped counts results whose intended send time was unknown; any
-	// makes the run invalid.
-	Unmapped uint64 `json:"unmapped,omitempty"`
-
-	// Latency is measured from each request's intended send time (the
-	// corrected latency), errors included. Uncorrected is measured from the
-	// actual send; SendLag is actual minus intended send time.
-	Latency      *Histogram `json:"latency"`
-	Uncorrected  *Histogram `json:"uncorrected"`
-	SendLag      *Histogram `json:"send_lag"`
-	ErrorLatency *Histogram `json:"error_latency"`
-	// Classes holds per request class figures, in the workload's order.
-	Classes []ClassResult `json:"classes"`
+	// Measurement is what the generators recorded, merged.
+	Measurement
 	// Summary is Latency's headline figures, for readers that do not decode
 	// histograms.
 	Summary Summary `json:"summary"`
@@ -84,8 +64,9 @@ type RunResult struct {
 	Workers []WorkerResult `json:"workers"`
 	// Proxy holds the built-in proxy's counters, when there is one.
 	Proxy *balancer.Stats `json:"proxy,omitempty"`
-	// Generator describes the load generator's own cost.
-	Generator Generator `json:"generator"`
+	// Engine holds nginx's stub_status or HAProxy's "show stat" at the end
+	// of the run, when the proxy is one of them.
+	Engine *engines.Stats `json:"engine,omitempty"`
 
 	// Valid is false when the run was too distorted to count; Invalid
 	// gives the reasons.
@@ -113,17 +94,6 @@ type WorkerResult struct {
 	Requests    uint64 `json:"requests"`
 	Connections uint64 `json:"connections"`
 	MaxQueue    int64  `json:"max_queue"`
-}
-
-// Generator describes the load generator during one run.
-type Generator struct {
-	// CPU is user plus system CPU time of the generating process during
-	// the attack.
-	CPU time.Duration `json:"cpu"`
-	// Connections is the client connection cap; KeepAlive whether client
-	// connections were reused.
-	Connections int  `json:"connections"`
-	KeepAlive   bool `json:"keepalive"`
 }
 
 // Skew returns max/min of the workers' attributed responses; +Inf when some

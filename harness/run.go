@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/targets/balancer"
 	"github.com/lbbench/lbbench/targets/worker"
 	"github.com/lbbench/lbbench/topologies"
@@ -35,6 +39,8 @@ type Deployment interface {
 type Stats struct {
 	Workers []worker.Stats
 	Proxy   *balancer.Stats
+	// Engine holds nginx's or HAProxy's own counters, when one runs.
+	Engine *engines.Stats
 }
 
 // Progress reports the scenario's advance to the caller.
@@ -55,6 +61,12 @@ type config struct {
 	checkpoint func(*Results) error
 	version    string
 	commit     string
+	rawDir     string
+	generators int
+	exe        string
+	workDir    string
+	live       func(LiveStats)   // see WithLiveStats in live.go
+	builds     map[string]string // see WithBuilds
 }
 
 // Option configures Run.
@@ -71,6 +83,25 @@ func WithCheckpoint(f func(*Results) error) Option { return func(c *config) { c.
 func WithVersion(version, commit string) Option {
 	return func(c *config) { c.version, c.commit = version, commit }
 }
+
+// WithRaw streams one line per measured request of each run into
+// dir/<run-id>.csv (see RawHeader). Memory stays constant; the files grow.
+func WithRaw(dir string) Option { return func(c *config) { c.rawDir = dir } }
+
+// WithGenerators offers the load from k separate `lbbench attack` processes
+// (the lbbench binary at exe), each with 1/k of the rate, and merges their
+// histograms losslessly. Their files go under workDir. k <= 1 generates
+// in-process.
+func WithGenerators(k int, exe, workDir string) Option {
+	return func(c *config) { c.generators, c.exe, c.workDir = k, exe, workDir }
+}
+
+// WithBuilds maps build names (topologies.Variant.Build) to lbbench
+// executables: a variant with a Build runs that executable wherever its
+// plan would run the lbbench binary itself. The load generator stays this
+// process (or exe of WithGenerators) for every variant: it is the
+// instrument, and must not change between the builds compared.
+func WithBuilds(builds map[string]string) Option { return func(c *config) { c.builds = builds } }
 
 // Order returns the run order for s: in each repetition every variant once,
 // shuffled with a seed derived from the workload's, so runs are interleaved,
@@ -98,6 +129,9 @@ func Run(ctx context.Context, s Scenario, d Driver, opts ...Option) (*Results, e
 		Env:      CaptureEnv(d.Name(), c.version, c.commit),
 		Started:  time.Now(),
 	}
+	if p, ok := d.(interface{ Pinning() string }); ok {
+		res.Env.Pinning = p.Pinning()
+	}
 	order := Order(s)
 	for r, perm := range order {
 		for _, vi := range perm {
@@ -107,6 +141,11 @@ func Run(ctx context.Context, s Scenario, d Driver, opts ...Option) (*Results, e
 	total := len(res.Order)
 
 	err := func() error {
+		// A missing engine fails here, before any run.
+		var err error
+		if res.Env.Engines, err = engineVersions(ctx, s); err != nil {
+			return err
+		}
 		i := 0
 		for r, perm := range order {
 			for _, vi := range perm {
@@ -116,7 +155,7 @@ func Run(ctx context.Context, s Scenario, d Driver, opts ...Option) (*Results, e
 				if c.progress != nil {
 					c.progress(Progress{Index: i, Total: total, ID: id, Variant: v.Name, Rep: r + 1})
 				}
-				run, err := runOne(ctx, s, v, d, id)
+				run, err := runOne(ctx, &c, s, v, d, id)
 				if run != nil {
 					run.Rep = r + 1
 					res.Runs = append(res.Runs, *run)
@@ -156,12 +195,26 @@ func runID(i int, variant string, rep int) string {
 // runOne brings variant v up, offers the workload, collects counters and
 // takes the variant down, whatever happens. A run interrupted by ctx is not
 // returned: a partial run would bias the statistics.
-func runOne(ctx context.Context, s Scenario, v topologies.Variant, d Driver, id string) (run *RunResult, err error) {
+func runOne(ctx context.Context, c *config, s Scenario, v topologies.Variant, d Driver, id string) (run *RunResult, err error) {
 	plan, err := topologies.Render(v, s.Workers, d)
 	if err != nil {
 		return nil, err
 	}
 	plan.ID = id
+	if v.Build != "" {
+		// Another build's binary (lbbench run --baseline) replaces the
+		// lbbench binary; other executables (nginx, HAProxy) stay.
+		exe, ok := c.builds[v.Build]
+		if !ok {
+			return nil, fmt.Errorf("harness: %s: no executable for build %q (see WithBuilds)", id, v.Build)
+		}
+		for i := range plan.Processes {
+			if plan.Processes[i].Exe == "" {
+				plan.Processes[i].Exe = exe
+			}
+		}
+	}
+	spec := s.WorkloadFor(v)
 	dep, err := d.Up(ctx, plan)
 	if err != nil {
 		return nil, err
@@ -176,7 +229,22 @@ func runOne(ctx context.Context, s Scenario, v topologies.Variant, d Driver, id 
 	}()
 
 	started := time.Now()
-	rec, gen, err := attack(ctx, dep.Entry(), s.Workload)
+	var m *Measurement
+	if c.generators > 1 {
+		m, err = attackProcesses(ctx, c.exe, filepath.Join(c.workDir, id), dep.Entry(), spec, c.generators)
+	} else {
+		var raw *os.File
+		if c.rawDir != "" {
+			if err := os.MkdirAll(c.rawDir, 0o755); err != nil {
+				return nil, fmt.Errorf("harness: %s: raw: %w", id, err)
+			}
+			if raw, err = os.Create(filepath.Join(c.rawDir, id+".csv")); err != nil {
+				return nil, fmt.Errorf("harness: %s: raw: %w", id, err)
+			}
+			defer raw.Close()
+		}
+		m, err = attack(withLiveStats(ctx, c.live), dep.Entry(), spec, rawWriter(raw))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("harness: %s: attack: %w", id, err)
 	}
@@ -184,10 +252,20 @@ func runOne(ctx context.Context, s Scenario, v topologies.Variant, d Driver, id 
 	if err != nil {
 		return nil, err
 	}
-	run = &RunResult{ID: id, Variant: v.Name, Started: started, Entry: dep.Entry(), Generator: gen, Proxy: stats.Proxy}
-	rec.fill(run, s.Validity)
-	run.Workers = workerResults(s.Workers.Count, rec.workers, stats.Workers)
+	run = &RunResult{ID: id, Variant: v.Name, Started: started, Entry: dep.Entry(), Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine}
+	run.Summary = run.Latency.Summarize()
+	judge(run, s.Validity)
+	run.Workers = workerResults(s.Workers.Count, m.ByWorker, stats.Workers)
 	return run, nil
+}
+
+// rawWriter returns f as an io.Writer, or nil for no file (not a non-nil
+// interface holding a nil *os.File).
+func rawWriter(f *os.File) io.Writer {
+	if f == nil {
+		return nil
+	}
+	return f
 }
 
 // workerResults joins the client's per-worker response counts with the

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -42,6 +43,16 @@ type Scenario struct {
 	Validity Validity `yaml:"validity" json:"validity"`
 }
 
+// WorkloadFor returns the workload variant v is run with: the scenario's,
+// with v's client model in place of the scenario's when v has one.
+func (s Scenario) WorkloadFor(v topologies.Variant) workloads.Spec {
+	spec := s.Workload
+	if v.Clients != nil {
+		spec.Clients = *v.Clients
+	}
+	return spec
+}
+
 // Validity holds the bounds beyond which a run is marked invalid and left
 // out of verdicts.
 type Validity struct {
@@ -60,6 +71,10 @@ func (s Scenario) WithDefaults() Scenario {
 	vs := make([]topologies.Variant, len(s.Variants))
 	for i, v := range s.Variants {
 		vs[i] = v.WithDefaults()
+		if v.Clients != nil {
+			c := v.Clients.WithDefaults()
+			vs[i].Clients = &c
+		}
 	}
 	s.Variants = vs
 	if s.Repeat == 0 {
@@ -97,6 +112,12 @@ func (s Scenario) Validate() error {
 		}
 		if seen[v.Name] {
 			return &FieldError{Field: f + ".name", Msg: fmt.Sprintf("duplicate variant name %q", v.Name)}
+		}
+		if v.Clients != nil {
+			w := s.WorkloadFor(v)
+			if err := w.Validate(); err != nil {
+				return prefixed(f, err)
+			}
 		}
 		seen[v.Name] = true
 	}
@@ -249,4 +270,34 @@ func mapEntry(n *yaml.Node, key string) (k, v *yaml.Node) {
 		}
 	}
 	return nil, nil
+}
+
+// LoadWorkload reads a workload spec (YAML or JSON, which is YAML) from
+// path, applies defaults and validates it.
+func LoadWorkload(path string) (workloads.Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return workloads.Spec{}, fmt.Errorf("harness: read workload: %w", err)
+	}
+	var spec workloads.Spec
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
+		// JSON, as `lbbench run --generators` writes it: durations are
+		// integer nanoseconds there, which YAML would not take.
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&spec); err != nil {
+			return workloads.Spec{}, &FieldError{File: path, Msg: err.Error()}
+		}
+	} else {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&spec); err != nil {
+			return workloads.Spec{}, yamlError(path, err)
+		}
+	}
+	spec = spec.WithDefaults()
+	if err := spec.Validate(); err != nil {
+		return workloads.Spec{}, &FieldError{File: path, Msg: err.Error()}
+	}
+	return spec, nil
 }

@@ -21,6 +21,11 @@ type VariantSummary struct {
 	Rate float64
 	// Latency summarizes the merged corrected-latency histogram.
 	Latency harness.Summary
+	// Histogram is the merged corrected-latency histogram itself (µs);
+	// SendLag the merged send-lag histogram. Callers must not modify them.
+	Histogram, SendLag *harness.Histogram
+	// Merged lists the IDs of the runs merged into the figures, in run order.
+	Merged []string
 	// SendLagP99 is the merged send lag's 99th percentile.
 	SendLagP99 time.Duration
 	// RunP99 holds each merged run's p99, in run order.
@@ -33,6 +38,27 @@ type VariantSummary struct {
 	Classes []ClassSummary
 	// Invalid lists why runs were invalid, prefixed with the run ID.
 	Invalid []string
+	// Proxy sums the built-in proxy's counters over merged runs; nil when
+	// the variant has no built-in proxy.
+	Proxy *ProxyTotals
+	// Steps merges each step of a steps arrival over merged runs.
+	Steps []StepSummary
+}
+
+// ProxyTotals are a proxy's counters summed over runs.
+type ProxyTotals struct {
+	Mode, Policy                                              string
+	Decisions, ClientConns, UpstreamConns, Retries, NoBackend uint64
+	// PoolRequests counts requests (l7) or connections (l4) per named pool.
+	PoolRequests map[string]uint64
+}
+
+// StepSummary is one step of a steps arrival, over merged runs.
+type StepSummary struct {
+	RatePerSec float64
+	Requests   uint64
+	Errors     uint64
+	Latency    harness.Summary
 }
 
 // ClassSummary is one request class's merged figures.
@@ -40,6 +66,8 @@ type ClassSummary struct {
 	Name     string
 	Requests uint64
 	Latency  harness.Summary
+	// Histogram is the class's merged latency histogram (µs).
+	Histogram *harness.Histogram
 }
 
 // Summarize groups r's runs by variant, in scenario order, merging their
@@ -82,12 +110,45 @@ func summarize(name string, runs []harness.RunResult) (VariantSummary, error) {
 	classes := map[string]*harness.Histogram{}
 	var classOrder []string
 	var skews []float64
+	var steps []*harness.Histogram
 	for _, run := range merged {
 		if err := lat.MergeFrom(run.Latency); err != nil {
 			return s, fmt.Errorf("reports: %s: %w", run.ID, err)
 		}
 		if err := lag.MergeFrom(run.SendLag); err != nil {
 			return s, fmt.Errorf("reports: %s: %w", run.ID, err)
+		}
+		s.Merged = append(s.Merged, run.ID)
+		if p := run.Proxy; p != nil {
+			if s.Proxy == nil {
+				s.Proxy = &ProxyTotals{Mode: p.Mode, Policy: p.Policy}
+			}
+			t := s.Proxy
+			t.Decisions += p.Decisions
+			t.ClientConns += p.ClientConns
+			t.UpstreamConns += p.UpstreamConns
+			t.Retries += p.Retries
+			t.NoBackend += p.NoBackend
+			for _, pool := range p.Pools {
+				if pool.Name == "" {
+					continue
+				}
+				if t.PoolRequests == nil {
+					t.PoolRequests = map[string]uint64{}
+				}
+				t.PoolRequests[pool.Name] += pool.Requests
+			}
+		}
+		for i, st := range run.Steps {
+			if i == len(steps) {
+				steps = append(steps, harness.NewHistogram())
+				s.Steps = append(s.Steps, StepSummary{RatePerSec: st.RatePerSec})
+			}
+			s.Steps[i].Requests += st.Requests
+			s.Steps[i].Errors += st.Errors
+			if err := steps[i].MergeFrom(st.Latency); err != nil {
+				return s, fmt.Errorf("reports: %s: step %d: %w", run.ID, i, err)
+			}
 		}
 		s.Requests += run.Requests
 		s.Errors += run.Errors
@@ -113,11 +174,15 @@ func summarize(name string, runs []harness.RunResult) (VariantSummary, error) {
 		}
 	}
 	s.Latency = lat.Summarize()
+	s.Histogram, s.SendLag = lat, lag
+	for i := range s.Steps {
+		s.Steps[i].Latency = steps[i].Summarize()
+	}
 	s.SendLagP99 = lag.Quantile(0.99)
 	s.Skew = median(skews)
 	for _, name := range classOrder {
 		h := classes[name]
-		s.Classes = append(s.Classes, ClassSummary{Name: name, Requests: uint64(h.TotalCount()), Latency: h.Summarize()})
+		s.Classes = append(s.Classes, ClassSummary{Name: name, Requests: uint64(h.TotalCount()), Latency: h.Summarize(), Histogram: h})
 	}
 	return s, nil
 }

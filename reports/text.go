@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -22,7 +23,7 @@ func WriteText(w io.Writer, r *harness.Results) error {
 	wl := r.Scenario.Workload
 	fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s %.0f req/s for %s (+%s warm-up), %d runs per variant\n",
 		r.Scenario.Name, r.Scenario.Workers.Count, r.Scenario.Workers.Concurrency,
-		wl.Arrival.Kind, wl.Arrival.RatePerSec, wl.Duration, wl.Warmup, r.Scenario.Repeat)
+		wl.Arrival.Kind, wl.Arrival.MeanRate(wl.Duration), wl.Duration, wl.WarmupTime(), r.Scenario.Repeat)
 	fmt.Fprintf(w, "latency from intended send time; percentiles of all valid runs merged\n\n")
 
 	// Numbers align right; names are padded so that they align left.
@@ -54,6 +55,8 @@ func WriteText(w io.Writer, r *harness.Results) error {
 		}
 		fmt.Fprintf(w, "  %-*s  %s\n", width, s.Name, strings.Join(parts, " "))
 	}
+	writeProxyCounters(w, sums, width)
+	writeSteps(w, sums)
 	var invalid []string
 	for _, s := range sums {
 		invalid = append(invalid, s.Invalid...)
@@ -119,4 +122,50 @@ func SkewString(x float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(x, 'f', 2, 64)
+}
+
+// writeProxyCounters explains the proxy variants' results: how many
+// decisions the proxy made and how many connections it saw on each side.
+func writeProxyCounters(w io.Writer, sums []VariantSummary, width int) {
+	has := false
+	for _, s := range sums {
+		has = has || s.Proxy != nil
+	}
+	if !has {
+		return
+	}
+	fmt.Fprintf(w, "\nproxy counters (all merged runs, warm-up included)\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\tmode\tpolicy\tdecisions\tclient conns\tupstream conns\tretries\tno backend\tpools\t\n", width, "variant")
+	for _, s := range sums {
+		p := s.Proxy
+		if p == nil {
+			continue
+		}
+		var pools []string
+		for name, n := range p.PoolRequests {
+			pools = append(pools, name+"="+strconv.FormatUint(n, 10))
+		}
+		slices.Sort(pools)
+		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", width, s.Name, p.Mode, p.Policy,
+			p.Decisions, p.ClientConns, p.UpstreamConns, p.Retries, p.NoBackend, strings.Join(pools, " "))
+	}
+	tw.Flush()
+}
+
+// writeSteps shows latency against load for steps arrivals.
+func writeSteps(w io.Writer, sums []VariantSummary) {
+	for _, s := range sums {
+		if len(s.Steps) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nlatency by step: %s\n", s.Name)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "rate/s\trequests\terrors\tp50\tp99\tp99.9\t")
+		for _, st := range s.Steps {
+			fmt.Fprintf(tw, "%.0f\t%d\t%d\t%s\t%s\t%s\t\n", st.RatePerSec, st.Requests, st.Errors,
+				Dur(st.Latency.P50), Dur(st.Latency.P99), Dur(st.Latency.P999))
+		}
+		tw.Flush()
+	}
 }

@@ -5,10 +5,12 @@ import (
 	"flag"
 	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/targets/balancer"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
@@ -23,9 +25,9 @@ func fakeRun(id, variant string, base time.Duration, n int, workers []uint64, va
 	}
 	lag := harness.NewHistogram()
 	lag.RecordDuration(50 * time.Microsecond)
-	r := harness.RunResult{ID: id, Variant: variant, Requests: uint64(n), AchievedRate: float64(n) / 10,
-		Latency: h, SendLag: lag, Summary: h.Summarize(), Valid: valid,
-		Classes: []harness.ClassResult{{Name: "all", Requests: uint64(n), Latency: h}}}
+	r := harness.RunResult{ID: id, Variant: variant, Summary: h.Summarize(), Valid: valid,
+		Measurement: harness.Measurement{Requests: uint64(n), AchievedRate: float64(n) / 10, Latency: h, SendLag: lag,
+			Classes: []harness.ClassResult{{Name: "all", Requests: uint64(n), Latency: h}}}}
 	if !valid {
 		r.Invalid = []string{"send lag p99 9ms exceeds 5ms"}
 	}
@@ -104,6 +106,27 @@ func TestDur(t *testing.T) {
 	} {
 		if got := Dur(d); got != want {
 			t.Errorf("Dur(%s) = %s, want %s", d, got, want)
+		}
+	}
+}
+
+func TestWriteTextProxyAndSteps(t *testing.T) {
+	r := fakeResults()
+	run := fakeRun("005-least_conn-r3", "least_conn", 100*time.Microsecond, 1000, []uint64{500, 500}, true)
+	run.Proxy = &balancer.Stats{Mode: "l7", Policy: "least_conn", Decisions: 1200, ClientConns: 64, UpstreamConns: 8,
+		Pools: []balancer.PoolStats{{Name: "write", Requests: 200}}}
+	h := harness.NewHistogram()
+	h.RecordDuration(3 * time.Millisecond)
+	run.Steps = []harness.StepResult{{RatePerSec: 100, Requests: 1, Latency: h}, {RatePerSec: 200, Requests: 1, Latency: h}}
+	r.Runs = append(r.Runs, run)
+	var buf bytes.Buffer
+	if err := WriteText(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"proxy counters", "1200", "write=200", "latency by step: least_conn", "3.00ms"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
 }

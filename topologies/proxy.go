@@ -1,6 +1,7 @@
 package topologies
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -8,7 +9,8 @@ import (
 func init() { renderers[Proxy] = renderProxy }
 
 // renderProxy: one "lbbench serve" with worker i on its own port base+i, and
-// the built-in proxy listing those ports as upstreams.
+// the proxy of v.Proxy.Engine (built-in, nginx or HAProxy) listing those
+// ports as upstreams.
 func renderProxy(v Variant, w Workers, a *alloc) (Plan, error) {
 	base, err := a.ports(w.Count)
 	if err != nil {
@@ -25,23 +27,27 @@ func renderProxy(v Variant, w Workers, a *alloc) (Plan, error) {
 	for i := range ups {
 		ups[i] = a.hostPort(base + i)
 	}
-	return Plan{
-		Entry: "http://" + listen,
-		Processes: []Process{
-			serve(w, "ports", a.a.Host(), base, wadmin),
-			{
-				Role: RoleProxy,
-				Args: []string{"proxy",
-					"--listen", listen,
-					"--admin", padmin,
-					"--upstreams", strings.Join(ups, ","),
-					"--policy", v.Proxy.Policy,
-					"--upstream-keepalive=" + strconv.FormatBool(v.Proxy.KeepAliveOn()),
-				},
-				Health:    "http://" + padmin + "/healthz",
-				Stats:     "http://" + padmin + "/stats",
-				StatsKind: StatsProxy,
-			},
+	proxy := Process{
+		Role: RoleProxy,
+		Args: []string{"proxy",
+			"--listen", listen,
+			"--admin", padmin,
+			"--upstreams", strings.Join(ups, ","),
+			"--policy", v.Proxy.Policy,
+			"--upstream-keepalive=" + strconv.FormatBool(v.Proxy.KeepAliveOn()),
 		},
+		Health:    "http://" + padmin + "/healthz",
+		Stats:     "http://" + padmin + "/stats",
+		StatsKind: StatsProxy,
+	}
+	if v.Proxy.Engine != Builtin {
+		// nginx or HAProxy in place of the built-in proxy (engines.go).
+		if proxy, err = EngineProcess(v.Proxy, ups, listen, padmin); err != nil {
+			return Plan{}, fmt.Errorf("topologies: %s: %w", v.Name, err)
+		}
+	}
+	return Plan{
+		Entry:     "http://" + listen,
+		Processes: []Process{serve(w, "ports", a.a.Host(), base, wadmin), proxy},
 	}, nil
 }

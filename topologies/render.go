@@ -67,6 +67,7 @@ func serve(w Workers, listen, host string, port int, admin string) Process {
 	for _, s := range w.Slow {
 		args = append(args, "--slowdown", strconv.Itoa(s.Index)+"="+strconv.FormatFloat(s.Factor, 'g', -1, 64))
 	}
+	args = append(args, w.targetArgs()...) // target.go: --exec for a foreign server
 	return Process{
 		Role:      RoleWorkers,
 		Args:      args,

@@ -3,6 +3,9 @@ package topologies
 import (
 	"fmt"
 	"slices"
+
+	"github.com/lbbench/lbbench/engines"
+	"github.com/lbbench/lbbench/workloads"
 )
 
 // Topology names.
@@ -19,6 +22,9 @@ const (
 const (
 	// Builtin is lbbench's own proxy (targets/balancer).
 	Builtin = "builtin"
+	// Nginx and HAProxy are the real engines, configured by package engines.
+	Nginx   = engines.Nginx
+	HAProxy = engines.HAProxy
 )
 
 // Defaults used by WithDefaults.
@@ -47,6 +53,12 @@ const (
 const (
 	StatsWorkers = "workers" // prefork.StatsReport
 	StatsProxy   = "proxy"   // balancer.Stats
+	// StatsNginx: Stats is the URL of nginx's stub_status page
+	// (engines.ReadNginxStatus).
+	StatsNginx = "nginx_stub_status"
+	// StatsHAProxy: Stats is the path of HAProxy's stats socket, which may
+	// use DirPlaceholder (engines.ReadHAProxyStats, CSV of "show stat").
+	StatsHAProxy = "haproxy_csv"
 )
 
 // Workers describes the worker replicas every variant of a scenario runs.
@@ -60,6 +72,9 @@ type Workers struct {
 	Mode string `yaml:"mode" json:"mode"`
 	// Slow makes some workers slower than the rest.
 	Slow []Slow `yaml:"slow,omitempty" json:"slow,omitempty"`
+	// Target, when set, runs a foreign server in place of the built-in
+	// worker (target.go); nil means the built-in worker.
+	Target *Target `yaml:"target,omitempty" json:"target,omitempty"`
 }
 
 // Slow multiplies one worker's service times by Factor.
@@ -76,16 +91,47 @@ type Variant struct {
 	Topology string `yaml:"topology" json:"topology"`
 	// Proxy configures the proxy of the proxy topology.
 	Proxy ProxySpec `yaml:"proxy" json:"proxy"`
+	// Clients, when set, replaces the workload's client model for this
+	// variant (for example to compare connection churn).
+	Clients *workloads.Clients `yaml:"clients,omitempty" json:"clients,omitempty"`
+	// Accept is the built-in workers' accept strategy in the shared
+	// topology (shared.go); empty means Go's netpoller.
+	Accept string `yaml:"accept,omitempty" json:"accept,omitempty"`
+	// MaxConns makes each built-in worker of the shared topology stop
+	// accepting while that many of its connections are open; zero means
+	// no limit.
+	MaxConns int `yaml:"max_conns,omitempty" json:"max_conns,omitempty"`
+	// Build names another build of lbbench whose binary runs this
+	// variant's lbbench processes (set by "lbbench run --baseline", never
+	// by a scenario file); empty means the running binary. The harness
+	// maps build names to executables (harness.WithBuilds).
+	Build string `yaml:"-" json:"build,omitempty"`
 }
 
 // ProxySpec configures a proxy.
 type ProxySpec struct {
-	// Engine is "builtin"; empty means DefaultEngine.
+	// Engine is Builtin, Nginx or HAProxy; empty means DefaultEngine.
 	Engine string `yaml:"engine" json:"engine"`
 	// Policy is a balancer policy name; empty means DefaultPolicy.
 	Policy string `yaml:"policy" json:"policy"`
 	// UpstreamKeepAlive reuses proxy-to-worker connections; nil means true.
 	UpstreamKeepAlive *bool `yaml:"upstream_keepalive" json:"upstream_keepalive"`
+	// PolicyArgs are the built-in policy's arguments (topologies l4, l7
+	// and l7-pools), for example {alpha: "0.5"}; nil means none.
+	PolicyArgs map[string]string `yaml:"policy_args,omitempty" json:"policy_args,omitempty"`
+	// CloseAfter closes a proxy-to-worker connection after that many
+	// requests (l7, l7-pools; keep-alive on); zero means no limit.
+	CloseAfter int `yaml:"close_after,omitempty" json:"close_after,omitempty"`
+	// MaxIdle caps the idle connections the proxy keeps per worker (l7,
+	// l7-pools); zero means the built-in proxy's default.
+	MaxIdle int `yaml:"max_idle,omitempty" json:"max_idle,omitempty"`
+	// Retries is how many other workers a request (or, in l4, a
+	// connection) may try after one refused the connection (l4, l7,
+	// l7-pools); zero means none.
+	Retries int `yaml:"retries,omitempty" json:"retries,omitempty"`
+	// Pools route path prefixes to their own workers and policy
+	// (l7-pools only, where they are required).
+	Pools []Pool `yaml:"pools,omitempty" json:"pools,omitempty"`
 }
 
 // KeepAliveOn reports whether upstream keep-alive is on (nil means on).
@@ -119,6 +165,9 @@ func (w Workers) Validate() error {
 	if w.Count < 1 {
 		return fieldErr("count", "at least 1 worker is required, got %d", w.Count)
 	}
+	if err := w.validateTarget(); err != nil { // target.go
+		return err
+	}
 	if w.Concurrency < 1 {
 		return fieldErr("concurrency", "must be >= 1, got %d", w.Concurrency)
 	}
@@ -138,7 +187,8 @@ func (w Workers) Validate() error {
 
 // WithDefaults returns a copy of v with zero values filled in.
 func (v Variant) WithDefaults() Variant {
-	if v.Topology == Proxy {
+	v = v.balancerDefaults()
+	if v.Topology == Proxy || v.Topology == Unix {
 		if v.Proxy.Engine == "" {
 			v.Proxy.Engine = DefaultEngine
 		}
@@ -150,20 +200,34 @@ func (v Variant) WithDefaults() Variant {
 }
 
 // Validate reports the first problem in v. Policy names are checked by the
-// engine that runs them, through the policies argument: the names it knows.
+// engine that runs them: for Builtin through the policies argument (the
+// names the built-in proxy knows), for Nginx and HAProxy by package engines.
 func (v Variant) Validate(policies []string) error {
 	if v.Name == "" {
 		return fieldErr("name", "is required")
 	}
+	if err := v.validateBalancer(policies); err != nil {
+		return err
+	}
+	if err := v.validateWorkerOptions(); err != nil { // shared.go
+		return err
+	}
 	switch v.Topology {
 	case "":
 		return fieldErr("topology", "is required (known: %v)", Names())
-	case Proxy:
-		if v.Proxy.Engine != Builtin {
-			return fieldErr("proxy.engine", "unknown engine %q (known: %s)", v.Proxy.Engine, Builtin)
-		}
-		if !slices.Contains(policies, v.Proxy.Policy) {
-			return fieldErr("proxy.policy", "unknown policy %q (known: %v)", v.Proxy.Policy, policies)
+	case Proxy, Unix:
+		switch v.Proxy.Engine {
+		case Builtin:
+			if !slices.Contains(policies, v.Proxy.Policy) {
+				return fieldErr("proxy.policy", "unknown policy %q (known: %v)", v.Proxy.Policy, policies)
+			}
+		case Nginx, HAProxy:
+			if engines.CheckPolicy(v.Proxy.Engine, v.Proxy.Policy) != nil {
+				return fieldErr("proxy.policy", "engine %s does not support policy %q (%s supports: %v)",
+					v.Proxy.Engine, v.Proxy.Policy, v.Proxy.Engine, engines.Policies(v.Proxy.Engine))
+			}
+		default:
+			return fieldErr("proxy.engine", "unknown engine %q (known: %s, %s, %s)", v.Proxy.Engine, Builtin, HAProxy, Nginx)
 		}
 	default:
 		if _, ok := renderers[v.Topology]; !ok {
@@ -203,11 +267,18 @@ type Process struct {
 	Args []string `json:"args"`
 	// Files are written into the working directory before the start.
 	Files []File `json:"files,omitempty"`
+	// Check, when set, are the arguments of a run of Exe, in the working
+	// directory after Files are written, that must exit 0 before the
+	// process starts: a configuration test such as "nginx -t". A driver
+	// reports its output when it fails. May use DirPlaceholder.
+	Check []string `json:"check,omitempty"`
 	// Health is a URL that answers 200 once the process is ready.
 	Health string `json:"health"`
-	// Stats is a URL whose JSON answer has the process's counters.
+	// Stats is a URL whose JSON answer has the process's counters, or
+	// where the engine named by StatsKind keeps them; may use DirPlaceholder.
 	Stats string `json:"stats"`
-	// StatsKind says how to decode Stats: StatsWorkers or StatsProxy.
+	// StatsKind says how to read Stats: StatsWorkers, StatsProxy,
+	// StatsNginx or StatsHAProxy.
 	StatsKind string `json:"stats_kind"`
 }
 

@@ -35,14 +35,12 @@ const MaxInFlight = ScheduleWindow / 2
 // Pace is called by vegeta's single attack goroutine; Intended and Began may
 // be called concurrently from any goroutine that has received a result.
 type Pacer struct {
-	kind string
-	gap  float64         // mean gap in nanoseconds
-	end  time.Duration   // no request is scheduled at or after this offset
-	rng  *rand.Rand      // Poisson gaps; used by Pace only
-	wait func(time.Time) // sleeps until a request's intended time
+	rate float64              // nominal mean rate over the measured window, per second
+	next func() time.Duration // offset of the next request; >= end when done
+	end  time.Duration        // no request is scheduled at or after this offset
+	wait func(time.Time)      // sleeps until a request's intended time
 
-	next      uint64        // index of the next offset to generate
-	nextOff   time.Duration // its offset
+	scheduled uint64        // index of the next offset to generate; Pace only
 	generated atomic.Uint64 // offsets [0, generated) have been written
 	ring      [ScheduleWindow]atomic.Int64
 	began     atomic.Pointer[time.Time]
@@ -53,33 +51,87 @@ var _ vegeta.Pacer = (*Pacer)(nil)
 // NewPacer returns a Pacer for s's arrival process covering the warm-up and
 // the measured duration. s must have been through WithDefaults and Validate.
 func NewPacer(s Spec) *Pacer {
+	a := s.Arrival
 	p := &Pacer{
-		kind: s.Arrival.Kind,
-		gap:  float64(time.Second) / s.Arrival.RatePerSec,
-		end:  s.Warmup + s.Duration,
-		rng:  rand.New(rand.NewPCG(s.Seed, 0x9e3779b97f4a7c15)),
+		rate: a.MeanRate(s.Duration),
+		end:  s.WarmupTime() + s.Duration,
 		wait: sleep.Until,
 	}
-	p.nextOff = p.firstOffset()
+	switch a.Kind {
+	case Poisson:
+		rng := rand.New(rand.NewPCG(s.Seed, 0x9e3779b97f4a7c15))
+		gap := float64(time.Second) / a.RatePerSec
+		var t float64
+		p.next = func() time.Duration {
+			t += rng.ExpFloat64() * gap
+			return time.Duration(t)
+		}
+	case Burst:
+		var n int
+		p.next = func() time.Duration {
+			off := time.Duration(n/a.Size) * a.Every
+			n++
+			return off
+		}
+	case Ramp:
+		w := s.WarmupTime()
+		p.next = segments([]segment{
+			{0, w, a.From, a.From},
+			{w, p.end, a.From, a.To},
+		})
+	case Steps:
+		first := a.Steps[0].RatePerSec
+		segs := []segment{{0, s.WarmupTime(), first, first}}
+		t := s.WarmupTime()
+		for _, st := range a.Steps {
+			segs = append(segs, segment{t, t + st.Duration, st.RatePerSec, st.RatePerSec})
+			t += st.Duration
+		}
+		p.next = segments(segs)
+	default: // Constant
+		p.next = segments([]segment{{0, p.end, a.RatePerSec, a.RatePerSec}})
+	}
 	return p
 }
 
-func (p *Pacer) firstOffset() time.Duration {
-	if p.kind == Poisson {
-		return time.Duration(p.rng.ExpFloat64() * p.gap)
-	}
-	return 0
+// segment is a stretch of the schedule whose rate goes linearly from
+// `from` to `to` requests per second over [start, end).
+type segment struct {
+	start, end time.Duration
+	from, to   float64
 }
 
-// advance computes the offset of request p.next+1 from that of p.next.
-func (p *Pacer) advance() {
-	p.next++
-	if p.kind == Poisson {
-		p.nextOff += time.Duration(p.rng.ExpFloat64() * p.gap)
-		return
+// segments returns a generator walking through segs in order. Offsets are
+// computed from the index within a segment, not summed, so rounding does
+// not drift.
+func segments(segs []segment) func() time.Duration {
+	i, k := 0, 0.0
+	return func() time.Duration {
+		for i < len(segs) {
+			sg := segs[i]
+			d := (sg.end - sg.start).Seconds()
+			var t float64 // seconds into the segment of request k
+			if sg.to == sg.from || d == 0 {
+				t = k / sg.from
+			} else {
+				// Requests due by t: from·t + slope·t²/2 = k.
+				slope := (sg.to - sg.from) / d
+				disc := sg.from*sg.from + 2*slope*k
+				if disc < 0 { // a falling ramp has no request k in it
+					i, k = i+1, 0
+					continue
+				}
+				t = (math.Sqrt(disc) - sg.from) / slope
+			}
+			off := sg.start + time.Duration(math.Round(t*float64(time.Second)))
+			if off < sg.end {
+				k++
+				return off
+			}
+			i, k = i+1, 0
+		}
+		return math.MaxInt64
 	}
-	// Computed from the index, not summed, so rounding does not drift.
-	p.nextOff = time.Duration(math.Round(float64(p.next) * p.gap))
 }
 
 // Pace implements vegeta.Pacer. hits is the number of ticks already handed
@@ -91,13 +143,14 @@ func (p *Pacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 		b := time.Now().Add(-elapsed)
 		p.began.Store(&b)
 	}
-	for p.next <= hits {
-		if p.nextOff >= p.end {
+	for p.scheduled <= hits {
+		off := p.next()
+		if off >= p.end {
 			return 0, true
 		}
-		p.ring[p.next%ScheduleWindow].Store(int64(p.nextOff))
-		p.generated.Store(p.next + 1)
-		p.advance()
+		p.ring[p.scheduled%ScheduleWindow].Store(int64(off))
+		p.scheduled++
+		p.generated.Store(p.scheduled)
 	}
 	// Wait here rather than returning the wait to vegeta: its time.Sleep
 	// wakes up to a millisecond late, which would show as send lag.
@@ -107,7 +160,7 @@ func (p *Pacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 }
 
 // Rate implements vegeta.Pacer: the intended mean rate in requests per second.
-func (p *Pacer) Rate(time.Duration) float64 { return float64(time.Second) / p.gap }
+func (p *Pacer) Rate(time.Duration) float64 { return p.rate }
 
 // Began is the attack's start as seen by vegeta, or the zero time before the
 // first Pace call.

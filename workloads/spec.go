@@ -2,6 +2,10 @@ package workloads
 
 import (
 	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -12,7 +16,19 @@ const (
 	// Poisson sends requests with exponentially distributed gaps of mean
 	// 1/rate, drawn from the workload's seed.
 	Poisson = "poisson"
+	// Burst sends Size requests at once every Every.
+	Burst = "burst"
+	// Ramp changes the rate linearly from From to To over the measured
+	// duration (the warm-up runs at From).
+	Ramp = "ramp"
+	// Steps runs each step's constant rate for the step's duration, in
+	// order (the warm-up runs at the first step's rate): a latency-versus-
+	// load curve in one run.
+	Steps = "steps"
 )
+
+// ArrivalKinds lists the arrival kinds.
+var ArrivalKinds = []string{Burst, Constant, Poisson, Ramp, Steps}
 
 // Service-time distributions.
 const (
@@ -22,7 +38,17 @@ const (
 	Exp = "exp"
 	// Uniform draws uniformly from [Service.Min, Service.Max].
 	Uniform = "uniform"
+	// LogNormal draws Median·e^(Sigma·Z), Z standard normal.
+	LogNormal = "lognormal"
+	// Bimodal draws High with probability PHigh, else Low.
+	Bimodal = "bimodal"
+	// Pareto draws Min/U^(1/Alpha), U uniform in (0,1], capped at Max:
+	// a heavy tail with a bound.
+	Pareto = "pareto"
 )
+
+// Dists lists the service-time distributions.
+var Dists = []string{Bimodal, Exp, Fixed, LogNormal, Pareto, Uniform}
 
 // Defaults used by WithDefaults; flags reuse them.
 const (
@@ -33,20 +59,23 @@ const (
 	DefaultTimeout     = 10 * time.Second
 	DefaultSeed        = 1
 	DefaultPath        = "/work"
+	DefaultMethod      = "GET"
 	// MinDuration is the shortest measured duration Validate accepts.
 	MinDuration = 100 * time.Millisecond
 )
 
 // Spec is one workload: how requests arrive, what they ask for and how the
-// client connects. The zero value is not valid: Arrival.RatePerSec and at
+// client connects. The zero value is not valid: an arrival rate and at
 // least one class are required (WithDefaults adds no class).
 type Spec struct {
 	// Arrival is the open-loop arrival process.
 	Arrival Arrival `yaml:"arrival" json:"arrival"`
-	// Duration is the measured part of a run; zero means DefaultDuration.
+	// Duration is the measured part of a run; zero means DefaultDuration,
+	// or for steps the sum of the steps' durations.
 	Duration time.Duration `yaml:"duration" json:"duration"`
 	// Warmup is sent before Duration on the same processes and connections
-	// and not recorded; zero means DefaultWarmup, a negative value none.
+	// and not recorded; zero means DefaultWarmup, a negative value none
+	// (see WarmupTime).
 	Warmup time.Duration `yaml:"warmup" json:"warmup"`
 	// Classes is the weighted mix of request kinds; each request draws one.
 	Classes []Class `yaml:"classes" json:"classes"`
@@ -58,46 +87,144 @@ type Spec struct {
 	Seed uint64 `yaml:"seed" json:"seed"`
 }
 
-// Arrival is an arrival process.
+// Arrival is an arrival process. Which fields apply depends on Kind.
 type Arrival struct {
-	// Kind is "constant" or "poisson"; empty means DefaultArrival.
+	// Kind is one of ArrivalKinds; empty means DefaultArrival.
 	Kind string `yaml:"kind" json:"kind"`
-	// RatePerSec is the intended mean rate in requests per second; required.
-	RatePerSec float64 `yaml:"rate" json:"rate"`
+	// RatePerSec is the mean rate of constant and poisson, per second.
+	RatePerSec float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
+	// Size and Every shape a burst: Size requests at once every Every.
+	Size  int           `yaml:"size,omitempty" json:"size,omitempty"`
+	Every time.Duration `yaml:"every,omitempty" json:"every,omitempty"`
+	// From and To are a ramp's first and last rate, per second.
+	From float64 `yaml:"from,omitempty" json:"from,omitempty"`
+	To   float64 `yaml:"to,omitempty" json:"to,omitempty"`
+	// Steps are the rates of a steps arrival, in order.
+	Steps []Step `yaml:"steps,omitempty" json:"steps,omitempty"`
+}
+
+// Step is one constant-rate stretch of a steps arrival.
+type Step struct {
+	RatePerSec float64       `yaml:"rate" json:"rate"`
+	Duration   time.Duration `yaml:"duration" json:"duration"`
+}
+
+// MeanRate is the arrival's mean rate over the measured duration d, per
+// second.
+func (a Arrival) MeanRate(d time.Duration) float64 {
+	switch a.Kind {
+	case Burst:
+		if a.Every <= 0 {
+			return 0
+		}
+		return float64(a.Size) / a.Every.Seconds()
+	case Ramp:
+		return (a.From + a.To) / 2
+	case Steps:
+		var n, t float64
+		for _, s := range a.Steps {
+			n += s.RatePerSec * s.Duration.Seconds()
+			t += s.Duration.Seconds()
+		}
+		if t == 0 {
+			return 0
+		}
+		return n / t
+	}
+	return a.RatePerSec
+}
+
+// Scaled returns a copy of a offering the fraction f of its load, for
+// splitting one arrival process across clients or generators: rates are
+// multiplied by f, and bursts keep their size but come 1/f times as often.
+func (a Arrival) Scaled(f float64) Arrival {
+	a.RatePerSec *= f
+	a.From *= f
+	a.To *= f
+	if a.Every > 0 && f > 0 {
+		a.Every = time.Duration(float64(a.Every) / f)
+	}
+	steps := slices.Clone(a.Steps)
+	for i := range steps {
+		steps[i].RatePerSec *= f
+	}
+	a.Steps = steps
+	return a
 }
 
 // Class is one kind of request in the mix.
 type Class struct {
 	// Name labels the class in results; required and unique.
 	Name string `yaml:"name" json:"name"`
-	// Path is the request path; empty means DefaultPath.
+	// Path is the request path, optionally with a query; empty means
+	// DefaultPath.
 	Path string `yaml:"path" json:"path"`
+	// Method is the HTTP method; empty means DefaultMethod.
+	Method string `yaml:"method,omitempty" json:"method,omitempty"`
+	// Headers are added to every request of the class.
+	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+	// BodyBytes is the size of the request body; zero sends none.
+	BodyBytes int `yaml:"body_bytes,omitempty" json:"body_bytes,omitempty"`
 	// Weight is the class's relative share of requests; must be > 0.
 	Weight float64 `yaml:"weight" json:"weight"`
 	// Service is the service time the worker is asked to spend.
 	Service Service `yaml:"service" json:"service"`
+	// CPU asks the worker to spend the service time burning CPU rather
+	// than sleeping, whatever the worker's own mode.
+	CPU bool `yaml:"cpu,omitempty" json:"cpu,omitempty"`
 }
 
-// Service is a service-time distribution.
+// Service is a service-time distribution; which fields apply depends on
+// Dist.
 type Service struct {
-	// Dist is "fixed", "exp" or "uniform"; empty means fixed.
+	// Dist is one of Dists; empty means fixed.
 	Dist string `yaml:"dist" json:"dist"`
 	// Value is the fixed service time.
 	Value time.Duration `yaml:"value,omitempty" json:"value,omitempty"`
 	// Mean is the mean of the exponential distribution.
 	Mean time.Duration `yaml:"mean,omitempty" json:"mean,omitempty"`
-	// Min and Max bound the uniform distribution.
+	// Min and Max bound the uniform distribution; for pareto Min is the
+	// scale (the smallest value) and Max the cap.
 	Min time.Duration `yaml:"min,omitempty" json:"min,omitempty"`
 	Max time.Duration `yaml:"max,omitempty" json:"max,omitempty"`
+	// Median and Sigma shape the lognormal distribution.
+	Median time.Duration `yaml:"median,omitempty" json:"median,omitempty"`
+	Sigma  float64       `yaml:"sigma,omitempty" json:"sigma,omitempty"`
+	// Low, High and PHigh shape the bimodal distribution.
+	Low   time.Duration `yaml:"low,omitempty" json:"low,omitempty"`
+	High  time.Duration `yaml:"high,omitempty" json:"high,omitempty"`
+	PHigh float64       `yaml:"p_high,omitempty" json:"p_high,omitempty"`
+	// Alpha is the pareto shape; smaller is heavier (1 < Alpha keeps the
+	// mean finite).
+	Alpha float64 `yaml:"alpha,omitempty" json:"alpha,omitempty"`
 }
 
 // Clients is the client connection model.
 type Clients struct {
 	// Connections caps the connections the generator opens to the entry
-	// point; zero means DefaultConnections.
+	// point; zero means DefaultConnections. Requests beyond it wait for a
+	// connection, and that wait counts in their latency.
 	Connections int `yaml:"connections" json:"connections"`
 	// KeepAlive reuses client connections across requests; nil means true.
 	KeepAlive *bool `yaml:"keepalive" json:"keepalive"`
+	// RequestsPerConn closes a connection after that many requests (1, 2,
+	// 5, ...); zero means no limit.
+	RequestsPerConn int `yaml:"requests_per_conn,omitempty" json:"requests_per_conn,omitempty"`
+	// Named splits the load among named clients with fixed shares, each
+	// with its own persistent connections; when set, Connections is
+	// ignored.
+	Named []NamedClient `yaml:"named,omitempty" json:"named,omitempty"`
+}
+
+// NamedClient is one client of a fixed share of the load.
+type NamedClient struct {
+	// Name labels the client in results; required and unique.
+	Name string `yaml:"name" json:"name"`
+	// Share is the client's relative share of requests; must be > 0.
+	Share float64 `yaml:"share" json:"share"`
+	// Connections is how many persistent connections the client uses; zero
+	// means 1: the client's requests go one at a time, in order.
+	Connections int `yaml:"connections,omitempty" json:"connections,omitempty"`
 }
 
 // KeepAliveOn reports whether client keep-alive is on (nil means on).
@@ -116,22 +243,27 @@ func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
+// WarmupTime is how long the warm-up lasts: Warmup, or zero when Warmup is
+// negative (none).
+func (s Spec) WarmupTime() time.Duration { return max(s.Warmup, 0) }
+
 // WithDefaults returns a copy of s with zero values replaced by defaults.
+// It is idempotent.
 func (s Spec) WithDefaults() Spec {
 	if s.Arrival.Kind == "" {
 		s.Arrival.Kind = DefaultArrival
 	}
+	s.Arrival.Steps = slices.Clone(s.Arrival.Steps)
 	if s.Duration == 0 {
 		s.Duration = DefaultDuration
+		if s.Arrival.Kind == Steps {
+			s.Duration = s.Arrival.stepsDuration()
+		}
 	}
 	if s.Warmup == 0 {
 		s.Warmup = DefaultWarmup
-	} else if s.Warmup < 0 {
-		s.Warmup = 0
 	}
-	if s.Clients.Connections == 0 {
-		s.Clients.Connections = DefaultConnections
-	}
+	s.Clients = s.Clients.WithDefaults()
 	if s.Timeout == 0 {
 		s.Timeout = DefaultTimeout
 	}
@@ -143,25 +275,47 @@ func (s Spec) WithDefaults() Spec {
 		if c.Path == "" {
 			c.Path = DefaultPath
 		}
+		if c.Method == "" {
+			c.Method = DefaultMethod
+		}
 		if c.Service.Dist == "" {
 			c.Service.Dist = Fixed
 		}
+		c.Headers = maps.Clone(c.Headers)
 		classes[i] = c
 	}
 	s.Classes = classes
 	return s
 }
 
+// WithDefaults returns a copy of c with zero values replaced by defaults.
+func (c Clients) WithDefaults() Clients {
+	if c.Connections == 0 {
+		c.Connections = DefaultConnections
+	}
+	named := slices.Clone(c.Named)
+	for i := range named {
+		if named[i].Connections == 0 {
+			named[i].Connections = 1
+		}
+	}
+	c.Named = named
+	return c
+}
+
+func (a Arrival) stepsDuration() time.Duration {
+	var d time.Duration
+	for _, s := range a.Steps {
+		d += s.Duration
+	}
+	return d
+}
+
 // Validate reports the first problem in s, naming the field. Call it on the
 // result of WithDefaults.
 func (s Spec) Validate() error {
-	switch s.Arrival.Kind {
-	case Constant, Poisson:
-	default:
-		return fieldErr("arrival.kind", "unknown arrival %q (known: %s, %s)", s.Arrival.Kind, Constant, Poisson)
-	}
-	if s.Arrival.RatePerSec <= 0 {
-		return fieldErr("arrival.rate", "must be > 0 requests per second, got %g", s.Arrival.RatePerSec)
+	if err := s.Arrival.validate(s.Duration); err != nil {
+		return err
 	}
 	if s.Duration < MinDuration {
 		return fieldErr("duration", "must be at least %s, got %s (write a unit, for example 20s)", MinDuration, s.Duration)
@@ -169,8 +323,8 @@ func (s Spec) Validate() error {
 	if s.Timeout < 0 {
 		return fieldErr("timeout", "must be > 0, got %s", s.Timeout)
 	}
-	if s.Clients.Connections < 0 {
-		return fieldErr("clients.connections", "must be > 0, got %d", s.Clients.Connections)
+	if err := s.Clients.validate(); err != nil {
+		return err
 	}
 	if len(s.Classes) == 0 {
 		return fieldErr("classes", "at least one request class is required")
@@ -188,11 +342,87 @@ func (s Spec) Validate() error {
 		if c.Path == "" || c.Path[0] != '/' {
 			return fieldErr(f+".path", "must start with /, got %q", c.Path)
 		}
+		if strings.ContainsAny(c.Method, " \t\r\n") || c.Method != strings.ToUpper(c.Method) {
+			return fieldErr(f+".method", "must be an upper-case HTTP method such as GET or POST, got %q", c.Method)
+		}
+		for k := range c.Headers {
+			if k == "" || strings.ContainsAny(k, " \t\r\n:") {
+				return fieldErr(f+".headers", "invalid header name %q", k)
+			}
+		}
+		if c.BodyBytes < 0 || c.BodyBytes > 64<<20 {
+			return fieldErr(f+".body_bytes", "must be between 0 and 64 MiB, got %d", c.BodyBytes)
+		}
 		if c.Weight <= 0 {
 			return fieldErr(f+".weight", "must be > 0, got %g", c.Weight)
 		}
 		if err := c.Service.validate(f + ".service"); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+func (a Arrival) validate(d time.Duration) error {
+	switch a.Kind {
+	case Constant, Poisson:
+		if a.RatePerSec <= 0 {
+			return fieldErr("arrival.rate", "must be > 0 requests per second, got %g", a.RatePerSec)
+		}
+	case Burst:
+		if a.Size < 1 {
+			return fieldErr("arrival.size", "must be >= 1 request per burst, got %d", a.Size)
+		}
+		if a.Every <= 0 {
+			return fieldErr("arrival.every", "must be > 0 (time between bursts, for example 100ms), got %s", a.Every)
+		}
+	case Ramp:
+		if a.From <= 0 || a.To <= 0 {
+			return fieldErr("arrival.from", "ramp rates from and to must both be > 0, got %g and %g", a.From, a.To)
+		}
+	case Steps:
+		if len(a.Steps) == 0 {
+			return fieldErr("arrival.steps", "at least one step is required")
+		}
+		for i, s := range a.Steps {
+			if s.RatePerSec <= 0 {
+				return fieldErr(fmt.Sprintf("arrival.steps[%d].rate", i), "must be > 0, got %g", s.RatePerSec)
+			}
+			if s.Duration < MinDuration {
+				return fieldErr(fmt.Sprintf("arrival.steps[%d].duration", i), "must be at least %s, got %s", MinDuration, s.Duration)
+			}
+		}
+		if total := a.stepsDuration(); d != total {
+			return fieldErr("duration", "is %s but the steps add up to %s (leave duration out for steps)", d, total)
+		}
+	default:
+		return fieldErr("arrival.kind", "unknown arrival %q (known: %s)", a.Kind, strings.Join(ArrivalKinds, ", "))
+	}
+	return nil
+}
+
+func (c Clients) validate() error {
+	if c.Connections < 0 {
+		return fieldErr("clients.connections", "must be > 0, got %d", c.Connections)
+	}
+	if c.RequestsPerConn < 0 {
+		return fieldErr("clients.requests_per_conn", "must be >= 0 (0: no limit), got %d", c.RequestsPerConn)
+	}
+	seen := map[string]bool{}
+	for i, n := range c.Named {
+		f := fmt.Sprintf("clients.named[%d]", i)
+		if n.Name == "" {
+			return fieldErr(f+".name", "is required")
+		}
+		if seen[n.Name] {
+			return fieldErr(f+".name", "duplicate client name %q", n.Name)
+		}
+		seen[n.Name] = true
+		if n.Share <= 0 {
+			return fieldErr(f+".share", "must be > 0, got %g", n.Share)
+		}
+		if n.Connections < 1 {
+			return fieldErr(f+".connections", "must be >= 1, got %d", n.Connections)
 		}
 	}
 	return nil
@@ -212,8 +442,32 @@ func (d Service) validate(f string) error {
 		if d.Min < 0 || d.Max < d.Min {
 			return fieldErr(f+".max", "need 0 <= min <= max, got min %s max %s", d.Min, d.Max)
 		}
+	case LogNormal:
+		if d.Median <= 0 {
+			return fieldErr(f+".median", "must be > 0 for dist lognormal, got %s", d.Median)
+		}
+		if d.Sigma < 0 || d.Sigma > 5 {
+			return fieldErr(f+".sigma", "must be in [0, 5], got %g", d.Sigma)
+		}
+	case Bimodal:
+		if d.Low < 0 || d.High < d.Low {
+			return fieldErr(f+".high", "need 0 <= low <= high, got low %s high %s", d.Low, d.High)
+		}
+		if d.PHigh < 0 || d.PHigh > 1 {
+			return fieldErr(f+".p_high", "must be a probability in [0, 1], got %g", d.PHigh)
+		}
+	case Pareto:
+		if d.Min <= 0 {
+			return fieldErr(f+".min", "must be > 0 for dist pareto (the scale), got %s", d.Min)
+		}
+		if d.Max < d.Min {
+			return fieldErr(f+".max", "must be >= min (the cap), got %s", d.Max)
+		}
+		if d.Alpha <= 0 {
+			return fieldErr(f+".alpha", "must be > 0, got %g", d.Alpha)
+		}
 	default:
-		return fieldErr(f+".dist", "unknown distribution %q (known: %s, %s, %s)", d.Dist, Fixed, Exp, Uniform)
+		return fieldErr(f+".dist", "unknown distribution %q (known: %s)", d.Dist, strings.Join(Dists, ", "))
 	}
 	return nil
 }
@@ -238,6 +492,17 @@ func (d Service) mean() time.Duration {
 		return d.Mean
 	case Uniform:
 		return (d.Min + d.Max) / 2
+	case LogNormal:
+		return time.Duration(float64(d.Median) * math.Exp(d.Sigma*d.Sigma/2))
+	case Bimodal:
+		return time.Duration((1-d.PHigh)*float64(d.Low) + d.PHigh*float64(d.High))
+	case Pareto:
+		// Mean of the capped distribution, E[min(X, cap)].
+		a, m, c := d.Alpha, float64(d.Min), float64(d.Max)
+		if a == 1 {
+			return time.Duration(m * (1 + math.Log(c/m)))
+		}
+		return time.Duration(m*a/(a-1) - math.Pow(m, a)*math.Pow(c, 1-a)/(a-1))
 	default:
 		return d.Value
 	}

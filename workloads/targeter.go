@@ -1,7 +1,9 @@
 package workloads
 
 import (
+	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -27,8 +29,10 @@ const classParam = "lbc="
 type Targeter struct {
 	base    string
 	classes []Class
-	cum     []float64 // cumulative weights
-	prefix  []string  // per class: base + path + "?" or "&"
+	cum     []float64     // cumulative weights
+	prefix  []string      // per class: base + path + "?" or "&"
+	headers []http.Header // per class, shared read-only (vegeta copies them)
+	bodies  [][]byte      // per class, shared read-only
 
 	mu  sync.Mutex
 	rng *rand.Rand
@@ -55,6 +59,19 @@ func NewTargeter(s Spec, baseURL string) (*Targeter, error) {
 			sep = "&"
 		}
 		t.prefix = append(t.prefix, t.base+c.Path+sep)
+		var h http.Header
+		if len(c.Headers) > 0 {
+			h = http.Header{}
+			for k, v := range c.Headers {
+				h.Set(k, v)
+			}
+		}
+		t.headers = append(t.headers, h)
+		var body []byte
+		if c.BodyBytes > 0 {
+			body = bytes.Repeat([]byte{'x'}, c.BodyBytes)
+		}
+		t.bodies = append(t.bodies, body)
 	}
 	return t, nil
 }
@@ -80,8 +97,15 @@ func (t *Targeter) Target(tgt *vegeta.Target) error {
 	svc := t.classes[i].Service.draw(t.rng)
 	t.mu.Unlock()
 
-	tgt.Method = http.MethodGet
-	tgt.URL = t.prefix[i] + "us=" + strconv.FormatInt(svc.Microseconds(), 10) + "&" + classParam + strconv.Itoa(i)
+	c := &t.classes[i]
+	tgt.Method = c.Method
+	tgt.Header = t.headers[i]
+	tgt.Body = t.bodies[i]
+	tgt.URL = t.prefix[i] + "us=" + strconv.FormatInt(svc.Microseconds(), 10)
+	if c.CPU {
+		tgt.URL += "&mode=spin"
+	}
+	tgt.URL += "&" + classParam + strconv.Itoa(i)
 	return nil
 }
 
@@ -94,6 +118,16 @@ func (d Service) draw(rng *rand.Rand) time.Duration {
 		return time.Duration(rng.ExpFloat64() * float64(d.Mean))
 	case Uniform:
 		return d.Min + time.Duration(rng.Float64()*float64(d.Max-d.Min))
+	case LogNormal:
+		return time.Duration(float64(d.Median) * math.Exp(d.Sigma*rng.NormFloat64()))
+	case Bimodal:
+		if rng.Float64() < d.PHigh {
+			return d.High
+		}
+		return d.Low
+	case Pareto:
+		u := 1 - rng.Float64() // (0, 1]
+		return min(time.Duration(float64(d.Min)/math.Pow(u, 1/d.Alpha)), d.Max)
 	default:
 		return d.Value
 	}

@@ -3,8 +3,10 @@ package workloads
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,5 +144,24 @@ func TestValidate(t *testing.T) {
 	}
 	if err := mix().Validate(); err != nil {
 		t.Fatalf("valid spec: %v", err)
+	}
+}
+
+func newTestRand() *rand.Rand { return rand.New(rand.NewPCG(7, 11)) }
+
+func TestTargeterClassOptions(t *testing.T) {
+	s := Spec{Arrival: Arrival{RatePerSec: 1}, Classes: []Class{{Name: "w", Path: "/event", Method: "POST",
+		Headers: map[string]string{"X-Tenant": "a"}, BodyBytes: 100, Weight: 1, CPU: true}}}.WithDefaults()
+	tg, err := NewTargeter(s, "http://127.0.0.1:9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tgt vegeta.Target
+	tg.Target(&tgt)
+	if tgt.Method != "POST" || len(tgt.Body) != 100 || tgt.Header.Get("X-Tenant") != "a" {
+		t.Errorf("target %+v", tgt)
+	}
+	if !strings.Contains(tgt.URL, "/event?") || !strings.Contains(tgt.URL, "mode=spin") || ClassOf(tgt.URL) != 0 {
+		t.Errorf("URL %s", tgt.URL)
 	}
 }

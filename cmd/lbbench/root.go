@@ -21,9 +21,15 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(
 		newRunCmd(),
+		newAttackCmd(),
 		newServeCmd(),
 		newWorkerCmd(),
 		newProxyCmd(),
+		newGuardCmd(),
+		newReportCmd(),
+		newPublishCmd(),
+		newCompareCmd(),
+		newModelCmd(),
 	)
 	return root
 }

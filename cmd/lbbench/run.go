@@ -18,13 +18,18 @@ import (
 )
 
 type runOptions struct {
-	scenario string
-	out      string
-	repeat   int
-	duration time.Duration
-	warmup   time.Duration
-	rate     float64
-	quiet    bool
+	scenario   string
+	out        string
+	repeat     int
+	duration   time.Duration
+	warmup     time.Duration
+	rate       float64
+	generators int
+	pin        string
+	raw        bool
+	quiet      bool
+	baseline   string       // git ref; see baseline.go
+	compare    compareFlags // see compare.go
 }
 
 func newRunCmd() *cobra.Command {
@@ -34,9 +39,18 @@ func newRunCmd() *cobra.Command {
 		Short: "Run a scenario and write its results",
 		Long: `Run brings every variant of a scenario up on local processes, offers the
 workload open-loop, and writes results.json (HDR histograms, counters,
-environment), summary.txt and each process's log into the output directory.
+environment), summary.txt, report.html with its exports (see "lbbench report")
+and each process's log into the output directory.
 
 SCENARIO is a YAML file or the name of a built-in scenario (default: "default").
+
+With two or more variants, run compares every variant with the first and
+prints the verdicts for information (see "lbbench compare"). With
+--baseline REF it builds lbbench at git ref REF, runs every variant with
+both builds (variant and variant@base) interleaved in a randomized balanced
+order, compares each with its baseline, and exits with the verdict: 0 pass,
+1 regression, 3 inconclusive, 2 error.
+
 Results are saved after every run, so an interrupted scenario keeps what it
 finished.`,
 		Args: cobra.MaximumNArgs(1),
@@ -52,15 +66,22 @@ finished.`,
 	f.StringVarP(&o.out, "out", "o", "", "output directory (default reports/out/<time>-<scenario>)")
 	f.IntVar(&o.repeat, "repeat", 0, "runs per variant (overrides the scenario)")
 	f.DurationVar(&o.duration, "duration", 0, "measured duration of each run (overrides the scenario)")
-	f.DurationVar(&o.warmup, "warmup", 0, "warm-up of each run, not recorded (overrides the scenario)")
+	f.DurationVar(&o.warmup, "warmup", 0, "warm-up of each run, not recorded; 0 for none (overrides the scenario)")
 	f.Float64Var(&o.rate, "rate", 0, "intended request rate per second (overrides the scenario)")
+	f.IntVar(&o.generators, "generators", 1, "split the load across this many `lbbench attack` processes and merge their histograms")
+	f.StringVar(&o.pin, "pin", "auto", "CPU pinning: auto puts the generator on one CPU and the targets on the others; none leaves placement to the kernel")
+	f.BoolVar(&o.raw, "raw", false, "also stream one CSV line per measured request into raw/<run>.csv")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
+	f.StringVar(&o.baseline, "baseline", "", "git ref to build the baseline lbbench from; compare and exit with the verdict")
+	o.compare.register(f)
 	return cmd
 }
 
 // loadScenario reads a scenario file, or a built-in scenario by name.
 func loadScenario(arg string) (harness.Scenario, error) {
-	if _, err := os.Stat(arg); err == nil {
+	// A directory is not a scenario file: "engines" is both a built-in
+	// scenario and a folder of the source tree.
+	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
 		return harness.LoadScenario(arg)
 	}
 	data, err := scenarios.Get(arg)
@@ -82,7 +103,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		s.Workload.Duration = o.duration
 	}
 	if changed("warmup") {
-		s.Workload.Warmup = o.warmup
+		s.Workload.Warmup = noneIfZero(o.warmup)
 	}
 	if changed("rate") {
 		s.Workload.Arrival.RatePerSec = o.rate
@@ -90,6 +111,11 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("after command-line overrides: %w", err)
 	}
+	baseOpts, cleanup, err := prepareCompare(ctx, &s, o, stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 
 	out := o.out
 	if out == "" {
@@ -99,7 +125,17 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err != nil {
 		return fmt.Errorf("find the lbbench binary: %w", err)
 	}
-	driver, err := harness.NewLocalDriver(exe, filepath.Join(out, "logs"))
+	var dopts []harness.LocalOption
+	switch o.pin {
+	case "auto":
+		if p, ok := harness.AutoPinning(); ok {
+			dopts = append(dopts, harness.WithPinning(p))
+		}
+	case "none":
+	default:
+		return fmt.Errorf("--pin must be auto or none, got %q", o.pin)
+	}
+	driver, err := harness.NewLocalDriver(exe, filepath.Join(out, "logs"), dopts...)
 	if err != nil {
 		return err
 	}
@@ -109,15 +145,29 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		harness.WithVersion(version, commit),
 		harness.WithCheckpoint(func(r *harness.Results) error { return r.WriteFile(resultsPath) }),
 	}
+	opts = append(opts, baseOpts...)
+	endProgress := func() {}
 	if !o.quiet {
-		opts = append(opts, harness.WithProgress(progressPrinter(stderr, s)))
+		var popts []harness.Option
+		popts, endProgress = progressOptions(stderr, s)
+		opts = append(opts, popts...)
+	}
+	if o.generators < 1 {
+		return fmt.Errorf("--generators must be at least 1, got %d", o.generators)
+	}
+	if o.generators > 1 {
+		opts = append(opts, harness.WithGenerators(o.generators, exe, filepath.Join(out, "generators")))
+	}
+	if o.raw {
+		opts = append(opts, harness.WithRaw(filepath.Join(out, "raw")))
 	}
 	runs := s.Repeat * len(s.Variants)
-	perRun := s.Workload.Warmup + s.Workload.Duration
+	perRun := s.Workload.WarmupTime() + s.Workload.Duration
 	fmt.Fprintf(stderr, "lbbench: scenario %s: %d runs of about %s each (about %s); results in %s\n",
 		s.Name, runs, perRun.Round(time.Second), (time.Duration(runs) * (perRun + 2*time.Second)).Round(time.Second), out)
 
 	res, runErr := harness.Run(ctx, s, driver, opts...)
+	endProgress()
 	if res == nil {
 		return runErr
 	}
@@ -128,9 +178,17 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err := harness.WriteFileAtomic(filepath.Join(out, "summary.txt"), table.Bytes()); err != nil {
 		return errors.Join(runErr, err)
 	}
+	cmp, err := compareRun(res, runErr, o, out)
+	if err != nil {
+		return errors.Join(runErr, err)
+	}
+	if _, err := reports.WriteDir(out, res, cmp.reportOptions()...); err != nil {
+		return errors.Join(runErr, err)
+	}
 	fmt.Fprintln(stdout)
 	stdout.Write(table.Bytes())
-	fmt.Fprintf(stdout, "\nresults: %s\n", resultsPath)
+	cmp.print(stdout)
+	fmt.Fprintf(stdout, "\nresults: %s\nreport:  %s\n", resultsPath, filepath.Join(out, reports.HTMLFile))
 
 	if runErr != nil {
 		if ctx.Err() != nil {
@@ -138,7 +196,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		}
 		return fmt.Errorf("%w (%d of %d runs saved in %s)", runErr, len(res.Runs), runs, resultsPath)
 	}
-	return nil
+	return cmp.exit()
 }
 
 // progressPrinter prints one line when a run starts and one when it ends.
@@ -160,4 +218,13 @@ func progressPrinter(w io.Writer, s harness.Scenario) func(harness.Progress) {
 			p.Index, p.Total, p.Variant, p.Rep, r.AchievedRate, reports.Dur(r.Summary.P99), r.Errors,
 			reports.SkewString(r.Skew()), status, elapsed.Round(time.Second), left.Round(time.Second))
 	}
+}
+
+// noneIfZero maps a --warmup of 0 to the spec's "no warm-up" (a negative
+// value; zero in a spec means the default).
+func noneIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

@@ -1,44 +1,125 @@
 package balancer
 
 import (
-	"net/http/httputil"
+	"math"
 	"sync/atomic"
+	"time"
 )
 
-// Backend is one upstream of a Proxy. Its counters are updated atomically by
-// the proxy and may be read concurrently at any time.
+// epoch is the origin of nanotime. time.Since uses the monotonic clock, so
+// nanotime never goes backwards when the wall clock is set.
+var epoch = time.Now()
+
+// nanotime returns monotonic nanoseconds since the package was loaded; it
+// is always > 0 after the first nanosecond and does not allocate.
+func nanotime() int64 { return int64(time.Since(epoch)) + 1 }
+
+// Backend is one upstream of one pool of a Proxy. Its counters are updated
+// atomically by the proxy and may be read concurrently at any time. The
+// same address listed in two pools (or twice in one) gives two Backends,
+// each with its own counters.
 type Backend struct {
-	// Addr is the upstream's host:port. It is read-only once the Proxy is
+	// Addr is the upstream's address as configured: host:port, or
+	// unix:/path for a Unix socket. It is read-only once the Proxy is
 	// built.
 	Addr string
 
-	index    int
-	active   atomic.Int64
-	peak     atomic.Int64
-	requests atomic.Uint64
-	errors   atomic.Uint64
-	forward  *httputil.ReverseProxy
+	index int
+	pool  string
+	hash  uint64 // identity for rendezvous hashing; see newBackends
+
+	active    atomic.Int64
+	peak      atomic.Int64
+	requests  atomic.Uint64
+	errors    atomic.Uint64
+	conns     atomic.Uint64 // upstream connections opened
+	downUntil atomic.Int64  // nanotime until which the backend is down; 0: up
+	downMarks atomic.Uint64
+
+	// Policy state that describes the backend itself, kept here so that a
+	// policy needs no per-backend map: ewma_least_conn's smoothed load and
+	// peak_ewma's smoothed latency (float64 bits), its time stamp and its
+	// log-domain rank.
+	score atomic.Uint64
+	stamp atomic.Int64
+	rank  atomic.Uint64
+
+	up *upstream // how to reach the backend, and its layer-7 connection pool
 }
 
-// Index returns the backend's position in Config.Upstreams (and in the pool
-// passed to Policy.Pick).
+// newBackends returns the backends of one pool, with index i at position i.
+// A repeated address gets a distinct hashing identity per repetition, so
+// duplicates share keys instead of one of them never winning.
+func newBackends(pool string, addrs []string) []*Backend {
+	bs := make([]*Backend, len(addrs))
+	seen := map[string]int{}
+	for i, a := range addrs {
+		h := hashString(a)
+		if n := seen[a]; n > 0 {
+			h = mix64(h + uint64(n)*0x9e3779b97f4a7c15)
+		}
+		seen[a]++
+		bs[i] = &Backend{Addr: a, index: i, pool: pool, hash: h}
+	}
+	return bs
+}
+
+// Index returns the backend's position in its pool: in Config.Upstreams for
+// the default pool, in Pool.Upstreams for a named one. It is also its
+// position in the slice passed to Policy.Pick.
 func (b *Backend) Index() int { return b.index }
 
-// Active returns the number of requests currently forwarded to the backend
-// whose response has not been fully copied to the client yet.
+// Pool returns the name of the backend's pool (DefaultPool for
+// Config.Upstreams).
+func (b *Backend) Pool() string { return b.pool }
+
+// Active returns the number of requests (layer 7) or connections (layer 4)
+// currently forwarded to the backend and not finished: a layer-7 request
+// counts until its response body has been fully copied to the client.
 func (b *Backend) Active() int64 { return b.active.Load() }
 
 // PeakActive returns the highest value Active has reached.
 func (b *Backend) PeakActive() int64 { return b.peak.Load() }
 
-// Requests returns the number of requests sent to the backend, including
-// failed ones.
+// Requests returns the number of requests (layer 7) or connections (layer
+// 4) sent to the backend, including failed ones.
 func (b *Backend) Requests() uint64 { return b.requests.Load() }
 
-// Errors returns the number of requests the backend failed before sending
-// response headers (refused or reset connection, header timeout). Requests
-// abandoned by their client are not counted.
+// Errors returns the number of requests (or connections) the backend failed
+// before sending response headers (refused or reset connection, header
+// timeout). Requests abandoned by their client are not counted.
 func (b *Backend) Errors() uint64 { return b.errors.Load() }
+
+// UpstreamConns returns the number of connections the proxy opened to the
+// backend.
+func (b *Backend) UpstreamConns() uint64 { return b.conns.Load() }
+
+// DownMarks returns how many times passive health marked the backend down.
+func (b *Backend) DownMarks() uint64 { return b.downMarks.Load() }
+
+// Available reports whether policies may choose the backend: false for a
+// while after it refused a connection (see Config.DownFor). It does not
+// allocate and is safe for concurrent use; policies call it for every
+// candidate.
+func (b *Backend) Available() bool {
+	until := b.downUntil.Load()
+	if until == 0 {
+		return true
+	}
+	if nanotime() < until {
+		return false
+	}
+	// Expired: clear it so later calls take the fast path. A concurrent
+	// markDown wins, since the swap only succeeds on the old value.
+	b.downUntil.CompareAndSwap(until, 0)
+	return true
+}
+
+// markDown makes the backend unavailable for d.
+func (b *Backend) markDown(d time.Duration) {
+	b.downUntil.Store(nanotime() + int64(d))
+	b.downMarks.Add(1)
+}
 
 // acquire records the start of a request on b.
 func (b *Backend) acquire() {
@@ -54,3 +135,28 @@ func (b *Backend) acquire() {
 
 // release records the end of a request on b.
 func (b *Backend) release() { b.active.Add(-1) }
+
+func loadFloat(v *atomic.Uint64) float64     { return math.Float64frombits(v.Load()) }
+func storeFloat(v *atomic.Uint64, f float64) { v.Store(math.Float64bits(f)) }
+
+// hashString is 64-bit FNV-1a followed by a mixing step; it does not
+// allocate, and is the same in every process, so placements are stable.
+func hashString(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return mix64(h)
+}
+
+// mix64 is the splitmix64 finalizer: a bijection that spreads every input
+// bit over the output.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}

@@ -4,11 +4,35 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
+	"strings"
 	"time"
 )
 
+// Mode says what the proxy decides on.
+type Mode string
+
+// Modes.
+const (
+	// L7 parses HTTP and picks a backend for every request, forwarding it
+	// on pooled upstream connections with a Forwarded header added.
+	L7 Mode = "l7"
+	// L4 picks a backend once per client TCP connection, then copies bytes
+	// both ways without parsing them.
+	L4 Mode = "l4"
+)
+
+// DefaultPool is the name of the pool formed by Config.Upstreams.
+const DefaultPool = "default"
+
+// UnixPrefix marks an upstream address as a Unix socket path:
+// unix:/run/worker0.sock.
+const UnixPrefix = "unix:"
+
 // Defaults used by Config.WithDefaults and by the CLI flags.
 const (
+	// DefaultMode is the mode used when Config.Mode is empty.
+	DefaultMode = L7
 	// DefaultPolicy is the policy used when Config.Policy is empty.
 	DefaultPolicy = "least_conn"
 	// DefaultUpstreamKeepAlive is the recommended Config.UpstreamKeepAlive.
@@ -18,58 +42,272 @@ const (
 	// DefaultTimeout is the upstream timeout used when Config.Timeout is
 	// zero.
 	DefaultTimeout = 30 * time.Second
+	// DefaultMaxIdle is the number of idle upstream connections kept per
+	// backend when Config.MaxIdle is zero: far above any concurrency a
+	// benchmark worker sees.
+	DefaultMaxIdle = 1024
+	// DefaultDownFor is how long a backend that refused a connection is
+	// skipped when Config.DownFor is zero.
+	DefaultDownFor = time.Second
 )
 
-// Config describes a Proxy. The zero value is not valid: Upstreams is
-// required.
+// Config describes a Proxy. The zero value is not valid: Upstreams, or a
+// pool with prefix "/", is required.
 type Config struct {
-	// Upstreams lists the backends as host:port, in order; a backend's index
-	// is its position here. Required. A repeated address is a separate
-	// backend that happens to share the upstream.
+	// Mode is L7 or L4; empty means DefaultMode.
+	Mode Mode `yaml:"mode,omitempty" json:"mode,omitempty"`
+	// Upstreams lists the backends of the default pool, which serves every
+	// request no pool in Pools claims, in order; a backend's index is its
+	// position here. Each is host:port or unix:/path. Required unless a
+	// pool has prefix "/". A repeated address is a separate backend that
+	// happens to share the upstream.
 	Upstreams []string `yaml:"upstreams" json:"upstreams"`
-	// Policy is the registered name of the balancing policy (see Policies).
-	// Empty means DefaultPolicy.
+	// Policy is the registered name of the default pool's balancing policy
+	// (see Policies). Empty means DefaultPolicy.
 	Policy string `yaml:"policy,omitempty" json:"policy,omitempty"`
-	// PolicyArgs are passed to the policy's factory. Nil means none.
+	// PolicyArgs are passed to the default pool's policy factory. Nil means
+	// none.
 	PolicyArgs map[string]string `yaml:"policy_args,omitempty" json:"policy_args,omitempty"`
-	// UpstreamKeepAlive reuses upstream connections between requests. When
-	// false (the zero value) every request opens a fresh connection, so a
-	// connection never pins requests to one worker.
+	// Pools route requests by path prefix to their own backends and policy
+	// (layer 7 only); the longest matching prefix wins. Nil means none.
+	Pools []Pool `yaml:"pools,omitempty" json:"pools,omitempty"`
+	// UpstreamKeepAlive reuses upstream connections between requests (layer
+	// 7). When false (the zero value) every request opens a fresh
+	// connection, so a connection never pins requests to one worker.
 	UpstreamKeepAlive bool `yaml:"upstream_keepalive" json:"upstream_keepalive"`
+	// CloseAfter closes an upstream connection once it has carried that
+	// many requests (layer 7, keep-alive on): the last one is sent with
+	// "Connection: close". Zero means no limit.
+	CloseAfter int `yaml:"close_after,omitempty" json:"close_after,omitempty"`
+	// MaxIdle caps the idle upstream connections kept per backend (layer
+	// 7); one more is closed instead of kept. Zero means DefaultMaxIdle.
+	MaxIdle int `yaml:"max_idle,omitempty" json:"max_idle,omitempty"`
+	// Retries is how many other backends a request (layer 7) or client
+	// connection (layer 4) may try after a backend refused the upstream
+	// connection; nothing had been sent, so any method is safe to retry.
+	// Zero (the default) means none: that request gets a 502, and later
+	// ones skip the backend.
+	Retries int `yaml:"retries,omitempty" json:"retries,omitempty"`
+	// DownFor is how long policies skip a backend that refused a
+	// connection (passive health). Zero means DefaultDownFor.
+	DownFor time.Duration `yaml:"down_for,omitempty" json:"down_for,omitempty"`
 	// Timeout bounds how long the proxy waits for an upstream to accept the
-	// connection and, separately, to send response headers. The response
-	// body is not bounded. Zero means DefaultTimeout; negative is invalid.
+	// connection and, separately (layer 7), to send response headers. The
+	// response body is not bounded. Zero means DefaultTimeout; negative is
+	// invalid.
 	Timeout time.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 }
 
+// Pool is a named set of backends that serves the requests whose path
+// starts with Prefix, with its own policy.
+type Pool struct {
+	// Name labels the pool in Stats; required, unique, made of a-z, 0-9,
+	// _ and -, and not DefaultPool.
+	Name string `yaml:"name" json:"name"`
+	// Prefix is a plain path prefix starting with "/": /event matches
+	// /event, /event/1 and /events. Required and unique; "/" takes every
+	// path no longer prefix matches, in place of the default pool (so
+	// Config.Upstreams must then be empty).
+	Prefix string `yaml:"prefix" json:"prefix"`
+	// Policy is the pool's policy name; empty means Config.Policy.
+	Policy string `yaml:"policy,omitempty" json:"policy,omitempty"`
+	// PolicyArgs are passed to the pool's policy factory. Nil means none.
+	PolicyArgs map[string]string `yaml:"policy_args,omitempty" json:"policy_args,omitempty"`
+	// Upstreams lists the pool's backends, as Config.Upstreams; required.
+	Upstreams []string `yaml:"upstreams" json:"upstreams"`
+}
+
 // WithDefaults returns a copy of c with empty fields set to their defaults.
+// It does not share c's Pools slice.
 func (c Config) WithDefaults() Config {
+	if c.Mode == "" {
+		c.Mode = DefaultMode
+	}
 	if c.Policy == "" {
 		c.Policy = DefaultPolicy
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
+	if c.MaxIdle == 0 {
+		c.MaxIdle = DefaultMaxIdle
+	}
+	if c.DownFor == 0 {
+		c.DownFor = DefaultDownFor
+	}
+	c.Pools = slices.Clone(c.Pools)
+	for i := range c.Pools {
+		if c.Pools[i].Policy == "" {
+			c.Pools[i].Policy = c.Policy
+		}
+	}
 	return c
 }
 
 // Validate reports the first invalid field of c, naming it. It does not
 // apply defaults, so an empty Policy is an error here; New calls WithDefaults
-// first. Policy arguments are checked by the policy's factory, in New.
+// first. It builds each policy once to check its arguments.
 func (c Config) Validate() error {
-	if len(c.Upstreams) == 0 {
-		return errors.New("balancer: upstreams: none given (list at least one host:port)")
+	if c.Mode != L7 && c.Mode != L4 {
+		return fmt.Errorf("balancer: mode: unknown mode %q (known: %s, %s)", c.Mode, L7, L4)
 	}
-	for i, u := range c.Upstreams {
-		if _, port, err := net.SplitHostPort(u); err != nil || port == "" {
-			return fmt.Errorf("balancer: upstreams[%d]: %q is not host:port (e.g. 127.0.0.1:9001)", i, u)
+	catchAll := slices.ContainsFunc(c.Pools, func(p Pool) bool { return p.Prefix == "/" })
+	if len(c.Upstreams) == 0 && !catchAll {
+		return errors.New("balancer: upstreams: none given (list at least one host:port or unix:/path, or give a pool with prefix /)")
+	}
+	if len(c.Upstreams) > 0 && catchAll {
+		return errors.New("balancer: upstreams: never used, since a pool has prefix / and takes every path the other pools do not (drop one or the other)")
+	}
+	if err := checkUpstreams("upstreams", c.Upstreams); err != nil {
+		return err
+	}
+	if err := c.checkPolicy("policy", c.Policy, c.PolicyArgs); err != nil {
+		return err
+	}
+	if len(c.Pools) > 0 && c.Mode == L4 {
+		return errors.New("balancer: pools: routing by path needs mode l7 (layer 4 does not parse requests)")
+	}
+	names, prefixes := map[string]bool{}, map[string]bool{}
+	for i, p := range c.Pools {
+		f := fmt.Sprintf("pools[%d]", i)
+		if !validPoolName(p.Name) || p.Name == DefaultPool {
+			return fmt.Errorf("balancer: %s.name: %q must be made of a-z, 0-9, _ and - and not be %q", f, p.Name, DefaultPool)
+		}
+		if names[p.Name] {
+			return fmt.Errorf("balancer: %s.name: pool %q given twice", f, p.Name)
+		}
+		names[p.Name] = true
+		if !strings.HasPrefix(p.Prefix, "/") {
+			return fmt.Errorf("balancer: %s.prefix: %q must start with /", f, p.Prefix)
+		}
+		if prefixes[p.Prefix] {
+			return fmt.Errorf("balancer: %s.prefix: %q is already another pool's", f, p.Prefix)
+		}
+		prefixes[p.Prefix] = true
+		if len(p.Upstreams) == 0 {
+			return fmt.Errorf("balancer: %s.upstreams: none given", f)
+		}
+		if err := checkUpstreams(f+".upstreams", p.Upstreams); err != nil {
+			return err
+		}
+		if err := c.checkPolicy(f+".policy", p.Policy, p.PolicyArgs); err != nil {
+			return err
 		}
 	}
-	if _, ok := lookup(c.Policy); !ok {
-		return unknownPolicy(c.Policy)
+	if c.CloseAfter < 0 {
+		return fmt.Errorf("balancer: close_after: %d is negative", c.CloseAfter)
+	}
+	if c.MaxIdle < 0 {
+		return fmt.Errorf("balancer: max_idle: %d is negative", c.MaxIdle)
+	}
+	if c.Mode == L4 && c.CloseAfter > 0 {
+		return errors.New("balancer: close_after: needs mode l7 (layer 4 does not see requests)")
+	}
+	if c.CloseAfter > 0 && !c.UpstreamKeepAlive {
+		return fmt.Errorf("balancer: close_after: %d needs upstream keep-alive on (with it off every connection carries one request)", c.CloseAfter)
+	}
+	if c.Retries < 0 {
+		return fmt.Errorf("balancer: retries: %d is negative", c.Retries)
+	}
+	if c.DownFor < 0 {
+		return fmt.Errorf("balancer: down_for: %v is negative", c.DownFor)
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("balancer: timeout: %v is negative", c.Timeout)
 	}
+	return nil
+}
+
+// checkPolicy checks that name is registered, that args suit it and that
+// the mode can run it.
+func (c Config) checkPolicy(field, name string, args map[string]string) error {
+	p, err := NewPolicy(name, args)
+	if err != nil {
+		return fmt.Errorf("balancer: %s: %w", field, err)
+	}
+	if _, ok := p.(requestPolicy); ok && c.Mode == L4 {
+		return fmt.Errorf("balancer: %s: %s needs the request, so mode l7 (layer 4 decides per connection)", field, name)
+	}
+	return nil
+}
+
+func checkUpstreams(field string, addrs []string) error {
+	for i, u := range addrs {
+		if _, _, err := ParseUpstream(u); err != nil {
+			return fmt.Errorf("balancer: %s[%d]: %w", field, i, err)
+		}
+	}
+	return nil
+}
+
+// ParseUpstream splits an upstream address into a network and an address
+// for net.Dial: "unix:/path" gives ("unix", "/path"), "host:port" gives
+// ("tcp", "host:port").
+func ParseUpstream(addr string) (network, address string, err error) {
+	if path, ok := strings.CutPrefix(addr, UnixPrefix); ok {
+		if path == "" {
+			return "", "", fmt.Errorf("%q has no socket path (e.g. unix:/run/worker0.sock)", addr)
+		}
+		return "unix", path, nil
+	}
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+		return "", "", fmt.Errorf("%q is not host:port or unix:/path (e.g. 127.0.0.1:9001)", addr)
+	}
+	return "tcp", addr, nil
+}
+
+func validPoolName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// ParsePool parses the command-line form of a pool,
+// NAME:PREFIX:POLICY:ADDR[,ADDR...], for example
+// "write:/event:round_robin:127.0.0.1:9003" or
+// "read:/:least_conn:127.0.0.1:9000,unix:/run/w1.sock". An empty POLICY
+// means Config.Policy. The prefix may not contain ':'. Policy arguments are
+// given separately (see Config.SetPolicyArg). Fields are checked by
+// Config.Validate, except that the four parts must be there.
+func ParsePool(s string) (Pool, error) {
+	parts := strings.SplitN(s, ":", 4)
+	if len(parts) != 4 || parts[0] == "" || parts[1] == "" || parts[3] == "" {
+		return Pool{}, fmt.Errorf("balancer: pool %q: want NAME:PREFIX:POLICY:ADDR[,ADDR...], for example write:/event:round_robin:127.0.0.1:9003", s)
+	}
+	return Pool{
+		Name:      parts[0],
+		Prefix:    parts[1],
+		Policy:    parts[2],
+		Upstreams: strings.Split(parts[3], ","),
+	}, nil
+}
+
+// SetPolicyArg parses the command-line form of a policy argument and stores
+// it: KEY=VALUE sets the default pool's argument, POOL.KEY=VALUE the named
+// pool's (which must already be in c.Pools). VALUE may contain '=' and ':',
+// as in key=header:X-User.
+func (c *Config) SetPolicyArg(s string) error {
+	kv, value, ok := strings.Cut(s, "=")
+	if !ok || kv == "" {
+		return fmt.Errorf("balancer: policy argument %q: want KEY=VALUE or POOL.KEY=VALUE, for example alpha=0.5", s)
+	}
+	args := &c.PolicyArgs
+	if pool, key, scoped := strings.Cut(kv, "."); scoped {
+		i := slices.IndexFunc(c.Pools, func(p Pool) bool { return p.Name == pool })
+		if i < 0 || key == "" {
+			return fmt.Errorf("balancer: policy argument %q: no pool named %q", s, pool)
+		}
+		args, kv = &c.Pools[i].PolicyArgs, key
+	}
+	if *args == nil {
+		*args = map[string]string{}
+	}
+	(*args)[kv] = value
 	return nil
 }

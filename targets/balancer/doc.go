@@ -1,15 +1,29 @@
-// Package balancer is lbbench's built-in layer-7 reverse proxy: it forwards
-// each HTTP request to one of a fixed pool of upstream workers, chosen per
-// request by a Policy, and counts what it did so a benchmark can report it.
+// Package balancer is lbbench's built-in load balancer: it spreads client
+// traffic over fixed pools of upstream workers and counts every decision,
+// so a benchmark can report not only which arrangement is faster but why.
 //
-// Policies are registered by stable snake_case names (round_robin,
-// least_conn) and built with NewPolicy; Register adds more. A Proxy is an
-// http.Handler; Serve runs it on a listener, with an optional admin API
-// (/healthz and /stats) on a second one, and drains in-flight requests when
-// its context is done.
+// In layer-7 mode (L7) a Proxy parses each HTTP request, routes it by path
+// prefix to a pool (Config.Pools; the default pool is Config.Upstreams),
+// lets the pool's Policy pick a backend and forwards the request with a
+// Forwarded header added, on upstream connections it pools itself: keep-alive
+// on or off, a connection closed after N requests, at most M idle per
+// backend. In layer-4 mode (L4) it picks a backend once per client TCP
+// connection and then copies bytes both ways without parsing them.
+// Upstreams are host:port or unix:/path. Layer 7 speaks HTTP/1.1 to
+// upstreams and does not carry protocol upgrades (WebSocket); layer 4
+// carries anything.
 //
-// The per-request path (pick, count, forward) uses atomics only; policies do
-// not allocate. Counters are exposed per backend (requests, errors, active
-// and peak active requests) and per proxy (decisions, client-side and
-// upstream-side connections) through Stats.
+// Policies are registered by stable snake_case names (round_robin, random,
+// p2c, least_conn, ewma_least_conn, peak_ewma, hash) and built with
+// NewPolicy from validated arguments; Register adds more. Every policy
+// skips backends that passive health marked down after they refused a
+// connection; a request gets 502 only when its pool has none left, or when
+// its own upstream refused and retries (Config.Retries) are off.
+//
+// Serve runs a Proxy on a listener, with an optional admin API (/healthz
+// and /stats) on a second one, and drains in-flight work when its context
+// is done. The per-request decision (route, pick, count) uses atomics only
+// and policies do not allocate. Stats reports decisions, client-side and
+// upstream connections, retries, and per backend (labelled with its pool)
+// requests, errors, active and peak active requests and connections.
 package balancer

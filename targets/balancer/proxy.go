@@ -1,33 +1,50 @@
 package balancer
 
 import (
-	"context"
+	"cmp"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
-	"net/url"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
-const (
-	// maxIdleConnsPerHost caps the idle keep-alive connections kept per
-	// upstream; far above any concurrency a benchmark worker sees.
-	maxIdleConnsPerHost = 1024
-	// idleConnTimeout closes upstream connections idle this long.
-	idleConnTimeout = 90 * time.Second
-)
+// errNoBackend is the error of a request whose pool has no available
+// backend.
+var errNoBackend = errors.New("balancer: no backend available")
 
-// Proxy is a layer-7 reverse proxy over a fixed pool of backends. It is an
-// http.Handler, safe for concurrent use; Serve runs it with its admin API.
+// Proxy is the built-in balancer over fixed pools of backends. In layer-7
+// mode it is an http.Handler; Serve runs it in either mode, with its admin
+// API. It is safe for concurrent use.
 type Proxy struct {
-	policyName    string
-	policy        Policy
-	pool          []*Backend
-	transport     *http.Transport
+	cfg      Config
+	routes   []*route   // named pools, longest prefix first
+	fallback *route     // the default pool; nil when a named pool has prefix "/"
+	pools    []*route   // every pool, in Stats order: default first, then Config.Pools
+	backends []*Backend // every backend, in Stats order
+	rp       *httputil.ReverseProxy
+
 	decisions     atomic.Uint64
 	clientConns   atomic.Uint64
 	upstreamConns atomic.Uint64
+	retries       atomic.Uint64
+	noBackend     atomic.Uint64
+}
+
+// route is one pool at run time.
+type route struct {
+	name, prefix, policyName string
+	policy                   Policy
+	observer                 Observer // the policy, if it observes latency
+	backends                 []*Backend
+	requests                 atomic.Uint64
+	decisions                atomic.Uint64
+	noBackend                atomic.Uint64
 }
 
 // New builds a Proxy from cfg after applying its defaults and validating it.
@@ -37,104 +54,293 @@ func New(cfg Config) (*Proxy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	policy, err := NewPolicy(cfg.Policy, cfg.PolicyArgs)
-	if err != nil {
-		return nil, err
-	}
-	p := &Proxy{policyName: cfg.Policy, policy: policy}
-	dialer := &net.Dialer{Timeout: cfg.Timeout}
-	p.transport = &http.Transport{
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dialer.DialContext(ctx, network, addr)
-			if err == nil {
-				p.upstreamConns.Add(1)
-			}
-			return c, err
-		},
-		DisableKeepAlives:     !cfg.UpstreamKeepAlive,
-		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
-		IdleConnTimeout:       idleConnTimeout,
-		ResponseHeaderTimeout: cfg.Timeout,
-		DisableCompression:    true, // pass bodies through as the upstream sent them
-	}
-	p.pool = make([]*Backend, len(cfg.Upstreams))
-	for i, addr := range cfg.Upstreams {
-		b := &Backend{Addr: addr, index: i}
-		target := &url.URL{Scheme: "http", Host: addr}
-		// One ReverseProxy per backend, so the per-request path needs no
-		// lookup or context value to know where to send the request.
-		b.forward = &httputil.ReverseProxy{
-			Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
-			Transport: p.transport,
-			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-				if r.Context().Err() == nil { // not the client giving up
-					b.errors.Add(1)
-				}
-				http.Error(w, "balancer: upstream "+b.Addr+": "+err.Error(), http.StatusBadGateway)
-			},
+	p := &Proxy{cfg: cfg}
+	add := func(name, prefix, policy string, args map[string]string, addrs []string) error {
+		pol, err := NewPolicy(policy, args)
+		if err != nil {
+			return err
 		}
-		p.pool[i] = b
+		rt := &route{name: name, prefix: prefix, policyName: policy, policy: pol, backends: newBackends(name, addrs)}
+		rt.observer, _ = pol.(Observer)
+		for _, b := range rt.backends {
+			b.up = newUpstream(b.Addr, cfg, &b.conns, &p.upstreamConns)
+		}
+		p.pools = append(p.pools, rt)
+		p.backends = append(p.backends, rt.backends...)
+		if name == DefaultPool {
+			p.fallback = rt
+		} else {
+			p.routes = append(p.routes, rt)
+		}
+		return nil
+	}
+	if len(cfg.Upstreams) > 0 {
+		if err := add(DefaultPool, "/", cfg.Policy, cfg.PolicyArgs, cfg.Upstreams); err != nil {
+			return nil, err
+		}
+	}
+	for _, pl := range cfg.Pools {
+		if err := add(pl.Name, pl.Prefix, pl.Policy, pl.PolicyArgs, pl.Upstreams); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortStableFunc(p.routes, func(a, b *route) int { return cmp.Compare(len(b.prefix), len(a.prefix)) })
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:      rewrite,
+		Transport:    l7Transport{p},
+		ErrorHandler: p.proxyError,
+		BufferPool:   bufferPool{},
 	}
 	return p, nil
 }
 
-// ServeHTTP forwards r to the backend chosen by the policy. It answers 502
-// when the policy finds no backend or the upstream fails before sending
-// response headers. Upstream response headers (X-Worker among them) are
-// passed through.
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b := p.policy.Pick(p.pool, r)
-	if b == nil {
-		http.Error(w, "balancer: no backend available", http.StatusBadGateway)
-		return
+// route returns the pool serving path: the longest matching prefix, else
+// the default pool.
+func (p *Proxy) route(path string) *route {
+	for _, rt := range p.routes {
+		if strings.HasPrefix(path, rt.prefix) {
+			return rt
+		}
 	}
-	p.decisions.Add(1)
-	b.acquire()
-	// Release only once forward has returned, i.e. after the whole response
-	// body has been copied to the client (or the copy was aborted, which
-	// panics through this defer): least_conn must see the backend as busy
-	// until it is really done, not merely once the headers arrived.
-	defer b.release()
-	b.forward.ServeHTTP(w, r)
+	return p.fallback
+}
+
+// ServeHTTP forwards r to a backend of the pool its path routes to, chosen
+// by the pool's policy (layer 7). It answers 502 when the policy finds no
+// available backend or the upstream fails before sending response headers.
+// Upstream response headers (X-Worker among them) are passed through.
+// ServeHTTP works per request whatever Config.Mode says; Serve follows
+// the mode.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.rp.ServeHTTP(w, r)
+}
+
+// rewrite prepares the upstream request: X-Forwarded-For/-Host/-Proto and a
+// Forwarded element (RFC 7239) appended to the client's, if any. The URL's
+// host is set per backend, by the transport.
+func rewrite(pr *httputil.ProxyRequest) {
+	pr.SetXForwarded()
+	prior := pr.In.Header["Forwarded"]
+	pr.Out.Header["Forwarded"] = append(prior[:len(prior):len(prior)], forwardedElement(pr.In))
+}
+
+// forwardedElement describes the hop from the client to this proxy:
+// for=client;host="host";proto=http.
+func forwardedElement(r *http.Request) string {
+	var b strings.Builder
+	b.Grow(64)
+	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		b.WriteString("for=")
+		if strings.IndexByte(ip, ':') >= 0 {
+			b.WriteString(`"[` + ip + `]"`)
+		} else {
+			b.WriteString(ip)
+		}
+		b.WriteByte(';')
+	}
+	if r.Host != "" && !strings.ContainsAny(r.Host, "\"\\") {
+		b.WriteString(`host="` + r.Host + `";`)
+	}
+	if r.TLS != nil {
+		b.WriteString("proto=https")
+	} else {
+		b.WriteString("proto=http")
+	}
+	return b.String()
+}
+
+var (
+	_ http.Handler        = (*Proxy)(nil)
+	_ http.RoundTripper   = l7Transport{}
+	_ httputil.BufferPool = bufferPool{}
+)
+
+// l7Transport makes the decision: the ReverseProxy hands it each outgoing
+// request, it picks a backend and sends the request on that backend's
+// connection pool, trying other backends on refusal when retries are on.
+type l7Transport struct{ p *Proxy }
+
+func (t l7Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p := t.p
+	rt := p.route(req.URL.Path)
+	rt.requests.Add(1)
+	for try := 0; ; try++ {
+		b := rt.policy.Pick(rt.backends, req)
+		if b == nil {
+			p.noBackend.Add(1)
+			rt.noBackend.Add(1)
+			return nil, errNoBackend
+		}
+		p.decisions.Add(1)
+		rt.decisions.Add(1)
+		// The backend is released when the response body is closed, i.e.
+		// after the ReverseProxy copied it all to the client (or gave up):
+		// least_conn must see the backend busy until it is really done,
+		// not merely once the headers arrived.
+		b.acquire()
+		var start int64
+		if rt.observer != nil {
+			start = nanotime()
+		}
+		resp, err := b.up.roundTrip(req, b)
+		if err == nil {
+			if rt.observer != nil {
+				rt.observer.Observe(b, time.Duration(nanotime()-start))
+			}
+			// Issue 10 (exec targets, owned by targets/prefork): a foreign
+			// server that sets no X-Worker is attributed to the backend
+			// chosen here, by its index among the upstreams (the worker's
+			// index when the upstreams list the workers in order).
+			if _, ok := resp.Header["X-Worker"]; !ok {
+				resp.Header["X-Worker"] = []string{fmt.Sprint(b.Index())}
+			}
+			return resp, nil
+		}
+		b.release()
+		if req.Context().Err() != nil {
+			return nil, err // the client gave up: not the backend's fault
+		}
+		b.errors.Add(1)
+		var de *dialError
+		if !errors.As(err, &de) {
+			return nil, fmt.Errorf("upstream %s: %w", b.Addr, err)
+		}
+		b.markDown(p.cfg.DownFor)
+		if try >= p.cfg.Retries {
+			return nil, fmt.Errorf("upstream %s: %w", b.Addr, err)
+		}
+		p.retries.Add(1)
+	}
+}
+
+// proxyError answers a request that could not be forwarded with 502.
+func (p *Proxy) proxyError(w http.ResponseWriter, _ *http.Request, err error) {
+	msg := err.Error()
+	if !errors.Is(err, errNoBackend) {
+		msg = "balancer: " + msg
+	}
+	http.Error(w, msg, http.StatusBadGateway)
+}
+
+// bufferPool recycles the ReverseProxy's copy buffers.
+type bufferPool struct{}
+
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (bufferPool) Get() []byte  { return *copyBuffers.Get().(*[]byte) }
+func (bufferPool) Put(b []byte) { copyBuffers.Put(&b) }
+
+// closeIdle closes every idle upstream connection.
+func (p *Proxy) closeIdle() {
+	for _, b := range p.backends {
+		b.up.closeIdle()
+	}
 }
 
 // Stats is a snapshot of a Proxy's counters. Counters are read one by one,
-// so under load the snapshot is not from a single instant.
+// so under load the snapshot is not from a single instant. In layer-4 mode
+// a "request" is a client connection.
 type Stats struct {
-	Policy        string         `json:"policy"`
-	Decisions     uint64         `json:"decisions"`      // requests given a backend
-	ClientConns   uint64         `json:"client_conns"`   // client connections accepted by Serve
-	UpstreamConns uint64         `json:"upstream_conns"` // upstream connections opened
-	Backends      []BackendStats `json:"backends"`       // in Config.Upstreams order
+	// Policy is the default pool's policy or, when a named pool has prefix
+	// "/" and there is no default pool, each pool's as
+	// "read=least_conn,write=round_robin".
+	Policy string `json:"policy"`
+	// Mode is "l7" or "l4".
+	Mode string `json:"mode"`
+	// Decisions counts backends chosen: one per request (l7) or per client
+	// connection (l4), plus one per retry.
+	Decisions uint64 `json:"decisions"`
+	// ClientConns counts client connections accepted by Serve.
+	ClientConns uint64 `json:"client_conns"`
+	// UpstreamConns counts upstream connections opened.
+	UpstreamConns uint64 `json:"upstream_conns"`
+	// Retries counts backends tried after one refused the connection.
+	Retries uint64 `json:"retries"`
+	// NoBackend counts requests (l7, answered 502) or connections (l4,
+	// closed) for which no backend was available.
+	NoBackend uint64 `json:"no_backend"`
+	// Backends are every pool's backends: the default pool's in
+	// Config.Upstreams order first, then each of Config.Pools in order.
+	Backends []BackendStats `json:"backends"`
+	// Pools are the pools in the same order.
+	Pools []PoolStats `json:"pools"`
 }
 
 // BackendStats is a snapshot of one Backend's counters; see the Backend
 // methods of the same names.
 type BackendStats struct {
-	Addr       string `json:"addr"`
-	Requests   uint64 `json:"requests"`
-	Errors     uint64 `json:"errors"`
-	Active     int64  `json:"active"`
-	PeakActive int64  `json:"peak_active"`
+	Addr          string `json:"addr"`
+	Pool          string `json:"pool"`
+	Requests      uint64 `json:"requests"`
+	Errors        uint64 `json:"errors"`
+	Active        int64  `json:"active"`
+	PeakActive    int64  `json:"peak_active"`
+	UpstreamConns uint64 `json:"upstream_conns"`
+	// IdleConns is the number of idle upstream connections kept now (l7).
+	IdleConns int `json:"idle_conns"`
+	// DownMarks counts the times passive health marked the backend down;
+	// Down says whether it is down now.
+	DownMarks uint64 `json:"down_marks"`
+	Down      bool   `json:"down"`
+}
+
+// PoolStats is a snapshot of one pool's counters.
+type PoolStats struct {
+	Name   string `json:"name"`
+	Prefix string `json:"prefix"`
+	Policy string `json:"policy"`
+	// Requests counts requests routed to the pool (l7) or connections
+	// accepted (l4); Decisions the backends chosen for them; NoBackend
+	// those that found none available.
+	Requests  uint64 `json:"requests"`
+	Decisions uint64 `json:"decisions"`
+	NoBackend uint64 `json:"no_backend"`
 }
 
 // Stats returns a snapshot of the proxy's counters. It is safe for
 // concurrent use.
 func (p *Proxy) Stats() Stats {
 	s := Stats{
-		Policy:        p.policyName,
+		Mode:          string(p.cfg.Mode),
 		Decisions:     p.decisions.Load(),
 		ClientConns:   p.clientConns.Load(),
 		UpstreamConns: p.upstreamConns.Load(),
-		Backends:      make([]BackendStats, len(p.pool)),
+		Retries:       p.retries.Load(),
+		NoBackend:     p.noBackend.Load(),
+		Backends:      make([]BackendStats, len(p.backends)),
+		Pools:         make([]PoolStats, len(p.pools)),
 	}
-	for i, b := range p.pool {
+	if p.fallback != nil {
+		s.Policy = p.fallback.policyName
+	} else {
+		parts := make([]string, len(p.pools))
+		for i, rt := range p.pools {
+			parts[i] = rt.name + "=" + rt.policyName
+		}
+		s.Policy = strings.Join(parts, ",")
+	}
+	for i, b := range p.backends {
 		s.Backends[i] = BackendStats{
-			Addr:       b.Addr,
-			Requests:   b.Requests(),
-			Errors:     b.Errors(),
-			Active:     b.Active(),
-			PeakActive: b.PeakActive(),
+			Addr:          b.Addr,
+			Pool:          b.pool,
+			Requests:      b.Requests(),
+			Errors:        b.Errors(),
+			Active:        b.Active(),
+			PeakActive:    b.PeakActive(),
+			UpstreamConns: b.UpstreamConns(),
+			DownMarks:     b.DownMarks(),
+			Down:          !b.Available(),
+		}
+		s.Backends[i].IdleConns = b.up.idleConns()
+	}
+	for i, rt := range p.pools {
+		s.Pools[i] = PoolStats{
+			Name:      rt.name,
+			Prefix:    rt.prefix,
+			Policy:    rt.policyName,
+			Requests:  rt.requests.Load(),
+			Decisions: rt.decisions.Load(),
+			NoBackend: rt.noBackend.Load(),
 		}
 	}
 	return s

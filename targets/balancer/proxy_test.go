@@ -69,7 +69,7 @@ func startProxy(t *testing.T, cfg Config) *testProxy {
 	}
 }
 
-func listen(t *testing.T) net.Listener {
+func listen(t testing.TB) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -223,19 +223,22 @@ func TestUpstreamKeepAlive(t *testing.T) {
 }
 
 func TestUpstreamFailures(t *testing.T) {
-	down := listen(t)
-	deadAddr := down.Addr().String()
-	down.Close()
+	deadAddr := deadAddr(t)
 	release := make(chan struct{})
 	slow := startBackends(t, 1, func(http.ResponseWriter, *http.Request) { <-release })
 	t.Cleanup(func() { close(release) }) // runs before the backend closes
 
 	tests := []struct {
-		name string
-		cfg  Config
+		name      string
+		cfg       Config
+		errors    uint64 // backend errors after 3 requests
+		noBackend uint64
 	}{
-		{"all backends down", Config{Upstreams: []string{deadAddr, deadAddr}}},
-		{"headers slower than timeout", Config{Upstreams: slow, Timeout: 50 * time.Millisecond}},
+		// Each refusal marks its backend down, so the third request finds
+		// none left.
+		{"all backends down", Config{Upstreams: []string{deadAddr, deadAddr}}, 2, 1},
+		// A slow backend is not marked down: it accepted the connection.
+		{"headers slower than timeout", Config{Upstreams: slow, Timeout: 50 * time.Millisecond}, 3, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -246,18 +249,28 @@ func TestUpstreamFailures(t *testing.T) {
 					t.Fatalf("status %d %q, want 502", code, body)
 				}
 			}
+			s := tp.Stats()
 			var errs uint64
-			for _, b := range tp.Stats().Backends {
+			for _, b := range s.Backends {
 				errs += b.Errors
 				if b.Active != 0 {
 					t.Errorf("backend %s still active: %+v", b.Addr, b)
 				}
 			}
-			if errs != requests {
-				t.Errorf("backend errors = %d, want %d", errs, requests)
+			if errs != tt.errors || s.NoBackend != tt.noBackend {
+				t.Errorf("backend errors = %d, no_backend = %d; want %d, %d", errs, s.NoBackend, tt.errors, tt.noBackend)
 			}
 		})
 	}
+}
+
+// deadAddr returns a loopback address nothing listens on.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	down := listen(t)
+	addr := down.Addr().String()
+	down.Close()
+	return addr
 }
 
 // nonePolicy never finds a backend.
@@ -270,7 +283,7 @@ func TestNoBackendAvailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.policy = nonePolicy{}
+	p.fallback.policy = nonePolicy{}
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)

@@ -15,22 +15,44 @@ import (
 // once its context is done, before closing their connections.
 const ShutdownTimeout = 30 * time.Second
 
-// Serve serves proxied traffic on ln and, if admin is non-nil, the admin API
-// on admin: GET /healthz answers 200 and GET /stats the JSON of Stats. It
-// blocks until ctx is done, then stops accepting, lets in-flight requests
-// finish (up to ShutdownTimeout), closes idle upstream connections and
-// returns nil. It returns an error if a listener fails or the drain times
-// out. Serve closes both listeners. Client connections accepted on ln are
-// counted in Stats.ClientConns.
+// server is what Serve needs of the layer-7 http.Server and the layer-4
+// server alike.
+type server interface {
+	Serve(ln net.Listener) error
+	Shutdown(ctx context.Context) error
+	Close() error
+}
+
+var (
+	_ server = (*http.Server)(nil)
+	_ server = (*l4Server)(nil)
+)
+
+// Serve serves proxied traffic on ln in the configured mode and, if admin
+// is non-nil, the admin API on admin: GET /healthz answers 200 and GET
+// /stats the JSON of Stats. It blocks until ctx is done, then stops
+// accepting, lets in-flight work finish (up to ShutdownTimeout), closes idle
+// upstream connections and returns nil. It returns an error if a listener
+// fails or the drain times out. Serve closes both listeners. Client
+// connections accepted on ln are counted in Stats.ClientConns.
+//
+// Layer 7 drains like http.Server.Shutdown: idle keep-alive connections
+// close at once, busy ones after their response. Layer 4 cannot see
+// requests, so it closes a connection once it is quiet: no bytes moved for
+// a moment and the last ones went to the client.
 func (p *Proxy) Serve(ctx context.Context, ln, admin net.Listener) error {
-	type server struct {
+	type named struct {
 		name string
-		srv  *http.Server
+		srv  server
 		ln   net.Listener
 	}
-	servers := []server{{"proxy", &http.Server{Handler: p, ConnState: p.countConn}, ln}}
+	var main server = &http.Server{Handler: p, ConnState: p.countConn}
+	if p.cfg.Mode == L4 {
+		main = newL4Server(p)
+	}
+	servers := []named{{"proxy", main, ln}}
 	if admin != nil {
-		servers = append(servers, server{"admin", &http.Server{Handler: p.adminHandler()}, admin})
+		servers = append(servers, named{"admin", &http.Server{Handler: p.adminHandler()}, admin})
 	}
 	errc := make(chan error, len(servers))
 	var wg sync.WaitGroup
@@ -56,7 +78,7 @@ func (p *Proxy) Serve(ctx context.Context, ln, admin net.Listener) error {
 		}
 	}
 	wg.Wait()
-	p.transport.CloseIdleConnections()
+	p.closeIdle()
 	return err
 }
 

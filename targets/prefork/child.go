@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 
 	"github.com/lbbench/lbbench/targets/worker"
@@ -12,9 +11,10 @@ import (
 
 // WorkerMain is the child side: it reads the worker.Config from the
 // environment variable EnvWorkerConfig, serves a worker.Worker on the main
-// listener inherited as fd 3 and the admin listener inherited as fd 4 until
-// ctx is done, then drains and returns. The caller turns SIGTERM and SIGINT
-// into the cancellation of ctx.
+// listener inherited as fd 3 (accepting with the config's strategy) and the
+// admin listener inherited as fd 4 until ctx is done, then drains and
+// returns. The caller turns SIGTERM and SIGINT into the cancellation of
+// ctx.
 func WorkerMain(ctx context.Context) error {
 	raw, ok := os.LookupEnv(EnvWorkerConfig)
 	if !ok {
@@ -28,26 +28,14 @@ func WorkerMain(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("prefork: %w", err)
 	}
-	ln, err := fileListener(3, "main")
+	ln, err := worker.ListenFD(inheritedFD, cfg.WithDefaults().Accept)
 	if err != nil {
-		return err
+		return fmt.Errorf("prefork: inherited main listener: %w", err)
 	}
-	admin, err := fileListener(4, "admin")
+	admin, err := worker.ListenFD(inheritedFD+1, worker.AcceptNetpoll)
 	if err != nil {
 		ln.Close()
-		return err
+		return fmt.Errorf("prefork: inherited admin listener: %w", err)
 	}
 	return w.Serve(ctx, ln, admin)
-}
-
-// fileListener turns the inherited fd into a listener and closes the fd
-// (the listener holds a duplicate).
-func fileListener(fd uintptr, name string) (net.Listener, error) {
-	f := os.NewFile(fd, name)
-	defer f.Close()
-	ln, err := net.FileListener(f)
-	if err != nil {
-		return nil, fmt.Errorf("prefork: inherited %s listener (fd %d): %w", name, fd, err)
-	}
-	return ln, nil
 }

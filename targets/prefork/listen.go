@@ -6,63 +6,184 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// sockets are the listening sockets made for one worker, as files to hand
-// to its child.
-type sockets struct {
-	main, admin         *os.File
-	mainAddr, adminAddr string
+// UnixPrefix starts an endpoint that is a Unix socket path, as in
+// "unix:/run/lbbench/worker-0.sock" (the form nginx uses).
+const UnixPrefix = "unix:"
+
+// maxSocketPath is the longest Unix socket path the kernel takes
+// (sizeof(sun_path) - 1).
+const maxSocketPath = 107
+
+// SocketPath returns the path of worker i's Unix socket in dir.
+func SocketPath(dir string, i int) string {
+	return filepath.Join(dir, "worker-"+strconv.Itoa(i)+".sock")
 }
 
-func closeSockets(socks []sockets) {
-	for _, s := range socks {
-		s.main.Close()
-		s.admin.Close()
+// layout is where the workers listen: one endpoint per worker and, per
+// child process (slot), the sockets it inherits.
+type layout struct {
+	endpoints []string
+	slots     []slotSockets
+	files     []*os.File // every socket made, once each, to close
+	paths     []string   // Unix socket files to remove on Stop
+	madeDir   string     // the socket dir, if listen made it
+}
+
+// slotSockets are the sockets and addresses of one child process. main is
+// nil when the child binds its own endpoint (an Exec without {fd}); admin
+// is nil for an Exec.
+type slotSockets struct {
+	endpoint    string // what the child serves: "host:port" or "unix:/path"
+	main, admin *os.File
+	adminAddr   string
+	port        int    // TCP port, 0 in Unix mode
+	socket      string // Unix socket path, "" in TCP modes
+}
+
+func (l *layout) close() {
+	for _, f := range l.files {
+		f.Close()
+	}
+	l.files = nil
+}
+
+// removeSockets removes the Unix socket files.
+func (l *layout) removeSockets() {
+	for _, p := range l.paths {
+		os.Remove(p)
+	}
+	if l.madeDir != "" {
+		os.Remove(l.madeDir) // only if empty: a file of someone else's stays
 	}
 }
 
-// listen makes every worker's sockets. On error it closes those it made.
-func listen(ctx context.Context, cfg Config) ([]sockets, error) {
+// listen makes the sockets for cfg (with its defaults). On error it closes
+// those it made.
+func listen(ctx context.Context, cfg Config) (*layout, error) {
+	l := &layout{}
+	if err := l.listen(ctx, cfg); err != nil {
+		l.close()
+		l.removeSockets()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *layout) listen(ctx context.Context, cfg Config) error {
+	n := cfg.Workers
+	builtin := cfg.Exec == nil
+	makeMain := builtin || cfg.Exec.usesFD()
+	slots := n
+	if !builtin && cfg.Listen == Shared {
+		slots = 1 // one foreign server forks its own workers
+	}
+	l.slots = make([]slotSockets, slots)
+
+	if cfg.Listen == ReusePort && cfg.SocketDir != "" {
+		// Ask the kernel for real, so the message reports what it says.
+		_, err := l.listenUnix(ctx, SocketPath(cfg.SocketDir, 0), true)
+		return err
+	}
+	if cfg.Listen == Unix {
+		if _, err := os.Stat(cfg.SocketDir); errors.Is(err, os.ErrNotExist) {
+			l.madeDir = cfg.SocketDir
+		}
+		if err := os.MkdirAll(cfg.SocketDir, 0o755); err != nil {
+			return fmt.Errorf("prefork: socket dir: %w", err)
+		}
+	}
+
+	var shared *os.File
+	port := cfg.Port
+	for i := range l.slots {
+		sl := &l.slots[i]
+		switch cfg.Listen {
+		case Unix:
+			sl.socket = SocketPath(cfg.SocketDir, i)
+			sl.endpoint = UnixPrefix + sl.socket
+			if makeMain {
+				f, err := l.listenUnix(ctx, sl.socket, false)
+				if err != nil {
+					return err
+				}
+				sl.main = f
+			} else if err := freeSocketPath(sl.socket); err != nil {
+				return err
+			} else {
+				l.paths = append(l.paths, sl.socket)
+			}
+		case Shared:
+			if shared == nil && makeMain {
+				f, addr, err := l.listenTCP(ctx, net.JoinHostPort(cfg.Host, strconv.Itoa(port)), false)
+				if err != nil {
+					return err
+				}
+				shared, port = f, addr.Port
+			}
+			sl.main = shared
+		case ReusePort, Ports:
+			p := port
+			if cfg.Listen == Ports {
+				p = cfg.Port + i
+			}
+			if makeMain {
+				f, addr, err := l.listenTCP(ctx, net.JoinHostPort(cfg.Host, strconv.Itoa(p)), cfg.Listen == ReusePort)
+				if err != nil {
+					return err
+				}
+				sl.main = f
+				if port == 0 {
+					// The first socket got a kernel-chosen port; the
+					// others join it.
+					port, p = addr.Port, addr.Port
+				}
+			}
+			sl.port = p
+		}
+		if cfg.Listen != Unix && !makeMain && port == 0 {
+			// A foreign server binds the port itself: find it one that
+			// is free now.
+			p, err := freePort(cfg.Host)
+			if err != nil {
+				return err
+			}
+			port = p
+		}
+		if cfg.Listen == ReusePort || cfg.Listen == Shared {
+			sl.port = port
+		}
+		if cfg.Listen != Unix {
+			sl.endpoint = net.JoinHostPort(cfg.Host, strconv.Itoa(sl.port))
+		}
+		if builtin {
+			f, addr, err := l.listenTCP(ctx, "127.0.0.1:0", false)
+			if err != nil {
+				return err
+			}
+			sl.admin, sl.adminAddr = f, addr.String()
+		}
+	}
+	l.endpoints = make([]string, n)
+	for i := range l.endpoints {
+		l.endpoints[i] = l.slots[min(i, len(l.slots)-1)].endpoint
+	}
+	return nil
+}
+
+// listenTCP listens on addr and returns the socket as a file, closing the
+// listener: the file keeps the socket open.
+func (l *layout) listenTCP(ctx context.Context, addr string, reusePort bool) (*os.File, *net.TCPAddr, error) {
 	var lc net.ListenConfig
-	if cfg.Listen == ReusePort {
+	if reusePort {
 		lc.Control = setReusePort
 	}
-	socks := make([]sockets, cfg.Workers)
-	port := cfg.Port
-	for i := range socks {
-		p := port
-		if cfg.Listen == Ports {
-			p += i
-		}
-		main, addr, err := listenFile(ctx, lc, net.JoinHostPort(cfg.Host, strconv.Itoa(p)))
-		if err != nil {
-			closeSockets(socks[:i])
-			return nil, err
-		}
-		if port == 0 {
-			// The first socket got a kernel-chosen port; the others
-			// join it.
-			port = addr.Port
-		}
-		admin, adminAddr, err := listenFile(ctx, net.ListenConfig{}, "127.0.0.1:0")
-		if err != nil {
-			main.Close()
-			closeSockets(socks[:i])
-			return nil, err
-		}
-		socks[i] = sockets{main: main, admin: admin, mainAddr: addr.String(), adminAddr: adminAddr.String()}
-	}
-	return socks, nil
-}
-
-// listenFile listens on addr and returns the socket as a file, closing the
-// listener: the file keeps the socket open.
-func listenFile(ctx context.Context, lc net.ListenConfig, addr string) (*os.File, *net.TCPAddr, error) {
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
 		return nil, nil, &addrInUseError{addr: addr, err: err}
@@ -75,7 +196,74 @@ func listenFile(ctx context.Context, lc net.ListenConfig, addr string) (*os.File
 	if err != nil {
 		return nil, nil, fmt.Errorf("prefork: listen %s: %w", addr, err)
 	}
+	l.files = append(l.files, f)
 	return f, ln.Addr().(*net.TCPAddr), nil
+}
+
+// listenUnix listens on the Unix socket path, after removing a stale
+// socket file there, and returns the socket as a file. The path is removed
+// by removeSockets.
+func (l *layout) listenUnix(ctx context.Context, path string, reusePort bool) (*os.File, error) {
+	if err := freeSocketPath(path); err != nil {
+		return nil, err
+	}
+	var lc net.ListenConfig
+	if reusePort {
+		lc.Control = setReusePort
+	}
+	ln, err := lc.Listen(ctx, "unix", path)
+	if reusePort && errors.Is(err, unix.EOPNOTSUPP) {
+		return nil, &reusePortUnixError{path: path, err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("prefork: listen unix %s: %w", path, err)
+	}
+	ul := ln.(*net.UnixListener)
+	ul.SetUnlinkOnClose(false) // the children keep serving on it
+	defer ul.Close()
+	l.paths = append(l.paths, path)
+	f, err := ul.File()
+	if err != nil {
+		return nil, fmt.Errorf("prefork: listen unix %s: %w", path, err)
+	}
+	l.files = append(l.files, f)
+	return f, nil
+}
+
+// freeSocketPath makes sure nothing is at path: it removes a socket file
+// nobody listens on, and reports a live socket or any other file.
+func freeSocketPath(path string) error {
+	if len(path) > maxSocketPath {
+		return fmt.Errorf("prefork: unix socket path %s is %d bytes, longer than the kernel's limit of %d: pick a shorter socket dir", path, len(path), maxSocketPath)
+	}
+	fi, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("prefork: unix socket %s: %w", path, err)
+	}
+	if fi.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("prefork: unix socket %s: a file that is not a socket is in the way", path)
+	}
+	if c, err := net.Dial("unix", path); err == nil {
+		c.Close()
+		return &addrInUseError{addr: path, err: syscall.EADDRINUSE, flag: "--socket-dir"}
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("prefork: remove stale unix socket: %w", err)
+	}
+	return nil
+}
+
+// freePort returns a TCP port on host that was free a moment ago.
+func freePort(host string) (int, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("prefork: find a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 func setReusePort(_, _ string, c syscall.RawConn) error {
@@ -88,15 +276,35 @@ func setReusePort(_, _ string, c syscall.RawConn) error {
 	return os.NewSyscallError("setsockopt SO_REUSEPORT", err)
 }
 
-// addrInUseError says what to do about a port in use and wraps the
+// addrInUseError says what to do about an address in use and wraps the
 // original error.
 type addrInUseError struct {
 	addr string
 	err  error
+	flag string // the flag to change; empty means --port
 }
 
 func (e *addrInUseError) Error() string {
-	return "prefork: listen " + e.addr + ": address already in use (is another server running? pick another --port)"
+	flag := e.flag
+	if flag == "" {
+		flag = "--port"
+	}
+	return "prefork: listen " + e.addr + ": address already in use (is another server running? pick another " + flag + ")"
 }
 
 func (e *addrInUseError) Unwrap() error { return e.err }
+
+// reusePortUnixError explains the kernel's refusal of SO_REUSEPORT on a
+// Unix socket and wraps it.
+type reusePortUnixError struct {
+	path string
+	err  error
+}
+
+func (e *reusePortUnixError) Error() string {
+	return "prefork: listen unix " + e.path + " with SO_REUSEPORT: the kernel refuses SO_REUSEPORT on Unix sockets " +
+		"(setsockopt: operation not supported); it balances TCP (and UDP) sockets only. " +
+		"Use --listen unix (one socket per worker, behind a proxy) or --listen shared (one socket for all)"
+}
+
+func (e *reusePortUnixError) Unwrap() error { return e.err }

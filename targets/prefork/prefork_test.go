@@ -53,8 +53,16 @@ func testExe(t *testing.T) string {
 // and stops it when the test ends.
 func start(t *testing.T, cfg prefork.Config) *prefork.Supervisor {
 	t.Helper()
-	cfg.Command = []string{testExe(t)}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	return startTimeout(t, cfg, 10*time.Second)
+}
+
+// startTimeout is start with a bound on the start other than 10 s.
+func startTimeout(t *testing.T, cfg prefork.Config, timeout time.Duration) *prefork.Supervisor {
+	t.Helper()
+	if cfg.Exec == nil {
+		cfg.Command = []string{testExe(t)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	s, err := prefork.Start(ctx, cfg)
 	if err != nil {
@@ -153,7 +161,40 @@ func TestConfig(t *testing.T) {
 		{name: "defaults", edit: func(*prefork.Config) {}},
 		{name: "ports mode", edit: func(c *prefork.Config) { c.Listen, c.Port = prefork.Ports, 8080 }},
 		{name: "no workers", edit: func(c *prefork.Config) { c.Workers = -1 }, wantErr: "prefork: workers must be >= 1, got -1"},
-		{name: "unknown listen mode", edit: func(c *prefork.Config) { c.Listen = "shared" }, wantErr: `prefork: listen must be "reuseport" or "ports", got "shared"`},
+		{name: "unknown listen mode", edit: func(c *prefork.Config) { c.Listen = "mesh" }, wantErr: `prefork: listen must be one of [reuseport shared ports unix], got "mesh"`},
+		{name: "shared mode", edit: func(c *prefork.Config) { c.Listen, c.Worker.Accept = prefork.Shared, "epoll-exclusive" }},
+		{name: "unix mode", edit: func(c *prefork.Config) { c.Listen, c.SocketDir = prefork.Unix, "/tmp/x" }},
+		{name: "unix mode needs a dir", edit: func(c *prefork.Config) { c.Listen = prefork.Unix }, wantErr: "prefork: socket dir must be set in unix mode, where worker i listens on DIR/worker-i.sock"},
+		{name: "socket dir on tcp", edit: func(c *prefork.Config) { c.Listen, c.SocketDir = prefork.Shared, "/tmp/x" }, wantErr: "prefork: socket dir is for unix mode; shared mode listens on TCP"},
+		{name: "bad accept", edit: func(c *prefork.Config) { c.Worker.Accept = "fifo" }, wantErr: `prefork: worker: accept must be one of netpoll, blocking, epoll-exclusive, got "fifo"`},
+		{name: "exec", edit: func(c *prefork.Config) {
+			c.Command, c.Exec = nil, &prefork.Exec{Command: "srv --port {port}", Probe: "/"}
+		}},
+		{name: "exec shared fd", edit: func(c *prefork.Config) {
+			c.Listen, c.Exec = prefork.Shared, &prefork.Exec{Command: "srv --fd {fd} -w {workers}", Probe: "/"}
+		}},
+		{name: "exec unix", edit: func(c *prefork.Config) {
+			c.Listen, c.SocketDir, c.Exec = prefork.Unix, "/tmp/x", &prefork.Exec{Command: "srv -b unix:{socket}", Probe: "/"}
+		}},
+		{name: "exec without endpoint", edit: func(c *prefork.Config) { c.Exec = &prefork.Exec{Command: "srv", Probe: "/"} },
+			wantErr: "prefork: exec: the command must take {port} or {fd}, so that it listens where the supervisor expects"},
+		{name: "exec socket on tcp", edit: func(c *prefork.Config) { c.Exec = &prefork.Exec{Command: "srv {socket}", Probe: "/"} },
+			wantErr: "prefork: exec: {socket} is set only in unix mode, not reuseport"},
+		{name: "exec port on unix", edit: func(c *prefork.Config) {
+			c.Listen, c.SocketDir, c.Exec = prefork.Unix, "/tmp/x", &prefork.Exec{Command: "srv {port}", Probe: "/"}
+		}, wantErr: "prefork: exec: {port} is not set in unix mode; use {socket} or {fd}"},
+		{name: "exec unix without socket", edit: func(c *prefork.Config) {
+			c.Listen, c.SocketDir, c.Exec = prefork.Unix, "/tmp/x", &prefork.Exec{Command: "srv", Probe: "/"}
+		}, wantErr: "prefork: exec: in unix mode the command must take {socket} or {fd}, so that each instance listens on its own socket"},
+		{name: "exec bad quote", edit: func(c *prefork.Config) { c.Exec = &prefork.Exec{Command: "srv '{port}", Probe: "/"} },
+			wantErr: "prefork: exec: unterminated single quote at byte 4"},
+		{name: "exec empty", edit: func(c *prefork.Config) { c.Exec = &prefork.Exec{Command: "  ", Probe: "/"} },
+			wantErr: "prefork: exec: the command is empty"},
+		{name: "exec bad probe", edit: func(c *prefork.Config) { c.Exec = &prefork.Exec{Command: "srv {port}", Probe: "healthz"} },
+			wantErr: `prefork: exec: probe must be an HTTP path starting with /, got "healthz"`},
+		{name: "exec with accept", edit: func(c *prefork.Config) {
+			c.Exec, c.Worker.Accept = &prefork.Exec{Command: "srv {port}", Probe: "/"}, "blocking"
+		}, wantErr: "prefork: an accept strategy needs the built-in worker; an exec target accepts its own way"},
 		{name: "no host", edit: func(c *prefork.Config) { c.Host = "" }, wantErr: "prefork: host must not be empty"},
 		{name: "bad port", edit: func(c *prefork.Config) { c.Port = 70000 }, wantErr: "prefork: port must be between 0 and 65535, got 70000"},
 		{name: "ports mode needs a port", edit: func(c *prefork.Config) { c.Listen = prefork.Ports }, wantErr: "prefork: port must be set in ports mode, where worker i listens on port+i"},
@@ -318,8 +359,8 @@ func TestStartFailureTearsDown(t *testing.T) {
 			if prefix, _, _ := strings.Cut(tt.wantErr, "%d"); !strings.HasPrefix(err.Error(), prefix) {
 				t.Fatalf("Start = %v, want %q", err, tt.wantErr)
 			}
-			if _, err := fmt.Sscanf(err.Error(), tt.wantErr, &pid); err != nil {
-				t.Errorf("Start error does not match %q: %v", tt.wantErr, err)
+			if _, serr := fmt.Sscanf(err.Error(), tt.wantErr, &pid); serr != nil {
+				t.Errorf("Start error %q does not match %q: %v", err, tt.wantErr, serr)
 			}
 			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
 				t.Errorf("Start = %v, want it to wrap %v", err, tt.wantIs)

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,19 +24,74 @@ import (
 // worker.Config, as JSON, from the Supervisor to WorkerMain.
 const EnvWorkerConfig = "LBBENCH_WORKER_CONFIG"
 
+// Environment variables an Exec instance gets, besides the placeholders in
+// its command.
+const (
+	// EnvIndex holds the instance's worker index.
+	EnvIndex = "LBBENCH_WORKER_INDEX"
+	// EnvWorkers holds Config.Workers.
+	EnvWorkers = "LBBENCH_WORKERS"
+)
+
 // DefaultStartTimeout bounds how long Start waits for the workers to become
 // healthy when its context has no deadline.
 const DefaultStartTimeout = 10 * time.Second
 
 const (
-	healthRetry  = 20 * time.Millisecond // between health checks during Start
-	adminTimeout = 5 * time.Second       // for a request to Handler
+	healthRetry    = 20 * time.Millisecond // between health checks during Start
+	adminTimeout   = 5 * time.Second       // for a request to Handler
+	healthTimeout  = 2 * time.Second       // for one periodic health check
+	restartMin     = 100 * time.Millisecond
+	restartMax     = 5 * time.Second
+	restartHealthy = 10 * time.Second // a worker up this long has its back-off reset
+)
+
+// States of a worker in WorkerStatus.
+const (
+	// StateRunning: the worker's process runs.
+	StateRunning = "running"
+	// StateRestarting: the process failed and is about to be started again.
+	StateRestarting = "restarting"
+	// StateExited: the process exited and will not be started again.
+	StateExited = "exited"
 )
 
 // StatsReport is the JSON body of /stats on the Handler.
 type StatsReport struct {
-	// Workers holds each worker's stats, in index order.
+	// Workers holds each child process's worker stats, in index order. A
+	// child that did not answer has only its Index (and PID) set; an Exec
+	// instance has only Index and PID, since a foreign server keeps no
+	// lbbench counters.
 	Workers []worker.Stats `json:"workers"`
+	// Status is the supervisor's view of each child process, in index
+	// order.
+	Status []WorkerStatus `json:"status"`
+	// Errors names each child that did not answer, and why; /stats answers
+	// 503 when there are any.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// WorkerStatus is the supervisor's view of one child process: a worker, or
+// an Exec instance (one in Shared mode, serving every worker).
+type WorkerStatus struct {
+	// Index is the worker's index.
+	Index int `json:"index"`
+	// PID is the current (or last) process.
+	PID int `json:"pid"`
+	// Endpoint is where it serves: "host:port" or "unix:/path".
+	Endpoint string `json:"endpoint"`
+	// State is StateRunning, StateRestarting or StateExited.
+	State string `json:"state"`
+	// Healthy is the result of the last health check (true until the
+	// first periodic check fails).
+	Healthy bool `json:"healthy"`
+	// HealthError says why the last health check failed.
+	HealthError string `json:"health_error,omitempty"`
+	// Restarts counts the times the worker was started again.
+	Restarts int `json:"restarts"`
+	// LastExit says how the last process of this worker that ended
+	// exited, for example "signal: killed"; empty if none has.
+	LastExit string `json:"last_exit,omitempty"`
 }
 
 // Phases of a Supervisor.
@@ -43,46 +101,76 @@ const (
 	phaseStopping
 )
 
-// Supervisor runs a set of worker processes. Its methods are safe for
+// Supervisor runs a set of worker processes: it allocates their endpoints,
+// starts them, checks their health, reports and optionally restarts a
+// worker that fails, and drains them on Stop. Its methods are safe for
 // concurrent use.
 type Supervisor struct {
+	cfg    Config
 	stderr io.Writer
-	procs  []*proc // fixed once Start returns
+	lay    *layout
+	slots  []*slot // fixed once Start returns
 	client *http.Client
 
+	// mu orders spawning against the switch to phaseStopping, so that no
+	// restart starts a process Stop would miss.
+	mu sync.Mutex
 	// phase decides whether a child that exits is reported: only while
 	// running, since Start returns the error itself and Stop expects it.
 	phase    atomic.Int32
 	exited   chan struct{}
 	exitOnce sync.Once
+	stopc    chan struct{} // closed when Stop begins
 	stopOnce sync.Once
 	stopErr  error
-	wg       sync.WaitGroup // one reaper per child
+	wg       sync.WaitGroup // reapers, restarts and the health checker
 }
 
-// proc is one worker process.
+// slot is one child process position: worker i, whichever process
+// currently runs it.
+type slot struct {
+	index   int
+	socks   slotSockets
+	client  *http.Client // for health and stats requests
+	health  string       // URL of the health check
+	stats   string       // URL of the worker's /stats; empty for an Exec
+	cur     atomic.Pointer[proc]
+	backoff time.Duration // next restart delay; used by the reaper only
+
+	mu          sync.Mutex // guards the fields below
+	restarts    int
+	lastExit    string
+	healthErr   string
+	healthKnown bool // a health check has run since the process started
+}
+
+// proc is one process of a slot.
 type proc struct {
-	index               int
-	pid                 int
-	mainAddr, adminAddr string
-	cmd                 *exec.Cmd
-	done                chan struct{} // closed once the child is reaped and cmd.ProcessState is set
+	pid     int
+	cmd     *exec.Cmd
+	started time.Time
+	done    chan struct{} // closed once the child is reaped and cmd.ProcessState is set
+	// exitCtx is cancelled right after done is closed, to stop requests
+	// to the process.
+	exitCtx context.Context
+	exit    context.CancelFunc
 }
 
-// exitErr describes how p exited, or returns nil while it runs.
-func (p *proc) exitErr() error {
+// exitErr describes how p of worker i exited, or returns nil while it runs.
+func (p *proc) exitErr(i int) error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("prefork: worker %d (pid %d) exited: %v", p.index, p.pid, p.cmd.ProcessState)
+		return fmt.Errorf("prefork: worker %d (pid %d) exited: %v", i, p.pid, p.cmd.ProcessState)
 	default:
 		return nil
 	}
 }
 
-// Start makes the listening sockets, starts cfg.Workers children and waits
-// until every one answers its admin /healthz. ctx bounds the start only
-// (DefaultStartTimeout if it has no deadline); the children run until Stop.
-// On error Start kills the children it started and closes every socket.
+// Start makes the listening sockets, starts the children and waits until
+// every one is healthy: it answers its admin /healthz, or for an Exec the
+// probe on its endpoint. ctx bounds the start only (DefaultStartTimeout if
+// it has no deadline); the children run until Stop. On error Start kills
+// the children it started and closes every socket.
 func Start(ctx context.Context, cfg Config) (*Supervisor, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -93,104 +181,209 @@ func Start(ctx context.Context, cfg Config) (*Supervisor, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultStartTimeout)
 		defer cancel()
 	}
-	socks, err := listen(ctx, cfg)
+	lay, err := listen(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	s := &Supervisor{
+		cfg:    cfg,
 		stderr: cfg.Stderr,
+		lay:    lay,
 		client: &http.Client{Transport: &http.Transport{}},
 		exited: make(chan struct{}),
+		stopc:  make(chan struct{}),
 	}
 	if _, ok := s.stderr.(*os.File); !ok {
 		// Children's output copiers and reapers write concurrently.
 		s.stderr = &lockedWriter{w: s.stderr}
 	}
-	for i, sk := range socks {
-		if err := s.spawn(cfg, i, sk); err != nil {
-			closeSockets(socks[i+1:])
+	for i, sk := range lay.slots {
+		sl := &slot{index: i, socks: sk, client: s.client, backoff: restartMin}
+		if cfg.Exec == nil {
+			sl.health = "http://" + sk.adminAddr + "/healthz"
+			sl.stats = "http://" + sk.adminAddr + "/stats"
+		} else {
+			host := sk.endpoint
+			if sk.socket != "" {
+				host = "unix"
+				sl.client = unixClient(sk.socket)
+			}
+			sl.health = "http://" + host + cfg.Exec.Probe
+		}
+		if err := s.spawn(sl); err != nil {
 			s.abort()
 			return nil, err
 		}
+		s.slots = append(s.slots, sl)
+	}
+	if !cfg.Restart {
+		// A reuseport socket kept here would stay in the group after its
+		// worker died and get connections that nobody accepts; and a dead
+		// worker's admin socket must refuse the health checks at once.
+		lay.close()
 	}
 	if err := s.waitHealthy(ctx); err != nil {
 		s.abort()
 		return nil, err
 	}
+	s.mu.Lock()
 	s.phase.Store(phaseRunning)
+	s.mu.Unlock()
 	// A child that exited after its health check but before the store
 	// above was not reported by its reaper; the reaper closes done before
 	// it loads phase, so one of the two sees the other.
-	for _, p := range s.procs {
-		if err := p.exitErr(); err != nil {
+	for _, sl := range s.slots {
+		if err := sl.cur.Load().exitErr(sl.index); err != nil {
 			s.abort()
 			return nil, err
 		}
 	}
+	if cfg.HealthInterval > 0 {
+		s.wg.Go(s.checkHealth)
+	}
 	return s, nil
 }
 
-// spawn starts worker i on sk and closes the supervisor's copies of sk: a
-// reuseport socket it kept would stay in the group and get connections that
-// nobody accepts.
-func (s *Supervisor) spawn(cfg Config, i int, sk sockets) error {
-	defer closeSockets([]sockets{sk})
-	wcfg := cfg.Worker
-	wcfg.Index = i
-	if f, ok := cfg.Slowdown[i]; ok {
-		wcfg.Slowdown = f
+// unixClient is an HTTP client whose every request goes to the Unix socket
+// at path.
+func unixClient(path string) *http.Client {
+	var d net.Dialer
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, "unix", path)
+		},
+	}}
+}
+
+// command builds the process for sl.
+func (s *Supervisor) command(sl *slot) *exec.Cmd {
+	cfg := s.cfg
+	var cmd *exec.Cmd
+	if cfg.Exec == nil {
+		wcfg := cfg.Worker
+		wcfg.Index = sl.index
+		if f, ok := cfg.Slowdown[sl.index]; ok {
+			wcfg.Slowdown = f
+		}
+		js, _ := json.Marshal(wcfg) // cannot fail: plain fields
+		cmd = exec.Command(cfg.Command[0], cfg.Command[1:]...)
+		cmd.Env = append(os.Environ(), EnvWorkerConfig+"="+string(js))
+		cmd.ExtraFiles = []*os.File{sl.socks.main, sl.socks.admin} // fds 3 and 4
+	} else {
+		perInstance := 1
+		if cfg.Listen == Shared {
+			perInstance = cfg.Workers
+		}
+		argv := cfg.Exec.argv(instanceVars{
+			host:    cfg.Host,
+			port:    strconv.Itoa(sl.socks.port),
+			socket:  sl.socks.socket,
+			index:   strconv.Itoa(sl.index),
+			workers: strconv.Itoa(perInstance),
+		})
+		cmd = exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = cfg.Exec.Dir
+		cmd.Env = append(os.Environ(), EnvIndex+"="+strconv.Itoa(sl.index), EnvWorkers+"="+strconv.Itoa(cfg.Workers))
+		if sl.socks.main != nil {
+			cmd.ExtraFiles = []*os.File{sl.socks.main} // fd 3
+		}
 	}
-	js, _ := json.Marshal(wcfg) // cannot fail: plain fields
-	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
-	cmd.Env = append(os.Environ(), EnvWorkerConfig+"="+string(js))
-	cmd.ExtraFiles = []*os.File{sk.main, sk.admin} // fds 3 and 4
 	cmd.Stdout, cmd.Stderr = s.stderr, s.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// spawn starts a process for sl and its reaper.
+func (s *Supervisor) spawn(sl *slot) error {
+	if s.cfg.Exec != nil && sl.socks.main == nil && sl.socks.socket != "" {
+		// A foreign server killed earlier left its socket file behind.
+		if err := freeSocketPath(sl.socks.socket); err != nil {
+			return err
+		}
+	}
+	cmd := s.command(sl)
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("prefork: start worker %d: %w", i, err)
+		return fmt.Errorf("prefork: start worker %d: %w", sl.index, err)
 	}
-	p := &proc{
-		index:     i,
-		pid:       cmd.Process.Pid,
-		mainAddr:  sk.mainAddr,
-		adminAddr: sk.adminAddr,
-		cmd:       cmd,
-		done:      make(chan struct{}),
-	}
-	s.procs = append(s.procs, p)
-	s.wg.Go(func() { s.reap(p) })
+	p := &proc{pid: cmd.Process.Pid, cmd: cmd, started: time.Now(), done: make(chan struct{})}
+	p.exitCtx, p.exit = context.WithCancel(context.Background())
+	sl.mu.Lock()
+	sl.healthKnown, sl.healthErr = false, ""
+	sl.mu.Unlock()
+	sl.cur.Store(p)
+	s.wg.Go(func() { s.reap(sl, p) })
 	return nil
 }
 
 // reap waits for p to exit and reports a failure while the supervisor is
-// running. A clean exit is not a failure: a worker exits 0 only when asked
-// to stop, for example by a Ctrl-C or a SIGTERM that reached the whole
-// process group before Stop was called.
-func (s *Supervisor) reap(p *proc) {
+// running, then restarts the worker or closes Exited. A clean exit is not a
+// failure: a worker exits 0 only when asked to stop, for example by a
+// Ctrl-C or a SIGTERM that reached the whole process group before Stop was
+// called.
+func (s *Supervisor) reap(sl *slot, p *proc) {
 	p.cmd.Wait() // the exit status is in p.cmd.ProcessState
 	close(p.done)
+	p.exit()
+	sl.mu.Lock()
+	sl.lastExit = p.cmd.ProcessState.String()
+	sl.mu.Unlock()
 	if s.phase.Load() != phaseRunning || p.cmd.ProcessState.Success() {
 		return
 	}
-	fmt.Fprintln(s.stderr, p.exitErr())
-	s.exitOnce.Do(func() { close(s.exited) })
+	if !s.cfg.Restart {
+		fmt.Fprintln(s.stderr, p.exitErr(sl.index))
+		s.exitOnce.Do(func() { close(s.exited) })
+		return
+	}
+	// Back off while the worker keeps failing soon after it starts.
+	if time.Since(p.started) > restartHealthy {
+		sl.backoff = restartMin
+	}
+	delay := sl.backoff
+	sl.backoff = min(2*sl.backoff, restartMax)
+	fmt.Fprintf(s.stderr, "%v; restarting in %v\n", p.exitErr(sl.index), delay)
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.stopc:
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.phase.Load() != phaseRunning {
+		return
+	}
+	if err := s.spawn(sl); err != nil {
+		fmt.Fprintf(s.stderr, "prefork: restart worker %d: %v\n", sl.index, err)
+		s.exitOnce.Do(func() { close(s.exited) })
+		return
+	}
+	sl.mu.Lock()
+	sl.restarts++
+	sl.mu.Unlock()
+	fmt.Fprintf(s.stderr, "prefork: worker %d restarted (pid %d)\n", sl.index, sl.cur.Load().pid)
 }
 
-// waitHealthy waits until every child answers /healthz, one after the
-// other. Connections to a child that has not started serving yet wait in
-// its admin socket's backlog.
+// waitHealthy waits until every child is healthy, one after the other.
+// Connections to a child that has not started serving yet wait in its
+// socket's backlog (or are refused, for an Exec that binds its own).
 func (s *Supervisor) waitHealthy(ctx context.Context) error {
-	for _, p := range s.procs {
+	for _, sl := range s.slots {
+		p := sl.cur.Load()
 		for {
-			err := s.get(ctx, p, "/healthz", nil)
+			err := s.get(ctx, sl, p, sl.health, nil)
 			if err == nil {
 				break
 			}
+			if xerr := p.exitErr(sl.index); xerr != nil {
+				return fmt.Errorf("prefork: worker %d (pid %d) exited before it was healthy: %v", sl.index, p.pid, p.cmd.ProcessState)
+			}
 			select {
 			case <-p.done:
-				return fmt.Errorf("prefork: worker %d (pid %d) exited before it was healthy: %v", p.index, p.pid, p.cmd.ProcessState)
+				return fmt.Errorf("prefork: worker %d (pid %d) exited before it was healthy: %v", sl.index, p.pid, p.cmd.ProcessState)
 			case <-ctx.Done():
-				return fmt.Errorf("prefork: worker %d (pid %d) not healthy: %w", p.index, p.pid, err)
+				return fmt.Errorf("prefork: worker %d (pid %d) not healthy: %w", sl.index, p.pid, err)
 			case <-time.After(healthRetry):
 			}
 		}
@@ -198,95 +391,177 @@ func (s *Supervisor) waitHealthy(ctx context.Context) error {
 	return nil
 }
 
+// checkHealth probes every running worker each HealthInterval until Stop,
+// and logs each change between healthy and unhealthy.
+func (s *Supervisor) checkHealth() {
+	t := time.NewTicker(s.cfg.HealthInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopc:
+			return
+		case <-t.C:
+		}
+		for _, sl := range s.slots {
+			p := sl.cur.Load()
+			if p.exitErr(sl.index) != nil {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), min(healthTimeout, s.cfg.HealthInterval))
+			err := s.get(ctx, sl, p, sl.health, nil)
+			cancel()
+			if s.phase.Load() != phaseRunning || p.exitErr(sl.index) != nil || sl.cur.Load() != p {
+				continue // it exited meanwhile: the reaper reports that
+			}
+			msg := ""
+			if err != nil {
+				msg = err.Error()
+			}
+			sl.mu.Lock()
+			changed := sl.healthErr != msg || (!sl.healthKnown && msg != "")
+			sl.healthErr, sl.healthKnown = msg, true
+			sl.mu.Unlock()
+			switch {
+			case changed && err != nil:
+				fmt.Fprintf(s.stderr, "prefork: worker %d (pid %d) failed its health check: %v\n", sl.index, p.pid, err)
+			case changed:
+				fmt.Fprintf(s.stderr, "prefork: worker %d (pid %d) is healthy again\n", sl.index, p.pid)
+			}
+		}
+	}
+}
+
 // abort kills every child and waits for the reapers. It is Start's
 // teardown.
 func (s *Supervisor) abort() {
+	s.mu.Lock()
 	s.phase.Store(phaseStopping)
-	for _, p := range s.procs {
-		p.cmd.Process.Kill()
+	s.mu.Unlock()
+	close(s.stopc)
+	for _, sl := range s.slots {
+		sl.cur.Load().cmd.Process.Kill()
 	}
 	s.wg.Wait()
+	s.lay.close()
+	s.lay.removeSockets()
 	s.client.CloseIdleConnections()
 }
 
-// Endpoints returns each worker's main address ("host:port"), in index
-// order. In ReusePort mode they are all the same.
-func (s *Supervisor) Endpoints() []string {
-	out := make([]string, len(s.procs))
-	for i, p := range s.procs {
-		out[i] = p.mainAddr
-	}
-	return out
-}
+// Endpoints returns each worker's main endpoint, in index order: "host:port"
+// for TCP, or UnixPrefix followed by the socket's path. In ReusePort and
+// Shared modes they are all the same.
+func (s *Supervisor) Endpoints() []string { return append([]string(nil), s.lay.endpoints...) }
 
-// AdminAddrs returns each worker's private admin address, in index order.
+// AdminAddrs returns each worker's private admin address, in index order;
+// empty strings for an Exec, which has none.
 func (s *Supervisor) AdminAddrs() []string {
-	out := make([]string, len(s.procs))
-	for i, p := range s.procs {
-		out[i] = p.adminAddr
+	out := make([]string, len(s.slots))
+	for i, sl := range s.slots {
+		out[i] = sl.socks.adminAddr
 	}
 	return out
 }
 
 // Exited returns a channel that is closed when a worker fails while the
-// supervisor runs: it exits with a non-zero status or is killed by a
+// supervisor runs and is not restarted (Config.Restart is false, or the
+// restart itself failed): it exits with a non-zero status or is killed by a
 // signal. The failure is also written to Config.Stderr. A worker that exits
 // with status 0 was asked to stop (SIGTERM or SIGINT) and does not close
-// the channel; Healthy and Stats report every exited worker.
+// the channel; Healthy, Stats and Status report every exited worker.
 func (s *Supervisor) Exited() <-chan struct{} { return s.exited }
 
-// Healthy returns nil if every worker answers its admin /healthz, and
-// otherwise an error naming each worker that does not.
+// Healthy returns nil if every worker is healthy now (answers its admin
+// /healthz, or for an Exec the probe on its endpoint), and otherwise an
+// error naming each worker that is not.
 func (s *Supervisor) Healthy(ctx context.Context) error {
 	var errs []error
-	for _, p := range s.procs {
-		errs = append(errs, s.ask(ctx, p, "/healthz", nil))
+	for _, sl := range s.slots {
+		errs = append(errs, s.ask(ctx, sl, sl.health, nil))
 	}
 	return errors.Join(errs...)
 }
 
-// Stats fetches each worker's stats from its admin /stats, in index order.
-// A worker that does not answer keeps only its Index in the result, and the
-// error names it (and how it exited, if it did).
+// Stats fetches each child's stats from its admin /stats, in index order.
+// A child that does not answer keeps only its Index and PID in the result,
+// and the error names it (and how it exited, if it did). An Exec instance
+// has only its Index and PID.
 func (s *Supervisor) Stats(ctx context.Context) ([]worker.Stats, error) {
-	out := make([]worker.Stats, len(s.procs))
+	out := make([]worker.Stats, len(s.slots))
 	var errs []error
-	for i, p := range s.procs {
-		out[i].Index = i
-		errs = append(errs, s.ask(ctx, p, "/stats", &out[i]))
+	for i, sl := range s.slots {
+		out[i].Index, out[i].PID = i, sl.cur.Load().pid
+		if sl.stats == "" {
+			continue
+		}
+		var st worker.Stats
+		err := s.ask(ctx, sl, sl.stats, &st)
+		if err == nil {
+			out[i] = st
+		}
+		errs = append(errs, err)
 	}
 	return out, errors.Join(errs...)
 }
 
+// Status returns the supervisor's view of each child process, in index
+// order.
+func (s *Supervisor) Status() []WorkerStatus {
+	out := make([]WorkerStatus, len(s.slots))
+	for i, sl := range s.slots {
+		p := sl.cur.Load()
+		st := WorkerStatus{Index: i, PID: p.pid, Endpoint: sl.socks.endpoint, State: StateRunning}
+		if p.exitErr(i) != nil {
+			st.State = StateExited
+			if s.cfg.Restart && s.phase.Load() == phaseRunning && !p.cmd.ProcessState.Success() {
+				st.State = StateRestarting
+			}
+		}
+		sl.mu.Lock()
+		st.Restarts, st.LastExit = sl.restarts, sl.lastExit
+		st.Healthy, st.HealthError = sl.healthErr == "", sl.healthErr
+		sl.mu.Unlock()
+		if st.State != StateRunning {
+			st.Healthy = false
+		}
+		out[i] = st
+	}
+	return out
+}
+
 // ask is get with errors that name the worker.
-func (s *Supervisor) ask(ctx context.Context, p *proc, path string, v any) error {
-	if err := p.exitErr(); err != nil {
+func (s *Supervisor) ask(ctx context.Context, sl *slot, url string, v any) error {
+	p := sl.cur.Load()
+	if err := p.exitErr(sl.index); err != nil {
 		return err
 	}
-	err := s.get(ctx, p, path, v)
+	err := s.get(ctx, sl, p, url, v)
 	if err == nil {
 		return nil
 	}
-	if xerr := p.exitErr(); xerr != nil {
+	if xerr := p.exitErr(sl.index); xerr != nil {
 		return xerr
 	}
-	return fmt.Errorf("prefork: worker %d (pid %d): %w", p.index, p.pid, err)
+	return fmt.Errorf("prefork: worker %d (pid %d): %w", sl.index, p.pid, err)
 }
 
-// get fetches path from p's admin listener and, unless v is nil, decodes
-// the JSON body into v.
-func (s *Supervisor) get(ctx context.Context, p *proc, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.adminAddr+path, nil)
+// get fetches url of process p with sl's client and, unless v is nil,
+// decodes the JSON body into v. The request ends when p exits: one waiting
+// in the backlog of a socket the supervisor keeps would wait forever.
+func (s *Supervisor) get(ctx context.Context, sl *slot, p *proc, url string, v any) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(p.exitCtx, cancel)()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := s.client.Do(req)
+	resp, err := sl.client.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", path, resp.Status)
+		return fmt.Errorf("GET %s: %s", req.URL.Path, resp.Status)
 	}
 	if v == nil {
 		_, err = io.Copy(io.Discard, resp.Body)
@@ -297,8 +572,8 @@ func (s *Supervisor) get(ctx context.Context, p *proc, path string, v any) error
 
 // Handler returns the supervisor's aggregate admin handler: /healthz
 // answers 200 when every worker is healthy and 503 with the reasons
-// otherwise; /stats answers a StatsReport as JSON, or 503 if a worker does
-// not answer.
+// otherwise; /stats answers a StatsReport as JSON, with status 503 if a
+// worker did not answer.
 func (s *Supervisor) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -314,44 +589,58 @@ func (s *Supervisor) Handler() http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), adminTimeout)
 		defer cancel()
 		st, err := s.Stats(ctx)
+		rep := StatsReport{Workers: st, Status: s.Status()}
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
+			rep.Errors = strings.Split(err.Error(), "\n")
 		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(StatsReport{Workers: st})
+		if err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		json.NewEncoder(w).Encode(rep)
 	})
 	return mux
 }
 
 // Stop sends SIGTERM to every child, so that it drains its in-flight
 // requests and exits, and waits for them. Children still running when ctx
-// is done get SIGKILL, and the error names them. Stop waits for all of the
-// supervisor's goroutines. It is idempotent: later calls wait for the first
-// and return its result.
+// is done get SIGKILL, and the error names them. Stop then closes the
+// sockets the supervisor kept, removes the Unix socket files it made and
+// waits for all of its goroutines. It is idempotent: later calls wait for
+// the first and return its result.
 func (s *Supervisor) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() { s.stopErr = s.stop(ctx) })
 	return s.stopErr
 }
 
 func (s *Supervisor) stop(ctx context.Context) error {
+	s.mu.Lock()
 	s.phase.Store(phaseStopping)
-	for _, p := range s.procs {
-		p.cmd.Process.Signal(syscall.SIGTERM) // os.ErrProcessDone if it already exited
+	s.mu.Unlock()
+	close(s.stopc)
+	// No spawn can happen from here on: every slot's process is final.
+	for _, sl := range s.slots {
+		sl.cur.Load().cmd.Process.Signal(syscall.SIGTERM) // os.ErrProcessDone if it already exited
 	}
 	var errs []error
-	for _, p := range s.procs {
+	for _, sl := range s.slots {
+		p := sl.cur.Load()
 		select {
 		case <-p.done:
 		case <-ctx.Done():
 			if p.cmd.Process.Kill() == nil {
-				errs = append(errs, fmt.Errorf("prefork: stop: worker %d (pid %d) killed: %w", p.index, p.pid, context.Cause(ctx)))
+				errs = append(errs, fmt.Errorf("prefork: stop: worker %d (pid %d) killed: %w", sl.index, p.pid, context.Cause(ctx)))
 			}
 			<-p.done
 		}
 	}
 	s.wg.Wait()
+	s.lay.close()
+	s.lay.removeSockets()
 	s.client.CloseIdleConnections()
+	for _, sl := range s.slots {
+		sl.client.CloseIdleConnections()
+	}
 	return errors.Join(errs...)
 }
 

@@ -2,6 +2,8 @@ package worker
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -14,6 +16,28 @@ const (
 	ModeSpin = "spin"
 )
 
+// Accept strategies: how a worker waits for connections on its main
+// listener. They differ only when several workers share one listening
+// socket; see the package documentation for what each does.
+const (
+	// AcceptNetpoll is Go's default: http.Server accepting through the
+	// runtime's netpoller (epoll, edge-triggered, without EPOLLEXCLUSIVE).
+	AcceptNetpoll = "netpoll"
+	// AcceptBlocking accepts in a blocking accept4(2) on the raw socket, on
+	// a thread of its own; the kernel hands each connection to the waiter
+	// that has waited longest.
+	AcceptBlocking = "blocking"
+	// AcceptEpollExclusive waits in epoll_wait(2) on an epoll instance of
+	// its own holding the socket with EPOLLEXCLUSIVE, so the kernel wakes
+	// one waiting worker per connection, not all of them.
+	AcceptEpollExclusive = "epoll-exclusive"
+)
+
+// AcceptStrategies lists the accept strategies, default first.
+func AcceptStrategies() []string {
+	return []string{AcceptNetpoll, AcceptBlocking, AcceptEpollExclusive}
+}
+
 // Defaults applied by Config.WithDefaults.
 const (
 	// DefaultConcurrency is the default number of requests served at a
@@ -21,6 +45,8 @@ const (
 	DefaultConcurrency = 1
 	// DefaultMode is the default Mode.
 	DefaultMode = ModeSleep
+	// DefaultAccept is the default Accept strategy.
+	DefaultAccept = AcceptNetpoll
 )
 
 // MaxService is the longest service time a request or Config.Service may
@@ -29,7 +55,8 @@ const (
 const MaxService = 30 * time.Second
 
 // Config describes a Worker. The zero value is a single-task sleeping
-// worker with index 0 and no default service time.
+// worker with index 0, no default service time, accepting through Go's
+// netpoller with no limit on open connections.
 type Config struct {
 	// Index identifies the worker in X-Worker headers and Stats; >= 0.
 	Index int `yaml:"index" json:"index"`
@@ -44,6 +71,17 @@ type Config struct {
 	// Slowdown multiplies every service time, to make one worker slower
 	// than its peers; 0 means 1 (normal speed).
 	Slowdown float64 `yaml:"slowdown" json:"slowdown"`
+	// Accept is the accept strategy of the main listener, one of
+	// AcceptStrategies(); empty means DefaultAccept. It applies to
+	// listeners made by ListenFD.
+	Accept string `yaml:"accept" json:"accept"`
+	// MaxConns is the most main-listener connections the worker holds open
+	// at a time: at the limit it stops accepting until one closes, and new
+	// connections wait in the kernel's queue for whichever worker accepts
+	// first. 0 means no limit. With MaxConns equal to Concurrency the
+	// worker waits for a connection only when it is idle, like a
+	// pre-forked synchronous worker.
+	MaxConns int `yaml:"max_conns" json:"max_conns"`
 }
 
 // WithDefaults returns a copy of c with zero fields set to their defaults.
@@ -53,6 +91,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Mode == "" {
 		c.Mode = DefaultMode
+	}
+	if c.Accept == "" {
+		c.Accept = DefaultAccept
 	}
 	return c
 }
@@ -71,6 +112,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("worker: slowdown must be in (0, 100], got %g", c.Slowdown)
 	case c.Service < 0 || c.Service > MaxService:
 		return fmt.Errorf("worker: service must be between 0 and %v, got %v", MaxService, c.Service)
+	case !slices.Contains(AcceptStrategies(), c.Accept):
+		return fmt.Errorf("worker: accept must be one of %s, got %q", strings.Join(AcceptStrategies(), ", "), c.Accept)
+	case c.MaxConns < 0:
+		return fmt.Errorf("worker: max_conns must be >= 0 (0: no limit), got %d", c.MaxConns)
 	}
 	return nil
 }

@@ -12,4 +12,54 @@
 // Routes, on every listener: /healthz answers 200 at once without taking a
 // slot, /stats answers the Stats as JSON, and every other path does the
 // work. Every response carries the header X-Worker with the worker's index.
+//
+// # Accept strategies
+//
+// When several worker processes share one listening socket (the pre-fork
+// model, prefork.Shared), which of them gets a new connection depends on
+// how they wait for it, and Go's default hides the choice. Config.Accept
+// selects one of three, through ListenFD; Stats.Connections counts the
+// connections each worker accepted, so the difference shows in /stats.
+//
+//   - AcceptNetpoll: http.Server on a net.Listener. The runtime registers
+//     the socket in its own epoll instance, edge-triggered and without
+//     EPOLLEXCLUSIVE, so every worker's netpoller wakes for every
+//     connection (a thundering herd) and whichever accept4 runs first wins;
+//     the others get EAGAIN. Who is first is up to the scheduler.
+//   - AcceptBlocking: a blocking accept4(2) on the raw socket in the accept
+//     loop's thread (O_NONBLOCK cleared on the shared socket), each
+//     accepted socket wrapped into a net.Conn for the same http.Server. The
+//     kernel queues blocked accepters in FIFO order and wakes exactly one,
+//     the one that has waited longest, so connections go round robin.
+//   - AcceptEpollExclusive: epoll_wait(2) on an epoll instance of the
+//     worker's own holding the socket with EPOLLEXCLUSIVE, then accept4.
+//     The socket's wait queue keeps the epoll instances in the order they
+//     were registered and the kernel wakes the first one with a waiter:
+//     whenever the first-registered worker is back in epoll_wait, it gets
+//     the connection. Connections pile onto one worker, and onto the next
+//     only while it is away (a ladder).
+//
+// A Go worker's accept loop does not wait for its handlers, so a worker is
+// "waiting" even while its only slot is taken: it accepts, and the request
+// queues inside it. That is what makes the strategies differ so much.
+// Config.MaxConns bounds the connections a worker holds open: at the limit
+// it stops accepting, and with MaxConns equal to Concurrency a worker
+// waits for a connection only while idle, as a synchronous pre-forked
+// worker does; the strategy then only chooses among idle workers.
+//
+// Observed on a 2-core machine (scenarios/shared-accept.yaml: 8
+// single-task workers, 600 req/s of 2 ms (exp) and 20 ms requests, a new
+// connection per request; per-worker connection skew max/min and p99 per
+// run, from a noisy, shared machine): blocking spread connections evenly
+// (skew 1.06 to 1.09, p99 34 to 46 ms); netpoll unevenly (skew 3.8 to 15,
+// p99 117 to 661 ms, as the winner of the herd is whoever the scheduler
+// runs first); epoll-exclusive sent about 80% of the connections to one
+// worker (skew 400 to 3700, p99 5 s: requests timed out in its queue).
+// With MaxConns 1 all three kept p99 between 25 and 56 ms; epoll-exclusive
+// still laddered (skew 7 to 13) but only idle workers took connections.
+//
+// Closing a blocking listener shuts the shared socket down for a moment
+// (the only way to wake a blocked accept; see ListenFD); the strategies
+// also set O_NONBLOCK on the shared socket one way or the other, so all
+// workers of a socket must use the same strategy.
 package worker

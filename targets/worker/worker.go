@@ -131,7 +131,7 @@ func (w *Worker) work(rw http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.active.Add(1)
-	w.spend(d)
+	w.spend(d, queryMode(r.URL.RawQuery, w.cfg.Mode))
 	w.active.Add(-1)
 	<-w.sem
 	// Count before responding, so a client that reads /stats after its
@@ -151,12 +151,12 @@ func raise(m *atomic.Int64, v int64) {
 	}
 }
 
-// spend takes d in w's mode.
-func (w *Worker) spend(d time.Duration) {
+// spend takes d in the given mode (ModeSleep or ModeSpin).
+func (w *Worker) spend(d time.Duration, mode string) {
 	if d <= 0 {
 		return
 	}
-	if w.cfg.Mode == ModeSleep {
+	if mode == ModeSleep {
 		// Not time.Sleep: it wakes up to a millisecond late, which would
 		// inflate every short service time.
 		sleep.For(d)
@@ -170,10 +170,14 @@ func (w *Worker) spend(d time.Duration) {
 // done. It then stops accepting, closes both listeners, waits up to
 // DrainTimeout for in-flight requests to complete and returns nil, or an
 // error if a listener failed or the drain timed out. Connections are counted
-// in Stats only on ln.
+// in Stats only on ln. With Config.MaxConns set, Serve accepts on ln only
+// while fewer than MaxConns of its connections are open.
 func (w *Worker) Serve(ctx context.Context, ln net.Listener, admin net.Listener) error {
 	if ln == nil {
 		return errors.New("worker: serve: nil listener")
+	}
+	if w.cfg.MaxConns > 0 {
+		ln = newLimitListener(ln, w.cfg.MaxConns)
 	}
 	servers := []*http.Server{{
 		Handler: w.Handler(),

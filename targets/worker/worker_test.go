@@ -15,7 +15,7 @@ import (
 )
 
 func TestConfig(t *testing.T) {
-	if got, want := (worker.Config{}).WithDefaults(), (worker.Config{Concurrency: 1, Mode: "sleep"}); got != want {
+	if got, want := (worker.Config{}).WithDefaults(), (worker.Config{Concurrency: 1, Mode: "sleep", Accept: "netpoll"}); got != want {
 		t.Errorf("zero Config.WithDefaults() = %+v, want %+v", got, want)
 	}
 	tests := []struct {
@@ -24,7 +24,9 @@ func TestConfig(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", cfg: worker.Config{}.WithDefaults()},
-		{name: "spin", cfg: worker.Config{Index: 3, Concurrency: 8, Mode: "spin", Service: time.Millisecond}},
+		{name: "spin", cfg: worker.Config{Index: 3, Concurrency: 8, Mode: "spin", Service: time.Millisecond, Accept: "blocking", MaxConns: 8}},
+		{name: "unknown accept", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "fifo"}, wantErr: `worker: accept must be one of netpoll, blocking, epoll-exclusive, got "fifo"`},
+		{name: "negative max conns", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "netpoll", MaxConns: -1}, wantErr: "worker: max_conns must be >= 0 (0: no limit), got -1"},
 		{name: "zero concurrency", cfg: worker.Config{Mode: "sleep"}, wantErr: "worker: concurrency must be >= 1, got 0"},
 		{name: "negative index", cfg: worker.Config{Index: -1, Concurrency: 1, Mode: "sleep"}, wantErr: "worker: index must be >= 0, got -1"},
 		{name: "unknown mode", cfg: worker.Config{Concurrency: 1, Mode: "busy"}, wantErr: `worker: mode must be "sleep" or "spin", got "busy"`},

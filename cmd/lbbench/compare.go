@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/reports"
+)
+
+// Exit codes of a comparison (measurement.md, "Across runs").
+const (
+	exitPass         = 0
+	exitRegression   = 1
+	exitUsage        = 2
+	exitInconclusive = 3
+)
+
+// compareFlags are the comparison settings "compare" and "run" share.
+type compareFlags struct {
+	metrics      []string
+	tolerances   []string
+	alpha        float64
+	inconclusive string
+	calibrate    bool
+	resamples    int
+	seed         uint64
+	interval     string
+}
+
+func (c *compareFlags) register(f *pflag.FlagSet) {
+	f.StringSliceVar(&c.metrics, "metric", nil, "metric to compare, repeatable: "+strings.Join(reports.Metrics(), ", ")+" (default all)")
+	f.StringArrayVar(&c.tolerances, "tolerance", nil, "accepted change, repeatable: METRIC=10% or 10% for every relative metric; error_rate=1% is in percentage points (defaults: 10%, error_rate 1 point)")
+	f.Float64Var(&c.alpha, "alpha", reports.DefaultAlpha, "family-wise significance level (Holm over metrics and variants)")
+	f.StringVar(&c.inconclusive, "inconclusive", "", "exit status for an inconclusive verdict: pass (0) or fail (1); default 3")
+	f.BoolVar(&c.calibrate, "calibrate", false, "A/A calibration: measure the noise floor from the baseline's runs split in two interleaved halves; tolerances below it are too tight to decide")
+	f.StringVar(&c.interval, "interval", reports.DefaultInterval, "confidence interval of the ratio: "+reports.IntervalShift+" (Hodges-Lehmann, inverts Mann-Whitney) or "+reports.IntervalBootstrap+" (percentile bootstrap of the ratio of medians)")
+	f.IntVar(&c.resamples, "resamples", reports.DefaultResamples, "bootstrap resamples (--interval bootstrap)")
+	f.Uint64Var(&c.seed, "seed", reports.DefaultSeed, "bootstrap seed")
+}
+
+// options turns the flags into reports.CompareOptions, validated.
+func (c *compareFlags) options() (reports.CompareOptions, error) {
+	o := reports.CompareOptions{Metrics: c.metrics, Alpha: c.alpha, Resamples: c.resamples, Seed: c.seed, Interval: c.interval}
+	if len(c.tolerances) > 0 {
+		o.Tolerances = map[string]float64{}
+	}
+	for _, t := range c.tolerances {
+		metric, tol, err := parseTolerance(t)
+		if err != nil {
+			return o, fmt.Errorf("--tolerance %q: %w", t, err)
+		}
+		if metric != "" {
+			o.Tolerances[metric] = tol
+			continue
+		}
+		for _, m := range reports.Metrics() {
+			if m != reports.MetricErrorRate {
+				o.Tolerances[m] = tol
+			}
+		}
+	}
+	switch c.inconclusive {
+	case "", "pass", "fail":
+	default:
+		return o, fmt.Errorf("--inconclusive: want pass or fail, got %q", c.inconclusive)
+	}
+	if err := o.WithDefaults().Validate(); err != nil {
+		return o, fmt.Errorf("%w (see lbbench compare --help)", err)
+	}
+	return o, nil
+}
+
+// parseTolerance parses "p99=10%", "p99=0.1", "10%" or "0.1"; an empty
+// metric means every relative metric. A percentage is divided by 100; a
+// bare number must be a fraction (at most 1), so "10" is an error rather
+// than a 1000% tolerance.
+func parseTolerance(s string) (metric string, tol float64, err error) {
+	value := s
+	if i := strings.IndexByte(s, '='); i >= 0 {
+		metric, value = strings.TrimSpace(s[:i]), s[i+1:]
+		if !slices.Contains(reports.Metrics(), metric) {
+			return "", 0, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(reports.Metrics(), ", "))
+		}
+	}
+	value = strings.TrimSpace(value)
+	pct := strings.HasSuffix(value, "%")
+	tol, err = strconv.ParseFloat(strings.TrimSuffix(value, "%"), 64)
+	if err != nil {
+		return "", 0, fmt.Errorf("want a percentage such as 10%% or a fraction such as 0.1, got %q", value)
+	}
+	if pct {
+		tol /= 100
+	} else if tol > 1 {
+		return "", 0, fmt.Errorf("%s is not a fraction; write %s%% for a percentage", value, value)
+	}
+	if !(tol > 0) || tol > 10 {
+		return "", 0, fmt.Errorf("must be above 0 and at most 1000%%, got %s", value)
+	}
+	return metric, tol, nil
+}
+
+type compareOptions struct {
+	compareFlags
+	baselineVariant string
+	out             string
+}
+
+func newCompareCmd() *cobra.Command {
+	var o compareOptions
+	cmd := &cobra.Command{
+		Use:   "compare BASE CAND | compare RESULTS [--baseline-variant NAME]",
+		Short: "Compare results and give a verdict with an exit code for CI",
+		Long: `Compare compares per-run values of a baseline and a candidate and says, per
+variant and metric, pass, fail or inconclusive.
+
+  lbbench compare BASE CAND                       same-named variants of two results
+  lbbench compare RESULTS --baseline-variant NAME every other variant vs NAME
+  lbbench compare RESULTS                         results of "run --baseline": each
+                                                  variant vs its baseline build, or,
+                                                  with --calibrate alone, A/A halves
+
+BASE, CAND and RESULTS are results.json files or the run directories holding
+them. Metrics (per valid run): p50, p99, p99.9 of the corrected latency,
+throughput (successful requests per second), error_rate. Invalid runs are
+left out.
+
+Per variant and metric: Mann-Whitney U on the per-run values (exact for
+small samples), Holm correction over all metrics and variants, the ratio of
+medians (candidate/baseline; the difference for error_rate) with a 95%
+interval (by default the Hodges-Lehmann interval that inverts the
+Mann-Whitney test, exact for few runs and hardly moved by one starved run;
+--interval bootstrap for the percentile bootstrap of the ratio of medians),
+and Kolmogorov-Smirnov for changes of spread, reported in the detail.
+Verdicts:
+
+  fail          significant, and the whole interval is worse than the tolerance
+  pass          the whole interval is within the tolerance on the bad side
+                (an improvement passes)
+  inconclusive  neither; always with fewer than 3 valid runs on a side
+
+Exit status: 0 pass, 1 regression, 2 usage or infrastructure error,
+3 inconclusive (--inconclusive pass|fail maps it to 0 or 1).
+
+Output: the verdict table on stdout; markdown appended to
+$GITHUB_STEP_SUMMARY when set; with -o DIR also verdicts.json (which
+"lbbench report" shows), junit.xml, comparison.md, and base.bench.txt and
+cand.bench.txt in Go benchmark format, so that
+"benchstat DIR/base.bench.txt DIR/cand.bench.txt" reads them too.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCompare(o, args, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	o.register(f)
+	f.StringVar(&o.baselineVariant, "baseline-variant", "", "with one RESULTS: compare every other variant with this one")
+	f.StringVarP(&o.out, "out", "o", "", "write verdicts.json, junit.xml, comparison.md and *.bench.txt into this directory")
+	return cmd
+}
+
+// usageError marks a mistake of the user's: exit status 2.
+func usageError(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func readResultsArg(arg string) (*harness.Results, error) {
+	path, err := resultsPath(arg)
+	if err != nil {
+		return nil, err
+	}
+	return harness.ReadResults(path)
+}
+
+func runCompare(o compareOptions, args []string, stdout io.Writer) error {
+	copts, err := o.options()
+	if err != nil {
+		return usageError("%w", err)
+	}
+	var pairs []reports.Pair
+	var title, scenario string
+	switch {
+	case len(args) == 2:
+		if o.baselineVariant != "" {
+			return usageError("--baseline-variant compares variants of one RESULTS; give one, not two")
+		}
+		base, err := readResultsArg(args[0])
+		if err != nil {
+			return err
+		}
+		cand, err := readResultsArg(args[1])
+		if err != nil {
+			return err
+		}
+		if pairs, err = reports.PairVariants(base, cand); err != nil {
+			return err
+		}
+		title, scenario = args[0]+" vs "+args[1], cand.Scenario.Name
+	default:
+		r, err := readResultsArg(args[0])
+		if err != nil {
+			return err
+		}
+		title, scenario = args[0], r.Scenario.Name
+		switch {
+		case o.baselineVariant != "":
+			if pairs, err = reports.PairWith(r, o.baselineVariant); err != nil {
+				return usageError("%w", err)
+			}
+		default:
+			pairs = reports.PairBuilds(r)
+		}
+		if len(pairs) == 0 {
+			if o.calibrate {
+				return calibrateOnly(r, copts, stdout)
+			}
+			return usageError("%s has no baseline build (it is not from \"lbbench run --baseline\"): "+
+				"give two results, or --baseline-variant NAME (variants: %s), or --calibrate for an A/A calibration", args[0], variantList(r))
+		}
+	}
+	vs, err := compareAndWrite(stdout, pairs, copts, o.calibrate, title, scenario, o.out)
+	if err != nil {
+		return err
+	}
+	return verdictExit(vs, o.inconclusive)
+}
+
+func variantList(r *harness.Results) string {
+	names := make([]string, len(r.Scenario.Variants))
+	for i, v := range r.Scenario.Variants {
+		names[i] = v.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// calibrateOnly prints the A/A calibration of every variant of r, each
+// variant's runs split in two interleaved halves.
+func calibrateOnly(r *harness.Results, o reports.CompareOptions, stdout io.Writer) error {
+	var pairs []reports.Pair
+	for _, v := range r.Scenario.Variants {
+		var runs []harness.RunResult
+		for _, run := range r.Runs {
+			if run.Variant == v.Name {
+				runs = append(runs, run)
+			}
+		}
+		pairs = append(pairs, reports.Pair{Variant: v.Name, Baseline: v.Name, Base: runs})
+	}
+	// Runs-needed estimates assume a comparison of every other variant
+	// with one of them on the chosen metrics.
+	tests := len(o.WithDefaults().Metrics) * max(len(pairs)-1, 1)
+	cals, err := reports.Calibrate(reports.HalvesOf(pairs), o, tests)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "A/A calibration: each variant's valid runs split in two interleaved halves\n\n")
+	return reports.WriteCalibrationText(stdout, cals)
+}
+
+// compareAndWrite compares pairs, prints the verdicts (and, with
+// calibrate, the calibration first) on stdout, appends markdown to
+// $GITHUB_STEP_SUMMARY when set, and writes the files of a comparison
+// into out when out is not empty.
+func compareAndWrite(stdout io.Writer, pairs []reports.Pair, o reports.CompareOptions, calibrate bool, title, scenario, out string) ([]reports.Verdict, error) {
+	if calibrate {
+		tests := len(o.WithDefaults().Metrics) * len(pairs)
+		cals, err := reports.Calibrate(reports.HalvesOf(pairs), o, tests)
+		if err != nil {
+			return nil, err
+		}
+		o.Calibration = cals
+		fmt.Fprintf(stdout, "A/A calibration: each baseline's valid runs split in two interleaved halves\n\n")
+		if err := reports.WriteCalibrationText(stdout, cals); err != nil {
+			return nil, err
+		}
+		fmt.Fprintln(stdout)
+	}
+	vs, err := reports.Compare(pairs, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := reports.WriteVerdictsText(stdout, vs); err != nil {
+		return nil, err
+	}
+	var md bytes.Buffer
+	if err := reports.WriteComparisonMarkdown(&md, title, vs); err != nil {
+		return nil, err
+	}
+	var errs []error
+	if path := os.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		errs = append(errs, appendFile(path, append(md.Bytes(), '\n')))
+	}
+	if out != "" {
+		errs = append(errs, writeComparisonFiles(out, pairs, vs, md.Bytes(), scenario))
+	}
+	return vs, errors.Join(errs...)
+}
+
+func appendFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("step summary: %w", err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("step summary: %w", err)
+	}
+	return nil
+}
+
+// writeComparisonFiles writes verdicts.json, junit.xml, comparison.md and
+// the two benchmark files into dir. Benchmark lines of both sides are
+// named after the candidate, so that benchstat pairs them as Compare did.
+func writeComparisonFiles(dir string, pairs []reports.Pair, vs []reports.Verdict, md []byte, scenario string) error {
+	var js, junit, base, cand bytes.Buffer
+	if err := reports.WriteVerdicts(&js, vs); err != nil {
+		return err
+	}
+	if err := reports.WriteJUnit(&junit, scenario, vs); err != nil {
+		return err
+	}
+	for _, p := range pairs {
+		if err := reports.WriteBench(&base, p.Variant, p.Base); err != nil {
+			return err
+		}
+		if err := reports.WriteBench(&cand, p.Variant, p.Cand); err != nil {
+			return err
+		}
+	}
+	for name, data := range map[string][]byte{
+		reports.VerdictsFileName:       js.Bytes(),
+		reports.JUnitFile:              junit.Bytes(),
+		reports.ComparisonMarkdownFile: md,
+		reports.BaseBenchFile:          base.Bytes(),
+		reports.CandBenchFile:          cand.Bytes(),
+	} {
+		if err := harness.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verdictExit maps the overall verdict to the command's result: nil for
+// pass, exit status 1 for a regression, 3 for inconclusive unless
+// inconclusive ("pass" or "fail") maps it.
+func verdictExit(vs []reports.Verdict, inconclusive string) error {
+	switch reports.Overall(vs) {
+	case reports.Pass:
+		return nil
+	case reports.Fail:
+		return &exitError{code: exitRegression, err: errors.New("verdict: regression")}
+	}
+	switch inconclusive {
+	case "pass":
+		return nil
+	case "fail":
+		return &exitError{code: exitRegression, err: errors.New("verdict: inconclusive, counted as a failure (--inconclusive=fail)")}
+	}
+	return &exitError{code: exitInconclusive, err: errors.New("verdict: inconclusive: more runs needed (exit 3; --inconclusive=pass|fail maps it)")}
+}

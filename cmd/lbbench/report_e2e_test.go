@@ -1,0 +1,349 @@
+package main
+
+// End-to-end tests of the reports: a real run of the built binary, its
+// report opened in real headless Chromium, the report and publish
+// commands, and the live progress line on a real pseudo-terminal.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image/png"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/browser"
+	"github.com/lbbench/lbbench/internal/browser/browsertest"
+	"github.com/lbbench/lbbench/reports"
+)
+
+// evilName is a scenario name that would run script if it were not
+// escaped.
+const evilName = `<script>alert(1)</script>`
+
+const reportScenario = `name: '` + evilName + `'
+workers: {count: 3}
+workload:
+  arrival: {kind: constant, rate: 200}
+  duration: 1s
+  warmup: -1s
+  classes:
+    - {name: short, weight: 3, service: {dist: exp, mean: 1ms}}
+    - {name: long, weight: 1, service: {value: 5ms}}
+  clients: {connections: 8}
+variants:
+  - {name: rp, topology: reuseport}
+  - {name: lc, topology: proxy, proxy: {policy: least_conn, upstream_keepalive: false}}
+repeat: 1
+validity: {max_send_lag_p99: 1s, max_rate_error: 0.5}
+`
+
+// runReportScenario runs reportScenario with the built binary and returns
+// the output directory.
+func runReportScenario(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "report.yaml")
+	if err := os.WriteFile(scen, []byte(reportScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", scen, "-o", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "report:  "+filepath.Join(out, "report.html")) {
+		t.Errorf("run does not say where the report is:\n%s", stdout.String())
+	}
+	waitNoProcs(t)
+	return out
+}
+
+func fileURL(t *testing.T, path string) string {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return (&url.URL{Scheme: "file", Path: abs}).String()
+}
+
+// openClean opens path in Chromium and fails the test unless the page
+// loaded nothing but itself, logged no problem and opened no dialog.
+func openClean(t *testing.T, exe, path string, opts ...browser.Option) *browser.Page {
+	t.Helper()
+	// The browser lives as long as ctx: until the test's cleanup.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	u := fileURL(t, path)
+	p, err := browser.Open(ctx, u, append([]browser.Option{browser.WithExecutable(exe)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	if got := p.Requests(); !slices.Equal(got, []string{u}) {
+		t.Errorf("requests %q, want only the page itself", got)
+	}
+	if c := p.ConsoleProblems(); len(c) > 0 {
+		t.Errorf("console problems:\n%s", strings.Join(c, "\n"))
+	}
+	if d := p.Dialogs(); len(d) > 0 {
+		t.Errorf("dialogs opened: %q", d)
+	}
+	return p
+}
+
+func eval[T any](t *testing.T, p *browser.Page, expr string) T {
+	t.Helper()
+	v, err := browser.Eval[T](context.Background(), p, expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestReportInChromium(t *testing.T) {
+	exe := browsertest.Require(t)
+	out := runReportScenario(t)
+	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scenario.Name != evilName || len(res.Runs) != 2 {
+		t.Fatalf("scenario %q with %d runs", res.Scenario.Name, len(res.Runs))
+	}
+	report := filepath.Join(out, "report.html")
+
+	t.Run("desktop", func(t *testing.T) {
+		p := openClean(t, exe, report, browser.WithViewport(1200, 900, 1, false))
+		// One series per variant in the percentile plot, named after it,
+		// each a line of several points.
+		series := eval[[]string](t, p, `Array.from(document.querySelectorAll("#hdr-plot g.series")).map(g => g.dataset.variant)`)
+		if !slices.Equal(series, []string{"rp", "lc"}) {
+			t.Errorf("plot series %q, want [rp lc]", series)
+		}
+		points := eval[[]int](t, p, `Array.from(document.querySelectorAll("#hdr-plot g.series path.line")).map(l => (l.getAttribute("d").match(/L/g) || []).length)`)
+		for i, n := range points {
+			if n < 10 {
+				t.Errorf("series %d has %d segments", i, n)
+			}
+		}
+		// The hostile name is text, and no script exists in the page.
+		if got := eval[string](t, p, `document.querySelector(".scenario-name").textContent`); got != evilName {
+			t.Errorf("scenario name shows as %q", got)
+		}
+		if got := eval[string](t, p, `document.title`); got != "lbbench: "+evilName {
+			t.Errorf("title %q", got)
+		}
+		if n := eval[int](t, p, `document.scripts.length`); n != 0 {
+			t.Errorf("%d scripts in the page", n)
+		}
+		// Over time is drawn from the runs' interval histograms.
+		if n := eval[int](t, p, `document.querySelectorAll("#p99-over-time g.series").length`); n != 2 {
+			t.Errorf("p99 over time has %d series", n)
+		}
+		// The figures are tables too.
+		rows := eval[[]string](t, p, `Array.from(document.querySelectorAll("#summary-table tbody tr td.name")).map(td => td.textContent.trim())`)
+		if !slices.Equal(rows, []string{"rp", "lc"}) {
+			t.Errorf("summary rows %q", rows)
+		}
+		shot, err := p.Screenshot(context.Background(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(shot))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := img.Bounds(); b.Dx() != 1200 || b.Dy() < 900 {
+			t.Errorf("screenshot %v", b)
+		}
+		if dir := os.Getenv("LBBENCH_SCREENSHOT_DIR"); dir != "" {
+			os.WriteFile(filepath.Join(dir, "e2e-report.png"), shot, 0o644)
+		}
+		pdf, err := p.PDF(context.Background())
+		if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF")) {
+			t.Errorf("print: %d bytes, %v", len(pdf), err)
+		}
+	})
+	t.Run("phone", func(t *testing.T) {
+		p := openClean(t, exe, report, browser.WithViewport(390, 844, 2, true))
+		// Nothing makes the page wider than the phone: wide tables scroll
+		// inside their own boxes, plots scale.
+		if w := eval[int](t, p, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("page is %d px wide on a 390 px phone", w)
+		}
+		if w := eval[float64](t, p, `document.querySelector("#hdr-plot svg").getBoundingClientRect().width`); w > 390 || w < 300 {
+			t.Errorf("plot is %g px wide on a 390 px phone", w)
+		}
+	})
+	t.Run("report command", func(t *testing.T) {
+		// lbbench report on the same results writes the same page.
+		again := filepath.Join(t.TempDir(), "again")
+		outb, err := exec.Command(bin, "report", out, "-o", again).CombinedOutput()
+		if err != nil {
+			t.Fatalf("report: %v\n%s", err, outb)
+		}
+		a, _ := os.ReadFile(report)
+		b, _ := os.ReadFile(filepath.Join(again, "report.html"))
+		if !bytes.Equal(a, b) {
+			t.Error("lbbench report wrote a different page than lbbench run")
+		}
+		for _, f := range []string{"summary.md", "summary.csv", "hgrm/rp.hgrm", "hgrm/lc.short.hgrm"} {
+			if _, err := os.Stat(filepath.Join(again, f)); err != nil {
+				t.Error(err)
+			}
+		}
+		if logs, _ := filepath.Glob(filepath.Join(again, "hlog", "*.hlog")); len(logs) != 2 {
+			t.Errorf("interval logs %q, want one per run", logs)
+		}
+		// Verdicts beside the results become a table and junit.xml.
+		vs, _ := json.Marshal(reports.VerdictFile{Verdicts: []reports.Verdict{{Variant: "lc", Baseline: "rp", Metric: "p99", Outcome: reports.Fail, Ratio: 1.3}}})
+		vpath := filepath.Join(t.TempDir(), "v.json")
+		os.WriteFile(vpath, vs, 0o644)
+		if outb, err := exec.Command(bin, "report", out, "-o", again, "--verdicts", vpath).CombinedOutput(); err != nil {
+			t.Fatalf("report --verdicts: %v\n%s", err, outb)
+		}
+		p := openClean(t, exe, filepath.Join(again, "report.html"))
+		if got := eval[string](t, p, `document.querySelector("#verdict-table td.v-fail").textContent`); got != "fail" {
+			t.Errorf("verdict cell %q", got)
+		}
+		if _, err := os.Stat(filepath.Join(again, "junit.xml")); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Run("publish", func(t *testing.T) {
+		site := filepath.Join(t.TempDir(), "site")
+		outb, err := exec.Command(bin, "publish", filepath.Dir(out), site).CombinedOutput()
+		if err != nil {
+			t.Fatalf("publish: %v\n%s", err, outb)
+		}
+		p := openClean(t, exe, filepath.Join(site, "index.html"))
+		links := eval[[]string](t, p, `Array.from(document.querySelectorAll("#runs-index a")).map(a => a.getAttribute("href"))`)
+		if len(links) == 0 || links[0] != "out/report.html" {
+			t.Fatalf("index links %q", links)
+		}
+		if got := eval[string](t, p, `document.querySelector("#runs-index td.name a").textContent`); got != evilName {
+			t.Errorf("index shows the scenario as %q", got)
+		}
+		for _, l := range links {
+			if _, err := os.Stat(filepath.Join(site, l)); err != nil {
+				t.Errorf("broken link %s: %v", l, err)
+			}
+		}
+	})
+}
+
+func TestReportCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"missing":         {[]string{"report", filepath.Join(dir, "nope")}, "no such file"},
+		"bad unit ratio":  {[]string{"report", dir, "--unit-ratio", "-1"}, "--unit-ratio must be > 0"},
+		"publish nothing": {[]string{"publish", dir, filepath.Join(dir, "site")}, "no results.json"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command(bin, tc.args...)
+			out, _ := cmd.CombinedOutput()
+			if cmd.ProcessState.ExitCode() != 2 {
+				t.Errorf("exit %d, want 2:\n%s", cmd.ProcessState.ExitCode(), out)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("output lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+// openPTY returns a pseudo-terminal's two ends.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.IoctlSetWinsize(int(s.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 160}); err != nil {
+		t.Fatal(err)
+	}
+	return m, s
+}
+
+func TestRunLiveProgressOnTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3-second run; skipped under -short")
+	}
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "live.yaml")
+	live := strings.NewReplacer("duration: 1s", "duration: 3s",
+		"  - {name: lc, topology: proxy, proxy: {policy: least_conn, upstream_keepalive: false}}\n", "",
+		"'"+evilName+"'", "live").Replace(reportScenario)
+	os.WriteFile(scen, []byte(live), 0o644)
+	master, slave := openPTY(t)
+	defer master.Close()
+	cmd := exec.Command(bin, "run", scen, "-o", filepath.Join(dir, "out"))
+	cmd.Stdout, cmd.Stderr = io.Discard, slave
+	cmd.Env = append(os.Environ(), "TERM=xterm")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	var screen bytes.Buffer
+	copied := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(&screen, master)
+		copied <- err
+	}()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("run: %v\n%s", err, screen.String())
+	}
+	select {
+	case err := <-copied:
+		// The master reads EIO once the last slave is closed.
+		if err != nil && !errors.Is(err, syscall.EIO) {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("terminal output did not end")
+	}
+	out := screen.String()
+	// Live lines are rewritten in place: return, erase line, new text,
+	// with the rate and p99 of the last second while load is on.
+	re := regexp.MustCompile(`\r\x1b\[2K\[1/1\] rp rep 1: \ds/3s measuring, \d+ req/s, p99 [0-9.]+(µs|ms|s) \| elapsed \d+s, about \d+s left`)
+	if n := len(re.FindAllString(out, -1)); n < 2 {
+		t.Errorf("%d live lines with rate and p99, want at least 2:\n%q", n, out)
+	}
+	// The run's result replaces the live line, in the plain format.
+	if !regexp.MustCompile(`\r\x1b\[2K\[1/1\] rp rep 1: \d+ req/s, p99 `).MatchString(out) {
+		t.Errorf("no result line after the live line:\n%q", out)
+	}
+	waitNoProcs(t)
+}

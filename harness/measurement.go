@@ -1,0 +1,272 @@
+package harness
+
+import (
+	"fmt"
+	"time"
+)
+
+// IntervalLength is the length of the interval histograms a recorder keeps.
+const IntervalLength = time.Second
+
+// Measurement is what one generator records during one run: the raw
+// material of a RunResult. Streams of one generator (named clients) and
+// separate generator processes (`lbbench attack`) each produce one, and
+// Merge adds them up losslessly.
+type Measurement struct {
+	// Duration is the measured window.
+	Duration time.Duration `json:"duration"`
+	// Requests counts measured requests, errors included; Errors the
+	// failed ones, split by kind in ErrorKinds.
+	Requests   uint64            `json:"requests"`
+	Errors     uint64            `json:"errors"`
+	ErrorKinds map[string]uint64 `json:"error_kinds,omitempty"`
+	// WarmupRequests were sent during warm-up and not recorded.
+	WarmupRequests uint64 `json:"warmup_requests"`
+	// Unmapped counts results whose intended send time was unknown.
+	Unmapped uint64 `json:"unmapped,omitempty"`
+	// Latency is measured from the intended send time (the corrected
+	// latency); Uncorrected from when the request went on the wire (what a
+	// closed-loop tool reports); SendLag is when the generator handed the
+	// request to its client minus the intended time (the generator's own
+	// lateness, excluding waits for a free connection); ErrorLatency covers
+	// failed requests only.
+	Latency      *Histogram `json:"latency"`
+	Uncorrected  *Histogram `json:"uncorrected"`
+	SendLag      *Histogram `json:"send_lag"`
+	ErrorLatency *Histogram `json:"error_latency"`
+	// Classes, in the workload's order.
+	Classes []ClassResult `json:"classes"`
+	// Clients has one entry per named client, when the workload has them.
+	Clients []ClientResult `json:"clients,omitempty"`
+	// Steps has one entry per step of a steps arrival.
+	Steps []StepResult `json:"steps,omitempty"`
+	// Intervals are per-second latency histograms by completion time,
+	// from the start of the measured window.
+	Intervals []Interval `json:"intervals,omitempty"`
+	// ByWorker counts measured responses per X-Worker header value.
+	ByWorker map[int]uint64 `json:"by_worker,omitempty"`
+	// IntendedRate is the measured requests over the window, per second;
+	// AchievedRate the same count over the time sending them really took.
+	IntendedRate float64 `json:"intended_rate"`
+	AchievedRate float64 `json:"achieved_rate"`
+	// Generator describes the generator's own cost.
+	Generator Generator `json:"generator"`
+}
+
+// ClientResult is one named client's share of a run.
+type ClientResult struct {
+	Name     string     `json:"name"`
+	Share    float64    `json:"share"`
+	Requests uint64     `json:"requests"`
+	Errors   uint64     `json:"errors"`
+	Latency  *Histogram `json:"latency"`
+	Summary  Summary    `json:"summary"`
+}
+
+// StepResult is one step of a steps arrival, by intended send time.
+type StepResult struct {
+	RatePerSec float64       `json:"rate"`
+	Start      time.Duration `json:"start"`
+	Duration   time.Duration `json:"duration"`
+	Requests   uint64        `json:"requests"`
+	Errors     uint64        `json:"errors"`
+	Latency    *Histogram    `json:"latency"`
+	Summary    Summary       `json:"summary"`
+}
+
+// Interval is the latency of the requests that completed in one interval
+// of the measured window. Its histogram is kept encoded, so that a long run
+// holds a few hundred bytes per interval rather than a whole histogram.
+type Interval struct {
+	// Start is the interval's offset from the start of the measured window.
+	Start    time.Duration `json:"start"`
+	Length   time.Duration `json:"length"`
+	Requests uint64        `json:"requests"`
+	Errors   uint64        `json:"errors"`
+	// Latency is the encoded histogram (HdrHistogram base64 V2 compressed).
+	Latency string `json:"latency"`
+	// P99 is the interval's 99th percentile latency.
+	P99 time.Duration `json:"p99"`
+}
+
+// Histogram decodes the interval's latency histogram.
+func (iv Interval) Histogram() (*Histogram, error) {
+	var h Histogram
+	if err := h.UnmarshalJSON([]byte(`"` + iv.Latency + `"`)); err != nil {
+		return nil, err
+	}
+	return &h, nil
+}
+
+// Generator describes the load generator during one run.
+type Generator struct {
+	// CPU is user plus system CPU time of the generating processes during
+	// the attack.
+	CPU time.Duration `json:"cpu"`
+	// MaxRSS is the largest resident set of a generating process, in bytes.
+	MaxRSS int64 `json:"max_rss"`
+	// Processes and Streams count generator processes and the open-loop
+	// streams they ran (one per named client).
+	Processes int `json:"processes"`
+	Streams   int `json:"streams"`
+	// Connections is the client connection cap; Opened how many
+	// connections the generator actually opened.
+	Connections int    `json:"connections"`
+	Opened      uint64 `json:"opened"`
+	// KeepAlive reports whether client connections were reused;
+	// RequestsPerConn after how many requests they were closed (0: never).
+	KeepAlive       bool `json:"keepalive"`
+	RequestsPerConn int  `json:"requests_per_conn,omitempty"`
+}
+
+// Merge adds o to m. Both must come from the same workload; histograms
+// merge losslessly or Merge fails.
+func (m *Measurement) Merge(o *Measurement) error {
+	m.Duration = max(m.Duration, o.Duration)
+	m.Requests += o.Requests
+	m.Errors += o.Errors
+	m.WarmupRequests += o.WarmupRequests
+	m.Unmapped += o.Unmapped
+	for k, v := range o.ErrorKinds {
+		if m.ErrorKinds == nil {
+			m.ErrorKinds = map[string]uint64{}
+		}
+		m.ErrorKinds[k] += v
+	}
+	for _, p := range []struct{ dst, src **Histogram }{
+		{&m.Latency, &o.Latency}, {&m.Uncorrected, &o.Uncorrected},
+		{&m.SendLag, &o.SendLag}, {&m.ErrorLatency, &o.ErrorLatency},
+	} {
+		if err := mergeInto(p.dst, *p.src); err != nil {
+			return err
+		}
+	}
+	if len(m.Classes) == 0 {
+		m.Classes = make([]ClassResult, len(o.Classes))
+		for i, c := range o.Classes {
+			m.Classes[i] = ClassResult{Name: c.Name}
+		}
+	}
+	if len(o.Classes) != len(m.Classes) {
+		return fmt.Errorf("harness: merge: %d classes into %d", len(o.Classes), len(m.Classes))
+	}
+	for i, c := range o.Classes {
+		mc := &m.Classes[i]
+		mc.Requests += c.Requests
+		mc.Errors += c.Errors
+		if err := mergeInto(&mc.Latency, c.Latency); err != nil {
+			return err
+		}
+	}
+	for _, c := range o.Clients {
+		i := 0
+		for i < len(m.Clients) && m.Clients[i].Name != c.Name {
+			i++
+		}
+		if i == len(m.Clients) {
+			m.Clients = append(m.Clients, ClientResult{Name: c.Name, Share: c.Share})
+		}
+		mc := &m.Clients[i]
+		mc.Requests += c.Requests
+		mc.Errors += c.Errors
+		if err := mergeInto(&mc.Latency, c.Latency); err != nil {
+			return err
+		}
+	}
+	for i, s := range o.Steps {
+		if i == len(m.Steps) {
+			m.Steps = append(m.Steps, StepResult{RatePerSec: 0, Start: s.Start, Duration: s.Duration})
+		}
+		ms := &m.Steps[i]
+		ms.RatePerSec += s.RatePerSec
+		ms.Requests += s.Requests
+		ms.Errors += s.Errors
+		if err := mergeInto(&ms.Latency, s.Latency); err != nil {
+			return err
+		}
+	}
+	if err := m.mergeIntervals(o.Intervals); err != nil {
+		return err
+	}
+	for w, n := range o.ByWorker {
+		if m.ByWorker == nil {
+			m.ByWorker = map[int]uint64{}
+		}
+		m.ByWorker[w] += n
+	}
+	m.IntendedRate += o.IntendedRate
+	m.AchievedRate += o.AchievedRate
+	g, og := &m.Generator, o.Generator
+	g.CPU += og.CPU
+	g.MaxRSS = max(g.MaxRSS, og.MaxRSS)
+	g.Processes = max(g.Processes, og.Processes)
+	g.Streams += og.Streams
+	g.Connections += og.Connections
+	g.Opened += og.Opened
+	g.KeepAlive, g.RequestsPerConn = og.KeepAlive, og.RequestsPerConn
+	return nil
+}
+
+// mergeIntervals merges intervals by start offset.
+func (m *Measurement) mergeIntervals(ivs []Interval) error {
+	for _, iv := range ivs {
+		i := 0
+		for i < len(m.Intervals) && m.Intervals[i].Start < iv.Start {
+			i++
+		}
+		if i == len(m.Intervals) || m.Intervals[i].Start != iv.Start {
+			m.Intervals = append(m.Intervals[:i], append([]Interval{iv}, m.Intervals[i:]...)...)
+			continue
+		}
+		a, err := m.Intervals[i].Histogram()
+		if err != nil {
+			return err
+		}
+		b, err := iv.Histogram()
+		if err != nil {
+			return err
+		}
+		if err := a.MergeFrom(b); err != nil {
+			return err
+		}
+		merged, err := encodeInterval(iv.Start, iv.Length, a, m.Intervals[i].Requests+iv.Requests, m.Intervals[i].Errors+iv.Errors)
+		if err != nil {
+			return err
+		}
+		m.Intervals[i] = merged
+	}
+	return nil
+}
+
+func encodeInterval(start, length time.Duration, h *Histogram, requests, errors uint64) (Interval, error) {
+	b, err := h.MarshalJSON()
+	if err != nil {
+		return Interval{}, err
+	}
+	return Interval{Start: start, Length: length, Requests: requests, Errors: errors,
+		Latency: string(b[1 : len(b)-1]), P99: h.Quantile(0.99)}, nil
+}
+
+// mergeInto merges src into *dst, allocating *dst when nil.
+func mergeInto(dst **Histogram, src *Histogram) error {
+	if src == nil || src.Histogram == nil {
+		return nil
+	}
+	if *dst == nil {
+		*dst = NewHistogram()
+	}
+	return (*dst).MergeFrom(src)
+}
+
+// summarize fills every Summary field from its histogram.
+func (m *Measurement) summarize() {
+	for i := range m.Classes {
+		m.Classes[i].Summary = m.Classes[i].Latency.Summarize()
+	}
+	for i := range m.Clients {
+		m.Clients[i].Summary = m.Clients[i].Latency.Summarize()
+	}
+	for i := range m.Steps {
+		m.Steps[i].Summary = m.Steps[i].Latency.Summarize()
+	}
+}

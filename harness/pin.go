@@ -1,0 +1,117 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Pinning places the generator and the targets on disjoint CPUs, so that
+// the workers' and the proxy's CPU time cannot delay the generator's sends
+// (and the other way round). On a 2-CPU machine: generator on one CPU,
+// targets on the other.
+type Pinning struct {
+	Generator, Targets unix.CPUSet
+}
+
+// AutoPinning splits the CPUs this process may use: the first for the
+// generator, the rest for the targets. ok is false with fewer than 2 CPUs,
+// where nothing can be separated.
+func AutoPinning() (p *Pinning, ok bool) {
+	var all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil || all.Count() < 2 {
+		return nil, false
+	}
+	p = &Pinning{}
+	first := true
+	for cpu := range 1024 {
+		if !all.IsSet(cpu) {
+			continue
+		}
+		if first {
+			p.Generator.Set(cpu)
+			first = false
+		} else {
+			p.Targets.Set(cpu)
+		}
+	}
+	return p, true
+}
+
+// String describes the pinning for the results, for example
+// "generator: cpu 0; targets: cpus 1-3".
+func (p *Pinning) String() string {
+	if p == nil {
+		return "none"
+	}
+	return "generator: cpus " + cpuList(p.Generator) + "; targets: cpus " + cpuList(p.Targets)
+}
+
+func cpuList(s unix.CPUSet) string {
+	var parts []string
+	for cpu := 0; cpu < 1024; cpu++ {
+		if !s.IsSet(cpu) {
+			continue
+		}
+		end := cpu
+		for end+1 < 1024 && s.IsSet(end+1) {
+			end++
+		}
+		if end == cpu {
+			parts = append(parts, strconv.Itoa(cpu))
+		} else {
+			parts = append(parts, strconv.Itoa(cpu)+"-"+strconv.Itoa(end))
+		}
+		cpu = end
+	}
+	return strings.Join(parts, ",")
+}
+
+// PinSelf pins every thread of this process to the generator's CPUs.
+// Threads the Go runtime starts later are cloned from pinned ones and
+// inherit the mask.
+func (p *Pinning) PinSelf() error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return fmt.Errorf("harness: pin: %w", err)
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(filepath.Base(t.Name()))
+		if err != nil {
+			continue
+		}
+		if err := unix.SchedSetaffinity(tid, &p.Generator); err != nil && err != unix.ESRCH {
+			return fmt.Errorf("harness: pin thread %d: %w", tid, err)
+		}
+	}
+	return nil
+}
+
+// Start starts cmd on the targets' CPUs: the child inherits the affinity of
+// the thread that forks it, so that thread is pinned to the targets' CPUs
+// for the fork and restored afterwards. A nil Pinning just starts cmd.
+func (p *Pinning) Start(cmd *exec.Cmd) error {
+	if p == nil {
+		return cmd.Start()
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var old unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		return fmt.Errorf("harness: pin: %w", err)
+	}
+	if err := unix.SchedSetaffinity(0, &p.Targets); err != nil {
+		return fmt.Errorf("harness: pin: %w", err)
+	}
+	err := cmd.Start()
+	if rerr := unix.SchedSetaffinity(0, &old); rerr != nil && err == nil {
+		err = fmt.Errorf("harness: unpin: %w", rerr)
+	}
+	return err
+}

@@ -1,0 +1,51 @@
+package harness
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestPinningStartsChildOnTargetCPUs(t *testing.T) {
+	p, ok := AutoPinning()
+	if !ok {
+		t.Skip("one CPU: nothing to separate")
+	}
+	if p.Generator.Count() != 1 || p.Targets.Count() < 1 {
+		t.Fatalf("pinning %s", p)
+	}
+	var before unix.CPUSet
+	unix.SchedGetaffinity(0, &before)
+	cmd := exec.Command("sleep", "5")
+	if err := p.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var child unix.CPUSet
+	if err := unix.SchedGetaffinity(cmd.Process.Pid, &child); err != nil {
+		t.Fatal(err)
+	}
+	if child != p.Targets {
+		t.Errorf("child on cpus %s, want %s", cpuList(child), cpuList(p.Targets))
+	}
+	var after unix.CPUSet
+	unix.SchedGetaffinity(0, &after)
+	if after != before {
+		t.Errorf("the starting thread kept cpus %s, had %s", cpuList(after), cpuList(before))
+	}
+	if s := p.String(); !strings.Contains(s, "generator: cpus ") || !strings.Contains(s, "targets: cpus ") {
+		t.Errorf("String() = %q", s)
+	}
+}
+
+func TestCPUList(t *testing.T) {
+	var s unix.CPUSet
+	for _, c := range []int{0, 2, 3, 4, 7} {
+		s.Set(c)
+	}
+	if got := cpuList(s); got != "0,2-4,7" {
+		t.Errorf("cpuList = %q", got)
+	}
+}

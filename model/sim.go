@@ -1,0 +1,399 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/topologies"
+	"github.com/lbbench/lbbench/workloads"
+)
+
+// Driver is the harness.Env driver name of simulated results.
+const Driver = "sim"
+
+// Topologies lists the topologies Simulate models, sorted. The nginx and
+// HAProxy engines of the proxy and unix topologies are modelled by the
+// built-in policy of the same name; unix is proxy (the hop costs nothing
+// either way). The shared topology is not modelled: which worker takes a
+// connection from a shared socket depends on the accept strategy and the
+// kernel in ways the model does not capture.
+var Topologies = []string{topologies.L4, topologies.L7, topologies.L7Pools, topologies.Proxy, topologies.ReusePort, topologies.Unix}
+
+// ErrUnsupported is returned (wrapped) for what the model does not
+// simulate: a topology not in Topologies, or a foreign workers.target.
+var ErrUnsupported = errors.New("model: not simulated")
+
+// Stats are one simulated run's exact means over its measured requests,
+// which the histograms of a RunResult round: for checks against queueing
+// theory.
+type Stats struct {
+	// Requests counts measured requests.
+	Requests uint64
+	// MeanLatency runs from the intended send time to the response.
+	MeanLatency time.Duration
+	// MeanWait runs from the intended send time to the start of service:
+	// the wait for a client connection plus the wait in the worker's queue
+	// (the proxy hop is free).
+	MeanWait time.Duration
+	// MeanService is the mean service time, slowdowns included.
+	MeanService time.Duration
+	// Utilization is each worker's busy time over the simulated time and
+	// its slots, warm-up included.
+	Utilization []float64
+}
+
+type config struct {
+	progress func(harness.Progress)
+	version  string
+	commit   string
+}
+
+// Option configures Simulate.
+type Option func(*config)
+
+// WithProgress calls f before and after every simulated run, from
+// Simulate's goroutine.
+func WithProgress(f func(harness.Progress)) Option { return func(c *config) { c.progress = f } }
+
+// WithVersion records lbbench's version and commit in the environment.
+func WithVersion(version, commit string) Option {
+	return func(c *config) { c.version, c.commit = version, commit }
+}
+
+// Check reports the first variant of s that Simulate cannot model, wrapping
+// ErrUnsupported.
+func Check(s harness.Scenario) error {
+	if s.Workers.Target != nil {
+		return fmt.Errorf("%w: workers.target runs a foreign server, whose service times the model cannot know", ErrUnsupported)
+	}
+	for i, v := range s.Variants {
+		if !slices.Contains(Topologies, v.Topology) {
+			return fmt.Errorf("%w: variants[%d] (%s) has topology %q (simulated: %s)", ErrUnsupported, i, v.Name, v.Topology, strings.Join(Topologies, ", "))
+		}
+	}
+	return nil
+}
+
+// Simulate simulates every variant of s (defaulted and validated) s.Repeat
+// times, in the order harness.Run would measure them, and returns results
+// in the measured results' schema, marked Simulated, with Env.Driver
+// Driver. Repetition 1 uses the workload's seed, so it sees exactly the
+// arrivals, classes and service times a measured run asks for; repetition
+// r uses a seed derived from it. Every variant of one repetition sees the
+// same requests. It stops with ctx's error, returning the runs finished so
+// far.
+func Simulate(ctx context.Context, s harness.Scenario, opts ...Option) (*harness.Results, error) {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	if err := Check(s); err != nil {
+		return nil, err
+	}
+	env := harness.CaptureEnv(Driver, c.version, c.commit)
+	env.Pinning = "none (simulated)"
+	res := &harness.Results{
+		Schema:    harness.SchemaVersion,
+		Scenario:  s,
+		Env:       env,
+		Simulated: true,
+		Started:   time.Now(),
+	}
+	order := harness.Order(s)
+	for r, perm := range order {
+		for _, vi := range perm {
+			res.Order = append(res.Order, fmt.Sprintf("%03d-%s-r%d", len(res.Order)+1, s.Variants[vi].Name, r+1))
+		}
+	}
+	total := len(res.Order)
+	err := func() error {
+		i := 0
+		for r, perm := range order {
+			for _, vi := range perm {
+				v := s.Variants[vi]
+				id := res.Order[i]
+				i++
+				if c.progress != nil {
+					c.progress(harness.Progress{Index: i, Total: total, ID: id, Variant: v.Name, Rep: r + 1})
+				}
+				run, _, err := SimulateRun(ctx, s, v, r+1)
+				if err != nil {
+					return err
+				}
+				run.ID = id
+				res.Runs = append(res.Runs, *run)
+				if c.progress != nil {
+					c.progress(harness.Progress{Index: i, Total: total, ID: id, Variant: v.Name, Rep: r + 1, Run: run, Done: true})
+				}
+			}
+		}
+		return nil
+	}()
+	res.Finished = time.Now()
+	res.Complete = err == nil
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return res, err
+}
+
+// repSeed is the workload seed of repetition rep (from 1) of a workload
+// seeded with seed: seed itself for the first, a distinct one for each
+// later repetition.
+func repSeed(seed uint64, rep int) uint64 {
+	return seed + uint64(rep-1)*0x9e3779b97f4a7c15
+}
+
+// streamSpec is one open-loop stream of a workload: the whole workload, or
+// one named client with its share.
+type streamSpec struct {
+	name  string
+	share float64
+	spec  workloads.Spec
+	conns int
+}
+
+// streamsOf splits spec into streams exactly as the generator does
+// (harness's streams in attack.go): a named client gets the arrival scaled
+// to its share and a seed offset by its position.
+func streamsOf(spec workloads.Spec) []streamSpec {
+	c := spec.Clients
+	if len(c.Named) == 0 {
+		return []streamSpec{{spec: spec, share: 1, conns: c.Connections}}
+	}
+	var total float64
+	for _, n := range c.Named {
+		total += n.Share
+	}
+	out := make([]streamSpec, len(c.Named))
+	for i, n := range c.Named {
+		s := spec
+		s.Arrival = spec.Arrival.Scaled(n.Share / total)
+		s.Seed = spec.Seed + uint64(i+1)*0x9e3779b9
+		out[i] = streamSpec{name: n.Name, share: n.Share, spec: s, conns: n.Connections}
+	}
+	return out
+}
+
+// SimulateRun simulates variant v of scenario s (defaulted and validated)
+// once, as repetition rep (from 1), and returns the run in the measured
+// schema (its ID is left for the caller) and its exact means. The run is
+// valid unless it has no measured request.
+func SimulateRun(ctx context.Context, s harness.Scenario, v topologies.Variant, rep int) (*harness.RunResult, Stats, error) {
+	if !slices.Contains(Topologies, v.Topology) {
+		return nil, Stats{}, fmt.Errorf("%w: variant %s has topology %q (simulated: %s)", ErrUnsupported, v.Name, v.Topology, strings.Join(Topologies, ", "))
+	}
+	if rep < 1 {
+		return nil, Stats{}, fmt.Errorf("model: repetition must be >= 1, got %d", rep)
+	}
+	if s.Workers.Target != nil {
+		return nil, Stats{}, fmt.Errorf("%w: workers.target runs a foreign server, whose service times the model cannot know", ErrUnsupported)
+	}
+	spec := s.WorkloadFor(v)
+	spec.Seed = repSeed(spec.Seed, rep)
+	e, err := newEngine(s.Workers, v, spec)
+	if err != nil {
+		return nil, Stats{}, fmt.Errorf("model: variant %s: %w", v.Name, err)
+	}
+	started := time.Now()
+	if err := e.run(ctx); err != nil {
+		return nil, Stats{}, err
+	}
+	m, err := e.rec.finish()
+	if err != nil {
+		return nil, Stats{}, fmt.Errorf("model: variant %s: %w", v.Name, err)
+	}
+	m.Generator = harness.Generator{Streams: len(e.streams), KeepAlive: spec.Clients.KeepAliveOn(), RequestsPerConn: spec.Clients.RequestsPerConn}
+	for _, st := range e.streams {
+		m.Generator.Connections += st.cap
+		m.Generator.Opened += st.opened
+	}
+	run := &harness.RunResult{
+		Variant:     v.Name,
+		Rep:         rep,
+		Started:     started,
+		Entry:       Driver + "://" + v.Topology,
+		Measurement: *m,
+		Summary:     m.Latency.Summarize(),
+		Valid:       m.Requests > 0,
+	}
+	if !run.Valid {
+		run.Invalid = []string{"no measured requests"}
+	}
+	for i, w := range e.workers {
+		run.Workers = append(run.Workers, harness.WorkerResult{
+			Index: i, Responses: m.ByWorker[i], Requests: w.requests, Connections: w.conns, MaxQueue: w.maxQueue,
+		})
+	}
+	if e.mode != modeReusePort {
+		run.Proxy = e.proxyStats()
+	}
+	st := Stats{Requests: e.rec.count}
+	if n := float64(e.rec.count); n > 0 {
+		st.MeanLatency = time.Duration(e.rec.sumLatency / n)
+		st.MeanWait = time.Duration(e.rec.sumWait / n)
+		st.MeanService = time.Duration(e.rec.sumService / n)
+	}
+	for _, w := range e.workers {
+		st.Utilization = append(st.Utilization, float64(w.busyNs)/float64(max(e.now, 1))/float64(w.slots))
+	}
+	return run, st, nil
+}
+
+// newEngine builds the model of variant v with workers w under spec.
+func newEngine(w topologies.Workers, v topologies.Variant, spec workloads.Spec) (*engine, error) {
+	ss := streamsOf(spec)
+	e := &engine{
+		freeReq:     none,
+		freeConn:    none,
+		kernel:      rand.New(rand.NewPCG(spec.Seed, 0x2545f4914f6cdd1d)),
+		upKeepAlive: v.Proxy.KeepAliveOn(),
+		maxIdle:     v.Proxy.MaxIdle,
+		rec:         newRecorder(spec, ss, w.Count),
+	}
+	if e.maxIdle == 0 {
+		e.maxIdle = balancer.DefaultMaxIdle
+	}
+	for _, s := range ss {
+		tg, err := workloads.NewTargeter(s.spec, "http://"+Driver)
+		if err != nil {
+			return nil, err
+		}
+		p := workloads.NewPacer(s.spec)
+		p.SetWait(func(time.Time) {}) // simulated time: never sleep
+		e.streams = append(e.streams, stream{
+			pacer: p, targeter: tg, cap: s.conns, keepAlive: spec.Clients.KeepAliveOn(),
+			perConn: int32(spec.Clients.RequestsPerConn), idleHead: none, idleTail: none, waitHead: none, waitTail: none,
+		})
+	}
+	e.workers = make([]worker, w.Count)
+	for i := range e.workers {
+		e.workers[i] = worker{slots: w.Concurrency, slow: 1, qHead: none, qTail: none}
+	}
+	for _, sl := range w.Slow {
+		e.workers[sl.Index].slow = sl.Factor
+	}
+	switch v.Topology {
+	case topologies.ReusePort:
+		e.mode = modeReusePort
+		return e, nil
+	case topologies.L4:
+		e.mode = modeL4
+	default:
+		e.mode = modeL7
+	}
+	all := make([]int, w.Count)
+	for i := range all {
+		all[i] = i
+	}
+	if len(v.Proxy.Pools) == 0 {
+		if err := e.addPool(balancer.DefaultPool, "/", v.Proxy.Policy, v.Proxy.PolicyArgs, all); err != nil {
+			return nil, err
+		}
+	}
+	for _, pl := range v.Proxy.Pools {
+		for _, wi := range pl.Workers {
+			if wi >= w.Count {
+				return nil, fmt.Errorf("pool %s: worker %d does not exist (workers.count is %d)", pl.Name, wi, w.Count)
+			}
+		}
+		if err := e.addPool(pl.Name, pl.Prefix, pl.Policy, pl.PolicyArgs, pl.Workers); err != nil {
+			return nil, err
+		}
+	}
+	// Route each class by its path, longest prefix first, as the proxy
+	// does; a path no pool matches goes to the default pool, or fails.
+	for _, c := range spec.Classes {
+		path, _, _ := strings.Cut(c.Path, "?")
+		best := -1
+		for i, p := range e.pools {
+			if strings.HasPrefix(path, p.prefix) && (best < 0 || len(p.prefix) > len(e.pools[best].prefix)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return nil, fmt.Errorf("class %s: path %s matches no pool", c.Name, c.Path)
+		}
+		e.classPool = append(e.classPool, int32(best))
+		req, err := classRequest(c)
+		if err != nil {
+			return nil, err
+		}
+		e.classReq = append(e.classReq, req)
+	}
+	return e, nil
+}
+
+// addPool adds a balancer pool over the given workers, with a new
+// instance of the registered policy running on simulated time.
+func (e *engine) addPool(name, prefix, policy string, args map[string]string, workers []int) error {
+	pol, err := balancer.NewPolicy(policy, args)
+	if err != nil {
+		return err
+	}
+	// A policy that reads the clock (peak_ewma) reads the simulated one;
+	// nanotime is > 0, so is this.
+	balancer.SetClock(pol, func() int64 { return e.now + 1 })
+	addrs := make([]string, len(workers))
+	ws := make([]int32, len(workers))
+	for i, wi := range workers {
+		addrs[i] = "worker-" + strconv.Itoa(wi)
+		ws[i] = int32(wi)
+	}
+	p := &pool{
+		name: name, prefix: prefix, policy: policy, pol: pol,
+		backends: balancer.NewBackends(name, addrs), workers: ws,
+		upIdle: make([]int, len(workers)), upConns: make([]uint64, len(workers)),
+	}
+	p.observer, _ = pol.(balancer.Observer)
+	e.pools = append(e.pools, p)
+	return nil
+}
+
+// classRequest is the request a policy sees for class c: its method, path
+// and query and headers (the per-request service-time parameters are left
+// out, so a hash on them does not match a real run).
+func classRequest(c workloads.Class) (*http.Request, error) {
+	u, err := url.Parse("http://" + Driver + c.Path)
+	if err != nil {
+		return nil, fmt.Errorf("class %s: path %q: %w", c.Name, c.Path, err)
+	}
+	h := http.Header{}
+	for k, v := range c.Headers {
+		h.Set(k, v)
+	}
+	return &http.Request{Method: c.Method, URL: u, Header: h, Host: u.Host}, nil
+}
+
+// proxyStats returns the simulated proxy's counters in the built-in
+// proxy's schema.
+func (e *engine) proxyStats() *balancer.Stats {
+	st := &balancer.Stats{Mode: "l7", ClientConns: e.clientConns, UpstreamConns: e.upstreamConns}
+	if e.mode == modeL4 {
+		st.Mode = "l4"
+	}
+	for _, p := range e.pools {
+		if p.name == balancer.DefaultPool {
+			st.Policy = p.policy
+		}
+		st.Decisions += p.decisions
+		st.Pools = append(st.Pools, balancer.PoolStats{Name: p.name, Prefix: p.prefix, Policy: p.policy, Requests: p.requests, Decisions: p.decisions})
+		for i, b := range p.backends {
+			st.Backends = append(st.Backends, balancer.BackendStats{
+				Addr: b.Addr, Pool: p.name, Requests: b.Requests(), Active: b.Active(),
+				PeakActive: b.PeakActive(), UpstreamConns: p.upConns[i], IdleConns: p.upIdle[i],
+			})
+		}
+	}
+	return st
+}

@@ -1,0 +1,593 @@
+package reports
+
+import (
+	"bufio"
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/topologies"
+)
+
+// synthRun is a run whose latencies are a fixed exponential-like shape
+// (median about 2ms, a tail to about 30ms) times scale, over a 1 s window
+// of 1000 requests with the given errors.
+func synthRun(variant string, scale float64, errors uint64) harness.RunResult {
+	h := harness.NewHistogram()
+	for i := range 200 { // 1000 requests, 5 at each of 200 quantiles
+		q := (float64(i) + 0.5) / 200
+		d := time.Duration(scale * -math.Log(1-q) * 3 * float64(time.Millisecond))
+		h.RecordValues(d.Microseconds(), 5)
+	}
+	r := harness.RunResult{ID: variant, Variant: variant, Valid: true}
+	r.Latency = h
+	r.Duration = time.Second
+	r.Requests = 1000
+	r.Errors = errors
+	return r
+}
+
+// synthRuns draws n runs whose scale is shift times a log-normal
+// run-to-run factor with log standard deviation sigma.
+func synthRuns(rng *rand.Rand, variant string, n int, shift, sigma float64) []harness.RunResult {
+	runs := make([]harness.RunResult, n)
+	for i := range runs {
+		runs[i] = synthRun(variant, shift*math.Exp(sigma*rng.NormFloat64()), 0)
+	}
+	return runs
+}
+
+// drawRuns draws n runs from pool at random: cheaper than synthRuns when
+// trials are many (a histogram costs a few hundred KB), and from a pool of
+// hundreds of log-normal draws nearly the same.
+func drawRuns(rng *rand.Rand, pool []harness.RunResult, n int) []harness.RunResult {
+	runs := make([]harness.RunResult, n)
+	for i := range runs {
+		runs[i] = pool[rng.IntN(len(pool))]
+	}
+	return runs
+}
+
+func verdictOf(t *testing.T, vs []Verdict, metric string) Verdict {
+	t.Helper()
+	for _, v := range vs {
+		if v.Metric == metric {
+			return v
+		}
+	}
+	t.Fatalf("no verdict for %s in %+v", metric, vs)
+	return Verdict{}
+}
+
+func TestMetricValue(t *testing.T) {
+	r := synthRun("a", 1, 50)
+	p50, _ := MetricValue(&r, MetricP50)
+	p99, _ := MetricValue(&r, MetricP99)
+	p999, _ := MetricValue(&r, MetricP999)
+	if !(p50 < p99 && p99 < p999) {
+		t.Errorf("percentiles out of order: %g %g %g", p50, p99, p999)
+	}
+	if want := float64(r.Latency.Quantile(0.99)); p99 != want {
+		t.Errorf("p99 %g, histogram says %g", p99, want)
+	}
+	if v, _ := MetricValue(&r, MetricThroughput); v != 950 {
+		t.Errorf("throughput %g, want 950 successful per second", v)
+	}
+	if v, _ := MetricValue(&r, MetricErrorRate); v != 0.05 {
+		t.Errorf("error rate %g, want 0.05", v)
+	}
+	if _, ok := MetricValue(&r, "p42"); ok {
+		t.Error("unknown metric has a value")
+	}
+	var empty harness.RunResult
+	if _, ok := MetricValue(&empty, MetricP99); ok {
+		t.Error("run without a histogram has a p99")
+	}
+}
+
+// Identical distributions: over many seeded trials, fail comes out in no
+// more than about alpha of them, even with the tolerance set so small that
+// only the test stands between noise and a fail.
+func TestCompareIdenticalRarelyFails(t *testing.T) {
+	trials := 400
+	if testing.Short() {
+		trials = 100
+	}
+	for _, tc := range []struct {
+		name, interval string
+		tol            float64
+	}{
+		{"shift, default tolerance", IntervalShift, 0}, {"shift, tolerance 0.1%", IntervalShift, 0.001},
+		{"bootstrap, default tolerance", IntervalBootstrap, 0}, {"bootstrap, tolerance 0.1%", IntervalBootstrap, 0.001},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(11, 0))
+			pool := synthRuns(rng, "a", 500, 1, 0.1)
+			o := CompareOptions{Metrics: []string{MetricP50, MetricP99}, Resamples: 500, Interval: tc.interval}
+			if tc.tol > 0 {
+				o.Tolerances = map[string]float64{MetricP50: tc.tol, MetricP99: tc.tol}
+			}
+			failed, passed := 0, 0
+			for trial := range trials {
+				o.Seed = uint64(trial + 1)
+				p := Pair{Variant: "b", Baseline: "a", Base: drawRuns(rng, pool, 5), Cand: drawRuns(rng, pool, 5)}
+				vs, err := Compare([]Pair{p}, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch Overall(vs) {
+				case Fail:
+					failed++
+				case Pass:
+					passed++
+				}
+			}
+			t.Logf("%d of %d trials failed, %d passed", failed, trials, passed)
+			if limit := 2 * DefaultAlpha * float64(trials); float64(failed) > limit {
+				t.Errorf("%d of %d A/A trials failed; want at most %g", failed, trials, limit)
+			}
+		})
+	}
+}
+
+func TestCompareShiftFails(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 0))
+	for trial := range 40 {
+		p := Pair{Variant: "b", Baseline: "a", Base: synthRuns(rng, "a", 10, 1, 0.05), Cand: synthRuns(rng, "b", 10, 1.3, 0.05)}
+		method := []string{IntervalShift, IntervalBootstrap}[trial%2]
+		vs, err := Compare([]Pair{p}, CompareOptions{Seed: uint64(trial + 1), Interval: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []string{MetricP50, MetricP99} {
+			v := verdictOf(t, vs, m)
+			if v.Outcome != Fail {
+				t.Errorf("trial %d (%s): 30%% slower, %s: %s (%s)", trial, method, m, v.Outcome, v.Detail)
+			}
+			if !(v.CILow > 1.1 && v.CILow <= v.Ratio && v.Ratio <= v.CIHigh && v.P < DefaultAlpha) {
+				t.Errorf("trial %d: %s: ratio %g [%g, %g] p %g", trial, m, v.Ratio, v.CILow, v.CIHigh, v.P)
+			}
+		}
+		// Slower service at the same offered load does not change
+		// throughput or errors: those pass.
+		for _, m := range []string{MetricThroughput, MetricErrorRate} {
+			if v := verdictOf(t, vs, m); v.Outcome != Pass {
+				t.Errorf("trial %d: %s: %s (%s)", trial, m, v.Outcome, v.Detail)
+			}
+		}
+		if Overall(vs) != Fail {
+			t.Errorf("trial %d: overall %s", trial, Overall(vs))
+		}
+	}
+}
+
+// Two runs starved by other work on the machine (p50 five times the rest)
+// among 10 baseline runs do not hide a 30% regression from the shift
+// interval: 20 of the 100 pairwise ratios are off, and its 95% bound is
+// the 24th. The bootstrap interval of the median stretches over them: a
+// resample holds them 5 times or more in 3.3% of draws.
+func TestCompareStarvedRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 0))
+	base := synthRuns(rng, "a", 10, 1, 0.03)
+	base[3], base[7] = synthRun("a", 5, 0), synthRun("a", 5, 0)
+	cand := synthRuns(rng, "b", 10, 1.3, 0.03)
+	pairs := []Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}
+	shift, _ := Compare(pairs, CompareOptions{Metrics: []string{MetricP50}})
+	boot, _ := Compare(pairs, CompareOptions{Metrics: []string{MetricP50}, Interval: IntervalBootstrap})
+	t.Logf("shift: %s [%.3f, %.3f]; bootstrap: %s [%.3f, %.3f]", shift[0].Outcome, shift[0].CILow, shift[0].CIHigh, boot[0].Outcome, boot[0].CILow, boot[0].CIHigh)
+	if shift[0].Outcome != Fail {
+		t.Errorf("shift interval: %s (%s)", shift[0].Outcome, shift[0].Detail)
+	}
+	if boot[0].Outcome == Fail || !(boot[0].CILow < 1) {
+		t.Errorf("bootstrap interval %g..%g (%s) does not reach below 1: this test no longer shows why the shift interval is the default", boot[0].CILow, boot[0].CIHigh, boot[0].Outcome)
+	}
+}
+
+func TestCompareImprovementPasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 0))
+	p := Pair{Variant: "b", Baseline: "a", Base: synthRuns(rng, "a", 6, 1, 0.05), Cand: synthRuns(rng, "b", 6, 0.7, 0.05)}
+	vs, err := Compare([]Pair{p}, CompareOptions{Metrics: []string{MetricP50, MetricP99}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.Outcome != Pass || !strings.Contains(v.Detail, "improvement") {
+			t.Errorf("30%% faster, %s: %s (%s)", v.Metric, v.Outcome, v.Detail)
+		}
+	}
+}
+
+// Fewer than MinRuns valid runs on a side is inconclusive, never pass,
+// whatever the data say.
+func TestCompareTooFewRunsInconclusive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 0))
+	for _, tc := range []struct {
+		name         string
+		nBase, nCand int
+		shift        float64
+	}{
+		{"2v2 same", 2, 2, 1}, {"2v10 same", 2, 10, 1}, {"10v2 same", 10, 2, 1},
+		{"2v2 much faster", 2, 2, 0.5}, {"1v1 same", 1, 1, 1}, {"0v5", 0, 5, 1},
+		{"2v2 much slower", 2, 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for trial := range 50 {
+				p := Pair{Variant: "b", Baseline: "a", Base: synthRuns(rng, "a", tc.nBase, 1, 0.01), Cand: synthRuns(rng, "b", tc.nCand, tc.shift, 0.01)}
+				vs, err := Compare([]Pair{p}, CompareOptions{Resamples: 200})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range vs {
+					if v.Outcome != Inconclusive || !strings.Contains(v.Detail, "too few valid runs") {
+						t.Fatalf("trial %d: %s: %s (%s)", trial, v.Metric, v.Outcome, v.Detail)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestCompareInvalidRunsLeftOut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 0))
+	base := synthRuns(rng, "a", 5, 1, 0.01)
+	cand := synthRuns(rng, "b", 5, 1, 0.01)
+	for range 3 {
+		bad := synthRun("b", 5, 0) // five times slower, but invalid
+		bad.Valid, bad.Invalid = false, []string{"send lag"}
+		cand = append(cand, bad)
+	}
+	vs, err := Compare([]Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}, CompareOptions{Metrics: []string{MetricP50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := vs[0]; v.Outcome != Pass || !strings.Contains(v.Detail, "5 vs 5 valid runs (0 and 3 left out as invalid)") {
+		t.Errorf("%s (%s)", v.Outcome, v.Detail)
+	}
+	// Only invalid runs on one side: too few.
+	for i := range cand {
+		cand[i].Valid = false
+	}
+	vs, _ = Compare([]Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}, CompareOptions{Metrics: []string{MetricP50}})
+	if vs[0].Outcome != Inconclusive {
+		t.Errorf("no valid candidate run: %s", vs[0].Outcome)
+	}
+}
+
+func TestCompareErrorRateAndThroughput(t *testing.T) {
+	mk := func(variant string, errs uint64) []harness.RunResult {
+		runs := make([]harness.RunResult, 5)
+		for i := range runs {
+			runs[i] = synthRun(variant, 1, errs+uint64(i%2))
+		}
+		return runs
+	}
+	for _, tc := range []struct {
+		name               string
+		baseErr, candErr   uint64
+		errOut, throughOut Outcome
+	}{
+		{"no errors either side", 0, 0, Pass, Pass},
+		// 1000 requests a run: 100 errors is 10 points more error rate and
+		// 10% less successful throughput.
+		{"errors appear", 0, 100, Fail, Inconclusive},
+		{"errors go away", 100, 0, Pass, Pass},
+		{"many more errors", 0, 300, Fail, Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs, err := Compare([]Pair{{Variant: "b", Baseline: "a", Base: mk("a", tc.baseErr), Cand: mk("b", tc.candErr)}},
+				CompareOptions{Metrics: []string{MetricErrorRate, MetricThroughput}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := verdictOf(t, vs, MetricErrorRate); v.Outcome != tc.errOut || v.Ratio != 0 {
+				t.Errorf("error_rate: %s ratio %g (%s)", v.Outcome, v.Ratio, v.Detail)
+			}
+			if v := verdictOf(t, vs, MetricThroughput); v.Outcome != tc.throughOut {
+				t.Errorf("throughput: %s (%s)", v.Outcome, v.Detail)
+			}
+		})
+	}
+}
+
+func TestCompareHolmAcrossPairs(t *testing.T) {
+	// The same data as the only pair and as one of ten: the corrected
+	// p-value grows with the family.
+	rng := rand.New(rand.NewPCG(16, 0))
+	p := Pair{Variant: "b", Baseline: "a", Base: synthRuns(rng, "a", 4, 1, 0.1), Cand: synthRuns(rng, "b", 4, 1.15, 0.1)}
+	one, _ := Compare([]Pair{p}, CompareOptions{Metrics: []string{MetricP50}})
+	many := make([]Pair, 10)
+	for i := range many {
+		many[i] = p
+	}
+	ten, _ := Compare(many, CompareOptions{Metrics: []string{MetricP50}})
+	if len(ten) != 10 || !near(ten[0].P, min(1, 10*one[0].P), 1e-12) {
+		t.Errorf("p alone %g, among 10 identical tests %g; want 10 times", one[0].P, ten[0].P)
+	}
+}
+
+func TestCompareNoiseFloor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 0))
+	base := synthRuns(rng, "a", 8, 1, 0.3) // noisy
+	cand := synthRuns(rng, "b", 8, 1, 0.3)
+	pairs := []Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}
+	o := CompareOptions{Metrics: []string{MetricP99}, Tolerances: map[string]float64{MetricP99: 0.02}}
+	cals, err := Calibrate(HalvesOf(pairs), o, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cals) != 1 || cals[0].Variant != "a" || cals[0].RunsA != 4 || cals[0].RunsB != 4 {
+		t.Fatalf("calibrations %+v", cals)
+	}
+	c := cals[0]
+	if !(c.NoiseFloor > 0.02) || !(c.Spread > 0.1 && c.Spread < 0.6) {
+		t.Fatalf("noise floor %g, spread %g: want a floor above 2%% and a spread near 0.3", c.NoiseFloor, c.Spread)
+	}
+	o.Calibration = cals
+	vs, err := Compare(pairs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs[0].Outcome != Inconclusive || !strings.Contains(vs[0].Detail, "too tight to decide") {
+		t.Errorf("tolerance below the noise floor: %s (%s)", vs[0].Outcome, vs[0].Detail)
+	}
+	// A tolerance above the floor is decided as usual.
+	o.Tolerances[MetricP99] = c.NoiseFloor + 1
+	if vs, _ := Compare(pairs, o); strings.Contains(vs[0].Detail, "too tight") {
+		t.Errorf("tolerance above the noise floor: %s", vs[0].Detail)
+	}
+}
+
+func TestRunsNeeded(t *testing.T) {
+	o := CompareOptions{Seed: 3}
+	quiet := RunsNeeded(MetricP99, 0.01, 0.2, 0.8, 1, o)
+	mid := RunsNeeded(MetricP99, 0.05, 0.2, 0.8, 1, o)
+	noisy := RunsNeeded(MetricP99, 0.1, 0.2, 0.8, 1, o)
+	family := RunsNeeded(MetricP99, 0.01, 0.2, 0.8, 15, o)
+	t.Logf("runs per side for 20%%: spread 1%%: %d (%d in a family of 15 tests), 5%%: %d, 10%%: %d", quiet, family, mid, noisy)
+	// Mann-Whitney's smallest two-sided p-value is 2/C(2n, n): 0.1 for
+	// 3 vs 3, 0.029 for 4 vs 4, so 4 runs is the least that can fail at
+	// 0.05; at 0.05/15, 6 (0.0022).
+	if quiet != 4 || family != 6 {
+		t.Errorf("almost no noise needs %d runs (%d in a family of 15), want 4 (6)", quiet, family)
+	}
+	if !(quiet <= mid && mid < noisy) {
+		t.Errorf("runs needed not increasing with noise: %d %d %d", quiet, mid, noisy)
+	}
+	if RunsNeeded(MetricP99, 3, 0.2, 0.8, 1, o) != 0 {
+		t.Error("hopeless noise should need more than MaxRunsNeeded (0)")
+	}
+	if RunsNeeded(MetricErrorRate, 0.1, 0.2, 0.8, 1, o) != 0 {
+		t.Error("error_rate is absolute: no estimate")
+	}
+	if testing.Short() {
+		return
+	}
+	// The estimate holds up: with that many runs per side, Compare itself
+	// calls a true 20% regression in most trials, and with half as many in
+	// fewer.
+	rng := rand.New(rand.NewPCG(18, 0))
+	rate := func(n int) int {
+		fails := 0
+		for trial := range 50 {
+			p := Pair{Variant: "b", Baseline: "a", Base: synthRuns(rng, "a", n, 1, 0.1), Cand: synthRuns(rng, "b", n, 1.2, 0.1)}
+			vs, _ := Compare([]Pair{p}, CompareOptions{Metrics: []string{MetricP99}, Seed: uint64(trial + 1), Resamples: 500})
+			if vs[0].Outcome == Fail {
+				fails++
+			}
+		}
+		return fails
+	}
+	full, half := rate(noisy), rate(noisy/2)
+	t.Logf("a 20%% regression with spread 10%%: %d of 50 fail at %d runs per side, %d at %d", full, noisy, half, noisy/2)
+	if full < 30 || half >= full {
+		t.Errorf("with %d runs per side a 20%% regression failed in %d of 50 trials (want about 40), with %d in %d", noisy, full, noisy/2, half)
+	}
+}
+
+func TestCompareOptionsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    CompareOptions
+		want string
+	}{
+		{"defaults", CompareOptions{}, ""},
+		{"unknown metric", CompareOptions{Metrics: []string{"p42"}}, "metrics: unknown metric \"p42\""},
+		{"twice", CompareOptions{Metrics: []string{"p99", "p99"}}, "given twice"},
+		{"tolerance metric", CompareOptions{Tolerances: map[string]float64{"mean": 0.1}}, "tolerances: unknown metric \"mean\""},
+		{"negative tolerance", CompareOptions{Tolerances: map[string]float64{"p99": -0.1}}, "tolerances[p99]"},
+		{"error rate over 1", CompareOptions{Tolerances: map[string]float64{"error_rate": 2}}, "tolerances[error_rate]: must be in (0, 1]"},
+		{"alpha", CompareOptions{Alpha: 0.7}, "alpha: must be in (0, 0.5]"},
+		{"resamples", CompareOptions{Resamples: 10}, "resamples: must be >= 100"},
+		{"interval", CompareOptions{Interval: "bca"}, "interval: want shift or bootstrap"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.WithDefaults().Validate()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want it to contain %q", err, tc.want)
+			}
+			if _, err := Compare([]Pair{{}}, tc.o); err == nil {
+				t.Error("Compare accepted invalid options")
+			}
+		})
+	}
+	if _, err := Compare(nil, CompareOptions{}); err == nil {
+		t.Error("Compare with no pairs")
+	}
+}
+
+func results(variants ...topologies.Variant) *harness.Results {
+	r := &harness.Results{}
+	r.Scenario.Variants = variants
+	for _, v := range variants {
+		for range 3 {
+			r.Runs = append(r.Runs, synthRun(v.Name, 1, 0))
+		}
+	}
+	return r
+}
+
+func TestPairing(t *testing.T) {
+	a := results(topologies.Variant{Name: "rp"}, topologies.Variant{Name: "lc"}, topologies.Variant{Name: "old"})
+	b := results(topologies.Variant{Name: "lc"}, topologies.Variant{Name: "rp"}, topologies.Variant{Name: "new"})
+	pairs, err := PairVariants(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) != 2 || pairs[0].Variant != "lc" || pairs[0].Baseline != "lc@base" || pairs[1].Variant != "rp" || len(pairs[0].Base) != 3 || len(pairs[0].Cand) != 3 {
+		t.Errorf("PairVariants: %+v", pairs)
+	}
+	if _, err := PairVariants(a, results(topologies.Variant{Name: "x"})); err == nil {
+		t.Error("no shared variant, no error")
+	}
+
+	pairs, err = PairWith(a, "lc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) != 2 || pairs[0].Variant != "rp" || pairs[1].Variant != "old" || pairs[0].Baseline != "lc" {
+		t.Errorf("PairWith: %+v", pairs)
+	}
+	if _, err := PairWith(a, "nope"); err == nil || !strings.Contains(err.Error(), "no baseline variant \"nope\"") {
+		t.Errorf("PairWith unknown: %v", err)
+	}
+	if _, err := PairWith(results(topologies.Variant{Name: "solo"}), "solo"); err == nil {
+		t.Error("PairWith a single variant")
+	}
+
+	c := results(topologies.Variant{Name: "rp"}, topologies.Variant{Name: "rp@base", Build: "base"},
+		topologies.Variant{Name: "lc@base", Build: "base"}, topologies.Variant{Name: "lc"})
+	pairs = PairBuilds(c)
+	if len(pairs) != 2 || pairs[0].Variant != "rp" || pairs[0].Baseline != "rp@base" || pairs[1].Variant != "lc" || pairs[1].Baseline != "lc@base" {
+		t.Errorf("PairBuilds: %+v", pairs)
+	}
+	if PairBuilds(a) != nil {
+		t.Error("PairBuilds without builds")
+	}
+}
+
+func TestSplitHalves(t *testing.T) {
+	var runs []harness.RunResult
+	for i := range 7 {
+		r := synthRun("a", 1, 0)
+		r.ID = strconv.Itoa(i)
+		r.Valid = i != 2
+		runs = append(runs, r)
+	}
+	a, b := SplitHalves(runs)
+	ids := func(rs []harness.RunResult) (s string) {
+		for _, r := range rs {
+			s += r.ID
+		}
+		return s
+	}
+	if ids(a) != "035" || ids(b) != "146" {
+		t.Errorf("halves %q %q, want the valid runs interleaved: 035 and 146", ids(a), ids(b))
+	}
+}
+
+func TestOverall(t *testing.T) {
+	v := func(o ...Outcome) []Verdict {
+		var vs []Verdict
+		for _, x := range o {
+			vs = append(vs, Verdict{Outcome: x})
+		}
+		return vs
+	}
+	for _, tc := range []struct {
+		vs   []Verdict
+		want Outcome
+	}{
+		{nil, Inconclusive}, {v(Pass, Pass), Pass}, {v(Pass, Inconclusive), Inconclusive},
+		{v(Inconclusive, Fail, Pass), Fail},
+	} {
+		if got := Overall(tc.vs); got != tc.want {
+			t.Errorf("Overall(%v) = %s, want %s", tc.vs, got, tc.want)
+		}
+	}
+}
+
+func fixedVerdicts(t *testing.T) []Verdict {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(19, 0))
+	pairs := []Pair{
+		{Variant: "least_conn", Baseline: "least_conn@base", Base: synthRuns(rng, "a", 5, 1, 0.05), Cand: synthRuns(rng, "b", 5, 1.3, 0.05)},
+		{Variant: "reuse|port", Baseline: "reuse|port@base", Base: synthRuns(rng, "c", 2, 1, 0.05), Cand: synthRuns(rng, "d", 5, 1, 0.05)},
+	}
+	vs, err := Compare(pairs, CompareOptions{Metrics: []string{MetricP99, MetricErrorRate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vs
+}
+
+func TestComparisonOutputsGolden(t *testing.T) {
+	vs := fixedVerdicts(t)
+	var text, md, js bytes.Buffer
+	if err := WriteVerdictsText(&text, vs); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare.txt.golden", text.Bytes())
+	if err := WriteComparisonMarkdown(&md, "main vs pr", vs); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare.md.golden", md.Bytes())
+	if !strings.Contains(md.String(), `reuse\|port`) {
+		t.Error("markdown does not escape the table separator in a name")
+	}
+	// JSON verdicts read back as written.
+	if err := WriteVerdicts(&js, vs); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseVerdicts("verdicts.json", js.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(vs) || back[0] != vs[0] {
+		t.Errorf("verdicts did not round-trip:\n%+v\n%+v", back, vs)
+	}
+}
+
+func TestWriteBench(t *testing.T) {
+	runs := []harness.RunResult{synthRun("a", 1, 0), synthRun("a", 1.1, 10), synthRun("a", 9, 0)}
+	runs[2].Valid = false
+	var b bytes.Buffer
+	if err := WriteBench(&b, "least conn", runs); err != nil {
+		t.Fatal(err)
+	}
+	// The Go benchmark format: name, iterations, then value-unit pairs.
+	sc := bufio.NewScanner(&b)
+	lines := 0
+	for sc.Scan() {
+		lines++
+		f := strings.Fields(sc.Text())
+		if len(f) != 2+2*5 || f[0] != "BenchmarkLB/variant=least_conn" || f[1] != "1" {
+			t.Fatalf("line %q", sc.Text())
+		}
+		units := map[string]float64{}
+		for i := 2; i < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				t.Fatalf("value %q: %v", f[i], err)
+			}
+			units[f[i+1]] = v
+		}
+		r := runs[lines-1]
+		if units["p99-ns"] != float64(r.Latency.Quantile(0.99)) || units["req/s"] != float64(r.Requests-r.Errors) || units["error-ratio"] != float64(r.Errors)/1000 {
+			t.Errorf("line %d: %v", lines, units)
+		}
+	}
+	if lines != 2 {
+		t.Errorf("%d lines, want one per valid run (2)", lines)
+	}
+}

@@ -1,0 +1,491 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/xml"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/targets/balancer"
+)
+
+// testVerdicts covers every outcome, a missing interval and a name that
+// needs escaping.
+func testVerdicts() []Verdict {
+	return []Verdict{
+		{Variant: "least_conn", Baseline: "reuseport", Metric: "p99", Outcome: Pass, Ratio: 0.11, CILow: 0.1, CIHigh: 0.12, Tolerance: 0.1, P: 0.004, Detail: "p99 is 89% lower"},
+		{Variant: "least_conn", Baseline: "reuseport", Metric: "throughput", Outcome: Inconclusive, Ratio: 1.001, Tolerance: 0.05, Detail: "too few runs"},
+		{Variant: "least_conn", Baseline: "reuseport", Metric: "p99.9", Outcome: Fail, Ratio: 1.4, CILow: 1.2, CIHigh: 1.6, Tolerance: 0.1, P: 0.01, Detail: "p99.9 <b>40%</b> higher & worse"},
+	}
+}
+
+// encodeInterval builds an interval as the recorder stores it.
+func encodeInterval(t *testing.T, start time.Duration, vals ...time.Duration) harness.Interval {
+	t.Helper()
+	h := harness.NewHistogram()
+	for _, v := range vals {
+		h.RecordDuration(v)
+	}
+	b, err := h.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return harness.Interval{Start: start, Length: time.Second, Requests: uint64(len(vals)),
+		Latency: string(b[1 : len(b)-1]), P99: h.Quantile(0.99)}
+}
+
+// richResults is fakeResults with what a real run adds: times, intervals,
+// proxy counters, errors and an environment.
+func richResults(t *testing.T) *harness.Results {
+	t.Helper()
+	r := fakeResults()
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	r.Started, r.Finished = t0, t0.Add(time.Minute)
+	r.Schema = harness.SchemaVersion
+	r.Env = harness.Env{Hostname: "bench1", Kernel: "6.1.0", OS: "linux", Arch: "amd64", CPUModel: "Test CPU", CPUs: 2,
+		GoVersion: "go1.26", Version: "dev", Commit: "0123456789abcdef", Driver: "local", Pinning: "none"}
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		run.Rep = 1 + i/2
+		run.Started = t0.Add(time.Duration(i) * 10 * time.Second)
+		run.IntendedRate = run.AchievedRate
+		base := time.Duration(1+i) * time.Millisecond
+		for s := range 3 {
+			run.Intervals = append(run.Intervals, encodeInterval(t, time.Duration(s)*time.Second, base, 2*base, time.Duration(3+s)*base))
+		}
+		if run.Variant == "least_conn" {
+			run.Proxy = &balancer.Stats{Policy: "least_conn", Decisions: run.Requests, ClientConns: 8, UpstreamConns: run.Requests,
+				Backends: []balancer.BackendStats{{Addr: "127.0.0.1:1", Requests: 500, PeakActive: 1}, {Addr: "127.0.0.1:2", Requests: 500, PeakActive: 2, Errors: 1}}}
+			run.Errors, run.ErrorKinds = 2, map[string]uint64{"timeout": 1, "502": 1}
+		}
+	}
+	return r
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s changed (run with -update if intended):\n%s", name, got)
+	}
+}
+
+func TestExportGolden(t *testing.T) {
+	r := richResults(t)
+	for _, tc := range []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"summary.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, r, testVerdicts()) }},
+		{"summary-noverdicts.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, fakeResults(), nil) }},
+		{"summary.csv.golden", func(b *bytes.Buffer) error { return WriteCSV(b, r) }},
+		{"junit.xml.golden", func(b *bytes.Buffer) error { return WriteJUnit(b, r.Scenario.Name, testVerdicts()) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := tc.write(&buf); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, buf.Bytes())
+		})
+	}
+}
+
+func TestCSVParses(t *testing.T) {
+	var buf bytes.Buffer
+	r := richResults(t)
+	if err := WriteCSV(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 + len(r.Scenario.Variants) + len(r.Runs); len(rows) != want {
+		t.Fatalf("%d rows, want header + %d variants + %d runs", len(rows), len(r.Scenario.Variants), len(r.Runs))
+	}
+	if !slices.Equal(rows[0], CSVHeader) {
+		t.Errorf("header %v", rows[0])
+	}
+	// The reuseport variant row merges only its valid run: 1000 requests.
+	if rows[1][0] != "variant" || rows[1][1] != "reuseport" || rows[1][5] != "1" || rows[1][6] != "1000" {
+		t.Errorf("reuseport row %v", rows[1])
+	}
+	if last := rows[len(rows)-1]; last[5] != "0" || !strings.Contains(last[19], "send lag") {
+		t.Errorf("invalid run row %v", last)
+	}
+}
+
+func TestJUnitParses(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, "s", testVerdicts()); err != nil {
+		t.Fatal(err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	s := doc.Suites[0]
+	if doc.Tests != 3 || s.Failures != 1 || s.Skipped != 1 || len(s.Cases) != 3 {
+		t.Fatalf("tests %d, failures %d, skipped %d, cases %d", doc.Tests, s.Failures, s.Skipped, len(s.Cases))
+	}
+	if c := s.Cases[2]; c.Failure == nil || c.ClassName != "lbbench.s.least_conn" || c.Name != "p99.9" || !strings.Contains(c.Failure.Text, "<b>") {
+		t.Errorf("failed case %+v", c)
+	}
+}
+
+// histograms of several shapes, in microseconds.
+func testHistograms() map[string]*harness.Histogram {
+	rng := rand.New(rand.NewPCG(1, 2))
+	out := map[string]*harness.Histogram{}
+	add := func(name string, n int, f func() time.Duration) {
+		h := harness.NewHistogram()
+		for range n {
+			h.RecordDuration(f())
+		}
+		out[name] = h
+	}
+	add("empty", 0, nil)
+	add("one value", 1, func() time.Duration { return 3 * time.Millisecond })
+	add("uniform 1000", 1000, func() time.Duration { return time.Duration(rng.IntN(20000)) * time.Microsecond })
+	add("exponential 10000", 10000, func() time.Duration { return time.Duration(rng.ExpFloat64() * 2e6) })
+	add("bimodal 5000", 5000, func() time.Duration {
+		if rng.IntN(10) == 0 {
+			return 40*time.Millisecond + time.Duration(rng.IntN(1000))*time.Microsecond
+		}
+		return time.Duration(rng.ExpFloat64() * 2e6)
+	})
+	add("heavy tail 2000", 2000, func() time.Duration { return time.Duration(1e6 / math.Pow(rng.Float64()+1e-6, 0.7)) })
+	return out
+}
+
+func TestHgrmRoundTrip(t *testing.T) {
+	for name, h := range testHistograms() {
+		t.Run(name, func(t *testing.T) {
+			for _, ratio := range []float64{0, 1, 1000, 1e6} {
+				var buf bytes.Buffer
+				if err := WriteHgrm(&buf, h, ratio); err != nil {
+					t.Fatal(err)
+				}
+				d, err := ParseHgrm(bytes.NewReader(buf.Bytes()))
+				if err != nil {
+					t.Fatalf("ratio %g: %v\n%s", ratio, err, buf.String())
+				}
+				unit := ratio
+				if unit == 0 {
+					unit = DefaultUnitRatio
+				}
+				checkHgrm(t, h, d, unit)
+			}
+		})
+	}
+}
+
+// checkHgrm compares a parsed distribution with its histogram: the footer,
+// every row's cumulative count, and the headline percentiles.
+func checkHgrm(t *testing.T, h *harness.Histogram, d *Hgrm, unit float64) {
+	t.Helper()
+	// Values are printed with three decimals of the unit.
+	tol := 0.0005 + 1e-9
+	if d.TotalCount != h.TotalCount() {
+		t.Errorf("footer count %d, histogram %d", d.TotalCount, h.TotalCount())
+	}
+	if math.Abs(d.Max-float64(h.Max())/unit) > tol {
+		t.Errorf("footer max %g, histogram %g", d.Max, float64(h.Max())/unit)
+	}
+	if h.TotalCount() == 0 {
+		if len(d.Rows) != 0 {
+			t.Errorf("%d rows for an empty histogram", len(d.Rows))
+		}
+		return
+	}
+	if last := d.Rows[len(d.Rows)-1]; last.Percentile != 1 || last.TotalCount != h.TotalCount() {
+		t.Errorf("last row %+v, want percentile 1 and count %d", last, h.TotalCount())
+	}
+	// Every row: the count of recorded values in buckets up to the row's value
+	// is the row's count.
+	bars := h.Distribution()
+	for _, row := range d.Rows {
+		v := int64(math.Round(row.Value * unit))
+		var n int64
+		for _, b := range bars {
+			if b.From > v {
+				break
+			}
+			n += b.Count
+		}
+		if unit <= 1000 && n != row.TotalCount {
+			t.Errorf("row %+v: %d values at or below %d µs", row, n, v)
+		}
+	}
+	// Every row's value is the histogram's value at the row's percentile,
+	// and the headline percentiles are rows of their own.
+	for _, row := range d.Rows {
+		want := float64(h.ValueAtQuantile(100*row.Percentile)) / unit
+		if row.Percentile == 1 {
+			want = float64(h.Max()) / unit
+		}
+		if math.Abs(row.Value-want) > tol {
+			t.Errorf("row %+v: histogram has %g at that percentile", row, want)
+		}
+	}
+	for _, p := range []float64{0.5, 0.9, 0.99, 0.999} {
+		if 1/(1-p) > float64(h.TotalCount()) {
+			continue
+		}
+		got, ok := d.ValueAt(p)
+		want := float64(h.ValueAtQuantile(100*p)) / unit
+		if !ok || math.Abs(got-want) > tol || !slices.ContainsFunc(d.Rows, func(r HgrmRow) bool { return r.Percentile == p }) {
+			t.Errorf("p%g: file %g (row present: %v), histogram %g", 100*p, got, ok, want)
+		}
+	}
+}
+
+func TestHgrmBadRatio(t *testing.T) {
+	for _, r := range []float64{-1, math.NaN(), math.Inf(1)} {
+		if err := WriteHgrm(&bytes.Buffer{}, harness.NewHistogram(), r); err == nil {
+			t.Errorf("ratio %g accepted", r)
+		}
+	}
+}
+
+func TestParseHgrmErrors(t *testing.T) {
+	for name, text := range map[string]string{
+		"two fields":      "1.0 0.5\n",
+		"not a number":    "x 0.5 3 2.0\n",
+		"percentile > 1":  "1.0 1.5 3 2.0\n",
+		"decreasing":      "2.0 0.5 3 2.0\n1.0 0.4 2 1.6\n",
+		"negative count":  "1.0 0.5 -3 2.0\n",
+		"bad footer mean": "#[Mean = x, StdDeviation = 1]\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := ParseHgrm(strings.NewReader(text)); err == nil {
+				t.Errorf("accepted %q", text)
+			}
+		})
+	}
+}
+
+func FuzzParseHgrm(f *testing.F) {
+	for _, h := range testHistograms() {
+		var buf bytes.Buffer
+		WriteHgrm(&buf, h, 0)
+		f.Add(buf.Bytes())
+	}
+	f.Add([]byte("1 0.5 3\n#[Max = 2, Total count = 3]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := ParseHgrm(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for i := 1; i < len(d.Rows); i++ {
+			if d.Rows[i].Percentile < d.Rows[i-1].Percentile || d.Rows[i].TotalCount < d.Rows[i-1].TotalCount {
+				t.Fatalf("rows not monotone: %+v", d.Rows)
+			}
+		}
+	})
+}
+
+func TestIntervalLogRoundTrip(t *testing.T) {
+	r := richResults(t)
+	run := r.Runs[1]
+	var buf bytes.Buffer
+	if err := WriteIntervalLog(&buf, run, r.Scenario); err != nil {
+		t.Fatal(err)
+	}
+	lr := hdrhistogram.NewHistogramLogReader(bytes.NewReader(buf.Bytes()))
+	var got []*hdrhistogram.Histogram
+	for {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, buf.String())
+		}
+		if h == nil {
+			break
+		}
+		got = append(got, h)
+	}
+	if len(got) != len(run.Intervals) {
+		t.Fatalf("%d histograms read back, wrote %d:\n%s", len(got), len(run.Intervals), buf.String())
+	}
+	for i, iv := range run.Intervals {
+		want, err := iv.Histogram()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got[i].Equals(want.Histogram) {
+			t.Errorf("interval %d differs after the round trip", i)
+		}
+		if wantStart := run.Started.Add(r.Scenario.Workload.WarmupTime()).Add(iv.Start).UnixMilli(); got[i].StartTimeMs() != wantStart {
+			t.Errorf("interval %d starts at %d ms, want %d", i, got[i].StartTimeMs(), wantStart)
+		}
+	}
+	if !strings.Contains(buf.String(), "#[StartTime: ") || !strings.Contains(buf.String(), "#[BaseTime: ") {
+		t.Errorf("log lacks its start and base time:\n%s", buf.String())
+	}
+}
+
+func TestParseVerdicts(t *testing.T) {
+	for name, tc := range map[string]struct {
+		json string
+		want int
+		err  string
+	}{
+		"ok":              {`{"verdicts":[{"variant":"a","metric":"p99","outcome":"fail"}]}`, 1, ""},
+		"empty":           {`{"verdicts":[]}`, 0, ""},
+		"unknown outcome": {`{"verdicts":[{"variant":"a","metric":"p99","outcome":"maybe"}]}`, 0, "verdicts[0].outcome"},
+		"no metric":       {`{"verdicts":[{"variant":"a","outcome":"pass"}]}`, 0, "verdicts[0]: variant and metric"},
+		"not json":        {`[`, 0, "decode verdicts"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			vs, err := ParseVerdicts("v.json", []byte(tc.json))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || len(vs) != tc.want {
+				t.Fatalf("%d verdicts, %v", len(vs), err)
+			}
+		})
+	}
+	if vs, err := ReadVerdicts(filepath.Join(t.TempDir(), "missing.json")); err != nil || vs != nil {
+		t.Errorf("missing file: %v, %v", vs, err)
+	}
+}
+
+func FuzzParseVerdicts(f *testing.F) {
+	f.Add([]byte(`{"verdicts":[{"variant":"a","metric":"p99","outcome":"pass","ratio":1.2}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		vs, err := ParseVerdicts("fuzz", data)
+		if err != nil {
+			return
+		}
+		// Whatever parses renders.
+		if err := WriteJUnit(&bytes.Buffer{}, "fuzz", vs); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestMarkdownEscapes(t *testing.T) {
+	r := fakeResults()
+	r.Scenario.Name = "<script>alert(1)</script> | *x*"
+	r.Scenario.Variants[0].Name = "a|b_c"
+	for i := range r.Runs {
+		if r.Runs[i].Variant == "reuseport" {
+			r.Runs[i].Variant = "a|b_c"
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.Contains(out, "<script>") || !strings.Contains(out, "&lt;script&gt;") {
+		t.Errorf("HTML not escaped:\n%s", out)
+	}
+	if !strings.Contains(out, `| a\|b\_c |`) {
+		t.Errorf("table cell not escaped:\n%s", out)
+	}
+}
+
+func TestWriteDir(t *testing.T) {
+	dir := t.TempDir()
+	r := richResults(t)
+	files, err := WriteDir(dir, r, WithVerdicts(testVerdicts()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel []string
+	for _, f := range files {
+		p, _ := filepath.Rel(dir, f)
+		rel = append(rel, p)
+	}
+	want := []string{"report.html", "summary.md", "summary.csv", "junit.xml",
+		"hgrm/reuseport.hgrm", "hgrm/reuseport.all.hgrm", "hgrm/least_conn.hgrm", "hgrm/least_conn.all.hgrm",
+		"hlog/001-reuseport-r1.hlog", "hlog/002-least_conn-r1.hlog", "hlog/003-least_conn-r2.hlog", "hlog/004-reuseport-r2.hlog"}
+	if !slices.Equal(rel, want) {
+		t.Errorf("wrote %v\nwant  %v", rel, want)
+	}
+	for _, f := range want {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	// Without verdicts there is no junit.xml; without intervals no hlog.
+	dir2 := t.TempDir()
+	if _, err := WriteDir(dir2, fakeResults()); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"junit.xml", "hlog"} {
+		if _, err := os.Stat(filepath.Join(dir2, f)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s written without verdicts or intervals: %v", f, err)
+		}
+	}
+}
+
+func TestFileNamer(t *testing.T) {
+	n := fileNamer{}
+	got := []string{n.name("a/b"), n.name("a_b"), n.name("a/b"), n.name(""), n.name("../x"), n.name("a/b\x00c d")}
+	want := []string{"a_b", "a_b-2", "a_b", "_", "___x", "a_b.c_d"}
+	if !slices.Equal(got, want) {
+		t.Errorf("names %q, want %q", got, want)
+	}
+}
+
+func TestCombine(t *testing.T) {
+	a, b := fakeResults(), fakeResults()
+	b.Scenario.Name = "other"
+	r, err := Combine([]Source{{Label: "base", Results: a}, {Label: "cand", Results: b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, v := range r.Scenario.Variants {
+		names = append(names, v.Name)
+	}
+	if want := []string{"base/reuseport", "base/least_conn", "cand/reuseport", "cand/least_conn"}; !slices.Equal(names, want) {
+		t.Errorf("variants %v, want %v", names, want)
+	}
+	if len(r.Runs) != 8 || r.Runs[4].ID != "cand/001-reuseport-r1" || r.Scenario.Name != "golden + other" {
+		t.Errorf("%d runs, run 4 %q, name %q", len(r.Runs), r.Runs[4].ID, r.Scenario.Name)
+	}
+	sums, err := Summarize(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sums[2].Requests != 1000 || sums[3].Requests != 2000 {
+		t.Errorf("combined summaries: %d, %d requests", sums[2].Requests, sums[3].Requests)
+	}
+	// Distinct names stay as they are.
+	b.Scenario.Variants[0].Name, b.Scenario.Variants[1].Name = "x", "y"
+	for i := range b.Runs {
+		b.Runs[i].Variant = map[string]string{"reuseport": "x", "least_conn": "y"}[b.Runs[i].Variant]
+	}
+	r, err = Combine([]Source{{Label: "base", Results: a}, {Label: "cand", Results: b}})
+	if err != nil || r.Scenario.Variants[2].Name != "x" {
+		t.Errorf("%v, %+v", err, r.Scenario.Variants)
+	}
+}

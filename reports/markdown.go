@@ -1,0 +1,123 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/lbbench/lbbench/harness"
+)
+
+// WriteMarkdown writes a GitHub-flavoured markdown summary that fits a CI
+// step summary ($GITHUB_STEP_SUMMARY): the variant table, per-worker
+// responses, invalid runs and, when given, the verdicts. Text from the
+// results is escaped so that it renders as written.
+func WriteMarkdown(w io.Writer, r *harness.Results, verdicts []Verdict) error {
+	sums, err := Summarize(r)
+	if err != nil {
+		return err
+	}
+	s := r.Scenario
+	wl := s.Workload
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "### lbbench: %s\n\n", mdEscape(s.Name))
+	if s.Description != "" {
+		fmt.Fprintf(&b, "%s\n\n", mdEscape(s.Description))
+	}
+	fmt.Fprintf(&b, "%d workers (concurrency %d), %s %s req/s for %s (+%s warm-up), %d runs per variant. "+
+		"Latency from the intended send time; percentiles of all valid runs merged.\n\n",
+		s.Workers.Count, s.Workers.Concurrency, mdEscape(wl.Arrival.Kind), strconv.FormatFloat(wl.Arrival.MeanRate(wl.Duration), 'f', -1, 64),
+		wl.Duration, wl.WarmupTime(), s.Repeat)
+	if len(verdicts) > 0 {
+		pass, fail, inc := CountOutcomes(verdicts)
+		fmt.Fprintf(&b, "**Verdicts: %d fail, %d inconclusive, %d pass.**\n\n", fail, inc, pass)
+	}
+
+	b.WriteString("| variant | runs | requests | rate/s | errors | p50 | p90 | p99 | p99.9 | max | p99 by run | skew | send lag p99 |\n")
+	b.WriteString("|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, v := range sums {
+		runs := strconv.Itoa(v.Runs)
+		if v.Valid != v.Runs {
+			runs = fmt.Sprintf("%d (%d valid)", v.Runs, v.Valid)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			mdEscape(v.Name), runs, v.Requests, v.Rate, errorsCell(v.Errors, v.Requests),
+			Dur(v.Latency.P50), Dur(v.Latency.P90), Dur(v.Latency.P99), Dur(v.Latency.P999), Dur(v.Latency.Max),
+			durList(v.RunP99), SkewString(v.Skew), Dur(v.SendLagP99))
+	}
+
+	b.WriteString("\n<details><summary>Responses per worker</summary>\n\n| variant | responses per worker (valid runs summed) |\n|:--|:--|\n")
+	for _, v := range sums {
+		parts := make([]string, len(v.Workers))
+		for i, c := range v.Workers {
+			parts[i] = strconv.FormatUint(c, 10)
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(v.Name), strings.Join(parts, " "))
+	}
+	b.WriteString("\n</details>\n")
+
+	var invalid []string
+	for _, v := range sums {
+		invalid = append(invalid, v.Invalid...)
+	}
+	if len(invalid) > 0 {
+		b.WriteString("\n**Invalid runs** (left out of the figures):\n\n")
+		for _, why := range invalid {
+			fmt.Fprintf(&b, "- %s\n", mdEscape(why))
+		}
+	}
+	if !r.Complete {
+		fmt.Fprintf(&b, "\n**Incomplete:** %d of %d runs finished (%s).\n", len(r.Runs), len(r.Order), mdEscape(r.Error))
+	}
+
+	if len(verdicts) > 0 {
+		b.WriteString("\n| variant | baseline | metric | verdict | ratio | 95% CI | tolerance |\n|:--|:--|:--|:--|--:|--:|--:|\n")
+		for _, v := range verdicts {
+			outcome := string(v.Outcome)
+			if v.Outcome == Fail {
+				outcome = "**FAIL**"
+			}
+			ratio, ci, tol := "-", "-", "-"
+			if v.Ratio != 0 {
+				ratio = ratioString(v.Ratio)
+			}
+			if v.CILow != 0 || v.CIHigh != 0 {
+				ci = "[" + ratioString(v.CILow) + ", " + ratioString(v.CIHigh) + "]"
+			}
+			if v.Tolerance != 0 {
+				tol = "±" + strconv.FormatFloat(100*v.Tolerance, 'g', 4, 64) + "%"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n",
+				mdEscape(v.Variant), mdEscape(v.Baseline), mdEscape(v.Metric), outcome, ratio, ci, tol)
+		}
+	}
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// mdEscape makes s render as literal text in a markdown table cell or
+// paragraph: markdown punctuation is backslash-escaped, HTML is turned
+// into entities, and line breaks into spaces.
+func mdEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '|', '#', '~', '!':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '\n', '\r', '\t':
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

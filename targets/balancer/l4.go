@@ -1,0 +1,310 @@
+package balancer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// l4QuietPoll is how often a shutting-down layer-4 server looks for quiet
+// connections to close.
+const l4QuietPoll = 20 * time.Millisecond
+
+// l4Server is the layer-4 balancer: for each accepted client connection it
+// picks a backend once, connects to it and copies bytes both ways without
+// parsing them, until both sides are done. It has the shape of
+// http.Server's Serve, Shutdown and Close.
+type l4Server struct {
+	p      *Proxy
+	rt     *route
+	dial   context.Context // cancelled by Close, so no dial outlives it
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	ln      net.Listener
+	conns   map[*l4Conn]struct{}
+	closing bool // Shutdown or Close was called: accept no more
+	closed  bool // Close was called: relay no more
+	wg      sync.WaitGroup
+}
+
+// Directions of the last bytes an l4Conn moved.
+const (
+	dirNone int32 = iota
+	dirUp         // client to upstream: a request may be in flight
+	dirDown       // upstream to client
+)
+
+// l4Conn is one client connection and its upstream connection.
+type l4Conn struct {
+	client   net.Conn
+	upstream net.Conn      // nil while dialing; set under l4Server.mu
+	moved    atomic.Uint64 // bytes copied, both directions
+	last     atomic.Int32  // dirNone, dirUp or dirDown
+	seen     uint64        // moved at the previous shutdown poll; guarded by l4Server.mu
+}
+
+func newL4Server(p *Proxy) *l4Server {
+	ctx, cancel := context.WithCancel(context.Background())
+	// Validate allows no named pool in layer-4 mode.
+	return &l4Server{p: p, rt: p.fallback, dial: ctx, cancel: cancel, conns: map[*l4Conn]struct{}{}}
+}
+
+// Serve accepts connections on ln until Shutdown or Close, then returns
+// http.ErrServerClosed. It closes ln.
+func (s *l4Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ln.Close()
+		return http.ErrServerClosed
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	var backoff time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if closing {
+				return http.ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				// Out of file descriptors or a timeout: wait and retry, as
+				// http.Server does.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		s.p.clientConns.Add(1)
+		// Tracked before its goroutine starts, so Shutdown never sees an
+		// empty set while a connection is on its way in.
+		lc := &l4Conn{client: c, seen: ^uint64(0)}
+		if s.track(lc) {
+			go func() {
+				defer s.wg.Done()
+				s.handle(lc)
+			}()
+		}
+	}
+}
+
+// handle picks a backend for c's client, connects and relays.
+func (s *l4Server) handle(c *l4Conn) {
+	defer s.untrack(c)
+	client := c.client
+	p, rt := s.p, s.rt
+	rt.requests.Add(1)
+	for try := 0; ; try++ {
+		b := rt.policy.Pick(rt.backends, nil)
+		if b == nil {
+			p.noBackend.Add(1)
+			rt.noBackend.Add(1)
+			client.Close()
+			return
+		}
+		p.decisions.Add(1)
+		rt.decisions.Add(1)
+		b.acquire()
+		up, err := b.up.dialer.DialContext(s.dial, b.up.network, b.up.address)
+		if err != nil {
+			b.release()
+			if s.dial.Err() != nil {
+				client.Close()
+				return
+			}
+			b.errors.Add(1)
+			b.markDown(p.cfg.DownFor)
+			if try >= p.cfg.Retries {
+				client.Close()
+				return
+			}
+			p.retries.Add(1)
+			continue
+		}
+		b.conns.Add(1)
+		p.upstreamConns.Add(1)
+		if s.attach(c, up) {
+			c.relay()
+		}
+		b.release()
+		return
+	}
+}
+
+// track registers c and adds it to the wait group, or closes it and
+// returns false if the server was closed.
+func (s *l4Server) track(c *l4Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		c.client.Close()
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	return true
+}
+
+// attach gives c its upstream connection, or closes both and returns false
+// if the server was closed meanwhile.
+func (s *l4Server) attach(c *l4Conn, up net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.upstream = up
+	if s.closed {
+		c.close()
+		return false
+	}
+	return true
+}
+
+func (s *l4Server) untrack(c *l4Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// Shutdown stops accepting, then closes each connection once it is quiet:
+// nothing moved for a poll interval and the last bytes went to the client
+// (for request-response protocols: no request is waiting for its answer).
+// It returns once every connection is closed, or with ctx's error after
+// closing the rest when ctx ends first.
+func (s *l4Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	s.mu.Unlock()
+	tick := time.NewTicker(l4QuietPoll)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		for c := range s.conns {
+			if c.upstream == nil {
+				continue // still connecting
+			}
+			moved := c.moved.Load()
+			if moved == c.seen && c.last.Load() != dirUp {
+				c.close()
+			}
+			c.seen = moved
+		}
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 {
+			s.wg.Wait()
+			s.cancel()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			s.Close()
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Close stops accepting, closes every connection at once and waits for
+// their goroutines.
+func (s *l4Server) Close() error {
+	s.mu.Lock()
+	s.closing, s.closed = true, true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for c := range s.conns {
+		if c.upstream != nil {
+			c.close()
+		} else {
+			c.client.Close()
+		}
+	}
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}
+
+func (c *l4Conn) close() {
+	c.client.Close()
+	c.upstream.Close()
+}
+
+// relay copies bytes both ways until both directions are done. When one
+// side finishes sending, the other is told with a half-close, so a client
+// that shuts down its writing side still gets the rest of the response. An
+// error in either direction ends both.
+func (c *l4Conn) relay() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := c.copy(c.upstream, c.client, dirUp); err != nil {
+			c.close()
+			return
+		}
+		closeWrite(c.upstream)
+	}()
+	if err := c.copy(c.client, c.upstream, dirDown); err != nil {
+		c.close()
+	} else {
+		closeWrite(c.client)
+	}
+	<-done
+	c.close()
+}
+
+// l4Buffers holds the relay's copy buffers.
+var l4Buffers = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
+
+// copy moves bytes from src to dst until src ends (nil) or either fails.
+// Bytes are counted and the direction recorded for Shutdown: dirUp as soon
+// as client bytes arrive, dirDown once bytes reached the client.
+func (c *l4Conn) copy(dst, src net.Conn, dir int32) error {
+	bp := l4Buffers.Get().(*[]byte)
+	defer l4Buffers.Put(bp)
+	buf := *bp
+	for {
+		n, rerr := src.Read(buf)
+		if n > 0 {
+			if dir == dirUp {
+				c.last.Store(dirUp)
+			}
+			w, werr := dst.Write(buf[:n])
+			c.moved.Add(uint64(w))
+			if dir == dirDown {
+				c.last.Store(dirDown)
+			}
+			if werr != nil {
+				return werr
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// closeWrite half-closes c if it can (TCP and Unix sockets can).
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+}

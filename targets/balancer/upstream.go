@@ -1,0 +1,265 @@
+package balancer
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// idleConnTimeout closes upstream connections idle this long, when they are
+// next taken from the pool.
+const idleConnTimeout = 90 * time.Second
+
+// aLongTimeAgo is a deadline in the past: setting it makes blocked reads
+// and writes on a connection return at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// dialError is an upstream connection that could not be opened: nothing
+// was sent, so the request may go to another backend, and the backend is
+// marked down.
+type dialError struct{ err error }
+
+func (e *dialError) Error() string { return "connect: " + e.err.Error() }
+func (e *dialError) Unwrap() error { return e.err }
+
+// upstream is one backend's layer-7 client: a pool of HTTP/1.1 connections
+// it opens, reuses and closes itself, so that keep-alive, the requests per
+// connection and the idle connections kept are exactly as configured and
+// counted. It runs no goroutine per connection: a request is written and
+// its response read on the caller's goroutine. It is safe for concurrent
+// use.
+type upstream struct {
+	network, address string
+	host             string // Host header sent upstream
+	dialer           net.Dialer
+	headerTimeout    time.Duration
+	keepAlive        bool
+	closeAfter       int            // 0: no limit
+	idle             chan *upConn   // idle connections, FIFO; nil when keep-alive is off
+	opened           *atomic.Uint64 // the backend's counter
+	openedAll        *atomic.Uint64 // the proxy's counter
+}
+
+// upConn is one upstream connection with its buffers.
+type upConn struct {
+	net.Conn
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	used   int   // requests sent on it
+	idleAt int64 // nanotime when it was put back
+}
+
+func newUpstream(addr string, cfg Config, opened, openedAll *atomic.Uint64) *upstream {
+	network, address, _ := ParseUpstream(addr) // validated
+	u := &upstream{
+		network:       network,
+		address:       address,
+		host:          address,
+		dialer:        net.Dialer{Timeout: cfg.Timeout},
+		headerTimeout: cfg.Timeout,
+		keepAlive:     cfg.UpstreamKeepAlive,
+		closeAfter:    cfg.CloseAfter,
+		opened:        opened,
+		openedAll:     openedAll,
+	}
+	if network == "unix" {
+		u.host = "localhost"
+	}
+	if u.keepAlive {
+		u.idle = make(chan *upConn, cfg.MaxIdle)
+	}
+	return u
+}
+
+// get returns an idle connection (reused) or a new one. A dial failure is
+// a *dialError.
+func (u *upstream) get(ctx context.Context) (c *upConn, reused bool, err error) {
+	for u.idle != nil {
+		select {
+		case c := <-u.idle:
+			if nanotime()-c.idleAt > int64(idleConnTimeout) {
+				c.Close()
+				continue
+			}
+			return c, true, nil
+		default:
+		}
+		break
+	}
+	nc, err := u.dialer.DialContext(ctx, u.network, u.address)
+	if err != nil {
+		return nil, false, &dialError{err}
+	}
+	u.opened.Add(1)
+	u.openedAll.Add(1)
+	return &upConn{Conn: nc, br: bufio.NewReaderSize(nc, 4<<10), bw: bufio.NewWriterSize(nc, 4<<10)}, false, nil
+}
+
+// put keeps c for reuse if there is room, or closes it.
+func (u *upstream) put(c *upConn) {
+	if u.idle != nil {
+		c.idleAt = nanotime()
+		select {
+		case u.idle <- c:
+			return
+		default:
+		}
+	}
+	c.Close()
+}
+
+// closeIdle closes the idle connections.
+func (u *upstream) closeIdle() {
+	for u.idle != nil {
+		select {
+		case c := <-u.idle:
+			c.Close()
+		default:
+			return
+		}
+	}
+}
+
+// idleConns returns the number of idle connections kept.
+func (u *upstream) idleConns() int { return len(u.idle) }
+
+// roundTrip sends req on a connection to the upstream and reads the
+// response headers. The returned body gives the connection back (or closes
+// it) when closed, then calls b.release. On error b is not released. The
+// request is modified: its URL host and Close flag are set.
+//
+// A reused connection may have been closed by the upstream while idle; if
+// it turns out so before any response byte, and the request has no body,
+// the request is sent once more on a new connection.
+func (u *upstream) roundTrip(req *http.Request, b *Backend) (*http.Response, error) {
+	ctx := req.Context()
+	req.URL.Scheme, req.URL.Host, req.Host = "http", u.host, ""
+	for {
+		c, reused, err := u.get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.used++
+		// The last request on a connection says so, so the upstream closes
+		// its side too rather than waiting for an idle timeout.
+		req.Close = !u.keepAlive || (u.closeAfter > 0 && c.used >= u.closeAfter)
+		stop := context.AfterFunc(ctx, func() { c.SetDeadline(aLongTimeAgo) })
+		resp, err := u.exchange(c, req)
+		if err == nil && ctx.Err() != nil {
+			// Cancelled while exchange cleared the header deadline, which
+			// may have undone the one the AfterFunc set: set it again.
+			c.SetDeadline(aLongTimeAgo)
+		}
+		if err == nil {
+			body := &upBody{rc: resp.Body, c: c, u: u, b: b, stop: stop, reuse: !req.Close && !resp.Close}
+			body.eof = resp.Body == http.NoBody
+			resp.Body = body
+			return resp, nil
+		}
+		stop()
+		c.Close()
+		if errors.Is(err, errStale) && reused && (req.Body == nil || req.Body == http.NoBody) && ctx.Err() == nil {
+			continue
+		}
+		if errors.Is(err, errStale) {
+			err = io.ErrUnexpectedEOF
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+}
+
+// errStale is an upstream connection that ended before any byte of the
+// response.
+var errStale = errors.New("balancer: upstream closed the connection before responding")
+
+// exchange writes req on c and reads the response headers, skipping
+// informational (1xx) responses other than 101.
+func (u *upstream) exchange(c *upConn, req *http.Request) (*http.Response, error) {
+	if err := req.Write(c.bw); err != nil {
+		return nil, staleIf(err)
+	}
+	if err := c.bw.Flush(); err != nil {
+		return nil, staleIf(err)
+	}
+	if u.headerTimeout > 0 {
+		c.SetReadDeadline(time.Now().Add(u.headerTimeout))
+	}
+	if _, err := c.br.Peek(1); err != nil {
+		return nil, staleIf(err)
+	}
+	for {
+		resp, err := http.ReadResponse(c.br, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			if u.headerTimeout > 0 {
+				c.SetReadDeadline(time.Time{})
+			}
+			return resp, nil
+		}
+	}
+}
+
+// staleIf marks the errors of a connection the peer already closed.
+func staleIf(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return errors.Join(errStale, err)
+	}
+	return err
+}
+
+// upBody is a response body from an upstream connection. Closing it returns
+// the connection to the pool when the body was read to the end and the
+// connection may carry more requests, closes it otherwise, and then
+// releases the backend. It is used by one goroutine at a time.
+type upBody struct {
+	rc     io.ReadCloser
+	c      *upConn
+	u      *upstream
+	b      *Backend
+	stop   func() bool
+	reuse  bool
+	eof    bool
+	closed bool
+}
+
+func (ub *upBody) Read(p []byte) (int, error) {
+	n, err := ub.rc.Read(p)
+	if err == io.EOF {
+		ub.eof = true
+	}
+	return n, err
+}
+
+func (ub *upBody) Close() error {
+	if ub.closed {
+		return nil
+	}
+	ub.closed = true
+	reusable := ub.eof && ub.reuse
+	if !reusable {
+		// Closing the connection first also keeps rc.Close from draining
+		// an unread body (the client went away) to its end.
+		ub.c.Close()
+	}
+	err := ub.rc.Close()
+	// stop is false when the request's context already ended and poisoned
+	// the connection's deadline.
+	if ub.stop() && reusable {
+		ub.u.put(ub.c)
+	} else if reusable {
+		ub.c.Close()
+	}
+	ub.b.release()
+	return err
+}

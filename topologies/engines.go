@@ -1,0 +1,73 @@
+package topologies
+
+import (
+	"context"
+	"os"
+	"os/user"
+	"slices"
+
+	"github.com/lbbench/lbbench/engines"
+)
+
+// GuardCommand is the lbbench subcommand an engine runs under: it passes
+// SIGTERM on to the engine when lbbench dies, even by SIGKILL, and kills
+// what is left of the process group (nginx's workers outlive a killed
+// master). Args after it: "--", the engine's path and its arguments.
+const GuardCommand = "guard"
+
+// EngineProcess is the proxy process of spec p run by nginx or HAProxy
+// (p.Engine) in front of the upstreams ups ("host:port" or "unix:/path"),
+// serving on listen with its health and status on admin. It runs the engine
+// under lbbench's GuardCommand, checks its configuration first (Check) and
+// reads its counters by StatsNginx or StatsHAProxy. It finds the engine's
+// binary (engines.Find remembers it, and harness.Run has already looked it
+// up, so this runs no command in a scenario); a missing engine is an error
+// that says how to install it.
+func EngineProcess(p ProxySpec, ups []string, listen, admin string) (Process, error) {
+	bin, err := engines.Find(context.Background(), p.Engine)
+	if err != nil {
+		return Process{}, err
+	}
+	cfg, err := engines.Render(engines.Spec{
+		Engine:            p.Engine,
+		Policy:            p.Policy,
+		UpstreamKeepAlive: p.KeepAliveOn(),
+		Upstreams:         ups,
+		Listen:            listen,
+		Admin:             admin,
+		User:              rootUser(),
+		StubStatus:        bin.StubStatus,
+	})
+	if err != nil {
+		return Process{}, err
+	}
+	guard := []string{GuardCommand, "--", bin.Path}
+	proc := Process{
+		Role:   RoleProxy,
+		Args:   append(slices.Clip(guard), cfg.Args...),
+		Check:  append(slices.Clip(guard), cfg.CheckArgs...),
+		Health: cfg.Health,
+		Stats:  cfg.Stats,
+	}
+	for _, f := range cfg.Files {
+		proc.Files = append(proc.Files, File{Name: f.Name, Content: f.Content})
+	}
+	if cfg.Stats != "" {
+		proc.StatsKind = map[string]string{engines.Nginx: StatsNginx, engines.HAProxy: StatsHAProxy}[p.Engine]
+	}
+	return proc, nil
+}
+
+// rootUser is the account nginx's worker processes should run as: the
+// current user when lbbench runs as root (nginx would otherwise switch to
+// "nobody", which cannot reach the run's private directories), and none
+// otherwise (nginx ignores "user" then, with a warning).
+func rootUser() string {
+	if os.Geteuid() != 0 {
+		return ""
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "root"
+}

@@ -1,0 +1,95 @@
+package topologies
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lbbench/lbbench/engines"
+)
+
+func TestDirPlaceholderMatchesEngines(t *testing.T) {
+	if engines.DirPlaceholder != DirPlaceholder {
+		t.Fatalf("engines.DirPlaceholder %q != topologies.DirPlaceholder %q", engines.DirPlaceholder, DirPlaceholder)
+	}
+}
+
+func TestRenderProxyEngines(t *testing.T) {
+	w := Workers{Count: 3}.WithDefaults()
+	for _, tc := range []struct {
+		engine, kind, check string
+	}{
+		{Nginx, StatsNginx, "-t"},
+		{HAProxy, StatsHAProxy, "-c"},
+	} {
+		t.Run(tc.engine, func(t *testing.T) {
+			off := false
+			v := Variant{Name: "e", Topology: Proxy, Proxy: ProxySpec{Engine: tc.engine, Policy: "p2c", UpstreamKeepAlive: &off}}.WithDefaults()
+			if err := v.Validate(nil); err != nil {
+				t.Fatal(err)
+			}
+			p, err := Render(v, w, &seqAlloc{})
+			if err != nil {
+				t.Fatalf("%v (the engines are installed by make setup)", err)
+			}
+			if len(p.Processes) != 2 || p.Processes[0].Role != RoleWorkers || p.Processes[1].Role != RoleProxy {
+				t.Fatalf("want workers then proxy, got %+v", p.Processes)
+			}
+			proxy := p.Processes[1]
+			// lbbench guard -- /usr/sbin/ENGINE ARGS...
+			if proxy.Exe != "" || len(proxy.Args) < 4 || proxy.Args[0] != GuardCommand || proxy.Args[1] != "--" ||
+				!filepath.IsAbs(proxy.Args[2]) || filepath.Base(proxy.Args[2]) != tc.engine {
+				t.Errorf("exe %q args %q: want lbbench guard -- the %s binary", proxy.Exe, proxy.Args, tc.engine)
+			}
+			if len(proxy.Check) < 4 || proxy.Check[2] != proxy.Args[2] || proxy.Check[3] != tc.check {
+				t.Errorf("check args %v", proxy.Check)
+			}
+			if proxy.StatsKind != tc.kind || proxy.Stats == "" {
+				t.Errorf("stats %q of kind %q", proxy.Stats, proxy.StatsKind)
+			}
+			if len(proxy.Files) != 1 {
+				t.Fatalf("files %+v", proxy.Files)
+			}
+			conf := proxy.Files[0].Content
+			for _, up := range []string{"127.0.0.1:20000", "127.0.0.1:20001", "127.0.0.1:20002"} {
+				if !strings.Contains(conf, up) {
+					t.Errorf("config does not list upstream %s:\n%s", up, conf)
+				}
+			}
+			listen := strings.TrimPrefix(p.Entry, "http://")
+			if !strings.Contains(conf, listen) || !strings.Contains(proxy.Health, "/healthz") {
+				t.Errorf("entry %s or health %s not in the config:\n%s", p.Entry, proxy.Health, conf)
+			}
+		})
+	}
+}
+
+func TestValidateEngines(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spec  ProxySpec
+		field string
+		want  string
+	}{
+		{"nginx ewma", ProxySpec{Engine: Nginx, Policy: "ewma_least_conn"}, "proxy.policy", `engine nginx does not support policy "ewma_least_conn" (nginx supports: [hash least_conn p2c random round_robin])`},
+		{"haproxy peak_ewma", ProxySpec{Engine: HAProxy, Policy: "peak_ewma"}, "proxy.policy", "engine haproxy does not support"},
+		{"envoy", ProxySpec{Engine: "envoy"}, "proxy.engine", `unknown engine "envoy" (known: builtin, haproxy, nginx)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Variant{Name: "x", Topology: Proxy, Proxy: tc.spec}.WithDefaults().Validate([]string{"least_conn", "ewma_least_conn", "peak_ewma"})
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
+				t.Fatalf("Validate() = %v, want %s: ...%s", err, tc.field, tc.want)
+			}
+		})
+	}
+	// Every policy an engine supports validates.
+	for _, e := range []string{Nginx, HAProxy} {
+		for _, p := range engines.Policies(e) {
+			if err := (Variant{Name: "x", Topology: Proxy, Proxy: ProxySpec{Engine: e, Policy: p}}).Validate(nil); err != nil {
+				t.Errorf("%s %s: %v", e, p, err)
+			}
+		}
+	}
+}

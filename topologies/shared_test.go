@@ -1,0 +1,128 @@
+package topologies
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRenderShared(t *testing.T) {
+	tests := []struct {
+		name       string
+		v          Variant
+		w          Workers
+		wantAccept string
+		wantMax    string
+	}{
+		{name: "default accept", v: Variant{Name: "s", Topology: Shared}, w: Workers{Count: 4}, wantAccept: "netpoll", wantMax: "0"},
+		{name: "epoll exclusive", v: Variant{Name: "s", Topology: Shared, Accept: "epoll-exclusive", MaxConns: 1}, w: Workers{Count: 4}, wantAccept: "epoll-exclusive", wantMax: "1"},
+		{name: "exec target", v: Variant{Name: "s", Topology: Shared}, w: Workers{Count: 2, Target: &Target{Exec: "srv --fd {fd} -w {workers}", Probe: "/h"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Render(tt.v.WithDefaults(), tt.w.WithDefaults(), &seqAlloc{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Processes) != 1 || p.Processes[0].Role != RoleWorkers {
+				t.Fatalf("processes %+v", p.Processes)
+			}
+			args := p.Processes[0].Args
+			if arg(t, args, "--listen") != "shared" || p.Entry != "http://127.0.0.1:"+arg(t, args, "--port") {
+				t.Errorf("args %v, entry %s", args, p.Entry)
+			}
+			if tt.w.Target != nil {
+				if strings.Contains(strings.Join(args, " "), "--accept") {
+					t.Errorf("--accept given to an exec target: %v", args)
+				}
+				if arg(t, args, "--exec") != tt.w.Target.Exec || arg(t, args, "--probe") != "/h" || !filepath.IsAbs(arg(t, args, "--exec-dir")) {
+					t.Errorf("exec args %v", args)
+				}
+				return
+			}
+			if arg(t, args, "--accept") != tt.wantAccept || arg(t, args, "--max-conns") != tt.wantMax {
+				t.Errorf("args %v, want --accept %s --max-conns %s", args, tt.wantAccept, tt.wantMax)
+			}
+		})
+	}
+	_, err := Render(Variant{Name: "s", Topology: Shared, Accept: "blocking"}, Workers{Count: 2, Target: &Target{Exec: "x {port}"}}.WithDefaults(), &seqAlloc{})
+	if err == nil || !strings.Contains(err.Error(), "accept and max_conns need the built-in worker") {
+		t.Errorf("accept with an exec target: %v", err)
+	}
+}
+
+func TestRenderUnix(t *testing.T) {
+	w := Workers{Count: 3}.WithDefaults()
+	p, err := Render(Variant{Name: "u", Topology: Unix}.WithDefaults(), w, &seqAlloc{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Processes) != 2 {
+		t.Fatalf("processes %+v", p.Processes)
+	}
+	serve, proxy := p.Processes[0].Args, p.Processes[1].Args
+	dir := arg(t, serve, "--socket-dir")
+	if arg(t, serve, "--listen") != "unix" || !filepath.IsAbs(dir) || len(dir)+len("/worker-99.sock") > 107 {
+		t.Errorf("serve args %v", serve)
+	}
+	want := strings.Join([]string{"unix:" + dir + "/worker-0.sock", "unix:" + dir + "/worker-1.sock", "unix:" + dir + "/worker-2.sock"}, ",")
+	if got := arg(t, proxy, "--upstreams"); got != want {
+		t.Errorf("upstreams %s, want %s", got, want)
+	}
+	if arg(t, proxy, "--policy") != DefaultPolicy || p.Entry != "http://"+arg(t, proxy, "--listen") {
+		t.Errorf("proxy args %v, entry %s", proxy, p.Entry)
+	}
+	// Two plans never share a socket dir.
+	a := &seqAlloc{}
+	p1, _ := Render(Variant{Name: "u", Topology: Unix}.WithDefaults(), w, a)
+	p2, _ := Render(Variant{Name: "u", Topology: Unix}.WithDefaults(), w, a)
+	if arg(t, p1.Processes[0].Args, "--socket-dir") == arg(t, p2.Processes[0].Args, "--socket-dir") {
+		t.Error("two plans got the same socket dir")
+	}
+}
+
+func TestValidateWorkerOptionsAndTarget(t *testing.T) {
+	policies := []string{"least_conn"}
+	for _, tc := range []struct {
+		name  string
+		v     Variant
+		field string
+	}{
+		{"accept on reuseport", Variant{Name: "x", Topology: ReusePort, Accept: "blocking"}, "accept"},
+		{"unknown accept", Variant{Name: "x", Topology: Shared, Accept: "fifo"}, "accept"},
+		{"max conns on proxy", Variant{Name: "x", Topology: Proxy, MaxConns: 1}, "max_conns"},
+		{"negative max conns", Variant{Name: "x", Topology: Shared, MaxConns: -1}, "max_conns"},
+		{"unknown unix policy", Variant{Name: "x", Topology: Unix, Proxy: ProxySpec{Policy: "leastconn"}}, "proxy.policy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.v.WithDefaults().Validate(policies)
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Fatalf("Validate() = %v, want an error on %s", err, tc.field)
+			}
+		})
+	}
+	if err := (Variant{Name: "x", Topology: Shared, Accept: "epoll-exclusive", MaxConns: 2}).WithDefaults().Validate(policies); err != nil {
+		t.Errorf("valid shared variant: %v", err)
+	}
+	for _, tc := range []struct {
+		name  string
+		w     Workers
+		field string
+	}{
+		{"no exec", Workers{Count: 2, Target: &Target{}}, "target.exec"},
+		{"bad quote", Workers{Count: 2, Target: &Target{Exec: "srv '{port}"}}, "target.exec"},
+		{"blank", Workers{Count: 2, Target: &Target{Exec: "  "}}, "target.exec"},
+		{"bad probe", Workers{Count: 2, Target: &Target{Exec: "srv {port}", Probe: "healthz"}}, "target.probe"},
+		{"slow", Workers{Count: 2, Target: &Target{Exec: "srv {port}"}, Slow: []Slow{{Index: 0, Factor: 2}}}, "slow"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.w.WithDefaults().Validate()
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Fatalf("Validate() = %v, want an error on %s", err, tc.field)
+			}
+		})
+	}
+}

@@ -1,0 +1,63 @@
+package topologies
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/lbbench/lbbench/targets/prefork"
+)
+
+// Unix gives each worker its own Unix socket and puts a reverse proxy (any
+// engine of the proxy topology) in front of them: the proxy topology
+// without TCP between the proxy and the workers.
+const Unix = "unix"
+
+func init() { renderers[Unix] = renderUnix }
+
+// renderUnix: one "lbbench serve --listen unix" with worker i on
+// DIR/worker-i.sock, and the proxy of v.Proxy listing those sockets as
+// upstreams. DIR is a short path under the system's temporary directory
+// (socket paths are limited to 107 bytes), named after a port taken from
+// the allocator so that concurrent plans never share it; serve makes it
+// and removes it.
+func renderUnix(v Variant, w Workers, a *alloc) (Plan, error) {
+	var addrs [4]string // unique token, workers' admin, proxy listen, proxy admin
+	for i := range addrs {
+		var err error
+		if addrs[i], err = a.addr(); err != nil {
+			return Plan{}, err
+		}
+	}
+	_, token, _ := strings.Cut(addrs[0], ":")
+	wadmin, listen, padmin := addrs[1], addrs[2], addrs[3]
+	dir := filepath.Join(os.TempDir(), "lbbench-unix-"+token)
+	ups := make([]string, w.Count)
+	for i := range ups {
+		ups[i] = prefork.UnixPrefix + prefork.SocketPath(dir, i)
+	}
+	workers := serve(w, "unix", a.a.Host(), 0, wadmin)
+	workers.Args = append(workers.Args, "--socket-dir", dir)
+	proxy := Process{
+		Role: RoleProxy,
+		Args: []string{"proxy",
+			"--listen", listen,
+			"--admin", padmin,
+			"--upstreams", strings.Join(ups, ","),
+			"--policy", v.Proxy.Policy,
+			"--upstream-keepalive=" + strconv.FormatBool(v.Proxy.KeepAliveOn()),
+		},
+		Health:    "http://" + padmin + "/healthz",
+		Stats:     "http://" + padmin + "/stats",
+		StatsKind: StatsProxy,
+	}
+	if v.Proxy.Engine != Builtin {
+		var err error
+		if proxy, err = EngineProcess(v.Proxy, ups, listen, padmin); err != nil {
+			return Plan{}, fmt.Errorf("topologies: %s: %w", v.Name, err)
+		}
+	}
+	return Plan{Entry: "http://" + listen, Processes: []Process{workers, proxy}}, nil
+}
