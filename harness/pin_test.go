@@ -9,12 +9,22 @@ import (
 )
 
 func TestPinningStartsChildOnTargetCPUs(t *testing.T) {
-	p, ok := AutoPinning()
-	if !ok {
+	var all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil || all.Count() < 2 {
 		t.Skip("one CPU: nothing to separate")
 	}
-	if p.Generator.Count() != 1 || p.Targets.Count() < 1 {
-		t.Fatalf("pinning %s", p)
+	p := &Pinning{}
+	for cpu := range 1024 {
+		if all.IsSet(cpu) {
+			if p.Generator.Count() == 0 {
+				p.Generator.Set(cpu)
+			} else {
+				p.Targets.Set(cpu)
+			}
+		}
+	}
+	if auto, ok := AutoPinning(); ok != (all.Count() >= MinPinCPUs) || (ok && auto.Generator.Count() != 1) {
+		t.Errorf("AutoPinning on %d CPUs: %v, ok=%v", all.Count(), auto, ok)
 	}
 	var before unix.CPUSet
 	unix.SchedGetaffinity(0, &before)

@@ -69,7 +69,7 @@ finished.`,
 	f.DurationVar(&o.warmup, "warmup", 0, "warm-up of each run, not recorded; 0 for none (overrides the scenario)")
 	f.Float64Var(&o.rate, "rate", 0, "intended request rate per second (overrides the scenario)")
 	f.IntVar(&o.generators, "generators", 1, "split the load across this many `lbbench attack` processes and merge their histograms")
-	f.StringVar(&o.pin, "pin", "auto", "CPU pinning: auto puts the generator on one CPU and the targets on the others; none leaves placement to the kernel")
+	f.StringVar(&o.pin, "pin", "auto", "CPU pinning: auto puts the generator on one CPU and the targets on the others when there are at least 4 CPUs; none leaves placement to the kernel")
 	f.BoolVar(&o.raw, "raw", false, "also stream one CSV line per measured request into raw/<run>.csv")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
 	f.StringVar(&o.baseline, "baseline", "", "git ref to build the baseline lbbench from; compare and exit with the verdict")
