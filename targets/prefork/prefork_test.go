@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -106,14 +107,13 @@ func children(t *testing.T) []int {
 // freePorts returns a port p such that p..p+n-1 were all free just now.
 func freePorts(t *testing.T, n int) int {
 	t.Helper()
-	for range 20 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := ln.Addr().(*net.TCPAddr).Port
-		lns := []net.Listener{ln}
-		for i := 1; i < n; i++ {
+	// Below the kernel's ephemeral range (32768 and up), so that no
+	// outgoing connection of a test running alongside takes one of them
+	// between this check and the worker's bind.
+	for range 50 {
+		p := 10000 + rand.IntN(20000)
+		var lns []net.Listener
+		for i := range n {
 			if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i)); err == nil {
 				lns = append(lns, l)
 			}
