@@ -87,12 +87,9 @@ func runBalls(ctx context.Context, o ballsOptions, stdout io.Writer) error {
 }
 
 type simOptions struct {
-	scenario    string
-	out         string
-	repeat      int
-	duration    time.Duration
-	warmup      time.Duration
-	rate        float64
+	scenario string
+	out      string
+	overrides
 	workers     int
 	concurrency int
 	connections int
@@ -140,10 +137,7 @@ flags scale it, for example to 1000 workers:
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.out, "out", "o", "", "output directory (default reports/out/<time>-<scenario>-sim)")
-	f.IntVar(&o.repeat, "repeat", 0, "runs per variant (overrides the scenario)")
-	f.DurationVar(&o.duration, "duration", 0, "measured duration of each run, in simulated time (overrides the scenario)")
-	f.DurationVar(&o.warmup, "warmup", 0, "warm-up of each run, not recorded; 0 for none (overrides the scenario)")
-	f.Float64Var(&o.rate, "rate", 0, "intended request rate per second (overrides the scenario)")
+	o.overrides.bind(f, ", in simulated time")
 	f.IntVar(&o.workers, "workers", 0, "number of workers (overrides workers.count)")
 	f.IntVar(&o.concurrency, "concurrency", 0, "requests one worker serves at a time (overrides workers.concurrency)")
 	f.IntVar(&o.connections, "connections", 0, "client connection cap (overrides clients.connections)")
@@ -161,18 +155,7 @@ func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout
 	if err != nil {
 		return err
 	}
-	if changed("repeat") {
-		s.Repeat = o.repeat
-	}
-	if changed("duration") {
-		s.Workload.Duration = o.duration
-	}
-	if changed("warmup") {
-		s.Workload.Warmup = noneIfZero(o.warmup)
-	}
-	if changed("rate") {
-		s.Workload.Arrival.RatePerSec = o.rate
-	}
+	o.overrides.apply(&s, changed)
 	if changed("workers") {
 		s.Workers.Count = o.workers
 	}

@@ -18,12 +18,9 @@ import (
 )
 
 type runOptions struct {
-	scenario   string
-	out        string
-	repeat     int
-	duration   time.Duration
-	warmup     time.Duration
-	rate       float64
+	scenario string
+	out      string
+	overrides
 	generators int
 	pin        string
 	raw        bool
@@ -64,10 +61,7 @@ finished.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.out, "out", "o", "", "output directory (default reports/out/<time>-<scenario>)")
-	f.IntVar(&o.repeat, "repeat", 0, "runs per variant (overrides the scenario)")
-	f.DurationVar(&o.duration, "duration", 0, "measured duration of each run (overrides the scenario)")
-	f.DurationVar(&o.warmup, "warmup", 0, "warm-up of each run, not recorded; 0 for none (overrides the scenario)")
-	f.Float64Var(&o.rate, "rate", 0, "intended request rate per second (overrides the scenario)")
+	o.overrides.bind(f, "")
 	f.IntVar(&o.generators, "generators", 1, "split the load across this many `lbbench attack` processes and merge their histograms")
 	f.StringVar(&o.pin, "pin", "auto", "CPU pinning: auto puts the generator on one CPU and the targets on the others when there are at least 4 CPUs; none leaves placement to the kernel")
 	f.BoolVar(&o.raw, "raw", false, "also stream one CSV line per measured request into raw/<run>.csv")
@@ -96,18 +90,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err != nil {
 		return err
 	}
-	if changed("repeat") {
-		s.Repeat = o.repeat
-	}
-	if changed("duration") {
-		s.Workload.Duration = o.duration
-	}
-	if changed("warmup") {
-		s.Workload.Warmup = noneIfZero(o.warmup)
-	}
-	if changed("rate") {
-		s.Workload.Arrival.RatePerSec = o.rate
-	}
+	o.overrides.apply(&s, changed)
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("after command-line overrides: %w", err)
 	}
