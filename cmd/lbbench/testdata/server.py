@@ -34,6 +34,9 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 class Handler(BaseHTTPRequestHandler):
     x_worker = None
+    # A connection that sends nothing (an abandoned probe) must not hold
+    # this single-threaded server, and so its shutdown, for ever.
+    timeout = 2
 
     def do_GET(self):
         url = urllib.parse.urlsplit(self.path)
