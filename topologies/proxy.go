@@ -27,7 +27,28 @@ func renderProxy(v Variant, w Workers, a *alloc) (Plan, error) {
 	for i := range ups {
 		ups[i] = a.hostPort(base + i)
 	}
-	proxy := Process{
+	proxy, err := proxyProcess(v, ups, listen, padmin)
+	if err != nil {
+		return Plan{}, err
+	}
+	return Plan{
+		Entry:     "http://" + listen,
+		Processes: []Process{serve(w, "ports", a.a.Host(), base, wadmin), proxy},
+	}, nil
+}
+
+// proxyProcess is the proxy of v.Proxy.Engine (built-in, nginx or HAProxy)
+// listening on listen with its admin API on padmin, in front of ups.
+func proxyProcess(v Variant, ups []string, listen, padmin string) (Process, error) {
+	if v.Proxy.Engine != Builtin {
+		// nginx or HAProxy in place of the built-in proxy (engines.go).
+		p, err := EngineProcess(v.Proxy, ups, listen, padmin)
+		if err != nil {
+			return Process{}, fmt.Errorf("topologies: %s: %w", v.Name, err)
+		}
+		return p, nil
+	}
+	return Process{
 		Role: RoleProxy,
 		Args: []string{"proxy",
 			"--listen", listen,
@@ -39,15 +60,5 @@ func renderProxy(v Variant, w Workers, a *alloc) (Plan, error) {
 		Health:    "http://" + padmin + "/healthz",
 		Stats:     "http://" + padmin + "/stats",
 		StatsKind: StatsProxy,
-	}
-	if v.Proxy.Engine != Builtin {
-		// nginx or HAProxy in place of the built-in proxy (engines.go).
-		if proxy, err = EngineProcess(v.Proxy, ups, listen, padmin); err != nil {
-			return Plan{}, fmt.Errorf("topologies: %s: %w", v.Name, err)
-		}
-	}
-	return Plan{
-		Entry:     "http://" + listen,
-		Processes: []Process{serve(w, "ports", a.a.Host(), base, wadmin), proxy},
 	}, nil
 }

@@ -1,10 +1,8 @@
 package topologies
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/lbbench/lbbench/targets/prefork"
@@ -40,24 +38,9 @@ func renderUnix(v Variant, w Workers, a *alloc) (Plan, error) {
 	}
 	workers := serve(w, "unix", a.a.Host(), 0, wadmin)
 	workers.Args = append(workers.Args, "--socket-dir", dir)
-	proxy := Process{
-		Role: RoleProxy,
-		Args: []string{"proxy",
-			"--listen", listen,
-			"--admin", padmin,
-			"--upstreams", strings.Join(ups, ","),
-			"--policy", v.Proxy.Policy,
-			"--upstream-keepalive=" + strconv.FormatBool(v.Proxy.KeepAliveOn()),
-		},
-		Health:    "http://" + padmin + "/healthz",
-		Stats:     "http://" + padmin + "/stats",
-		StatsKind: StatsProxy,
-	}
-	if v.Proxy.Engine != Builtin {
-		var err error
-		if proxy, err = EngineProcess(v.Proxy, ups, listen, padmin); err != nil {
-			return Plan{}, fmt.Errorf("topologies: %s: %w", v.Name, err)
-		}
+	proxy, err := proxyProcess(v, ups, listen, padmin)
+	if err != nil {
+		return Plan{}, err
 	}
 	return Plan{Entry: "http://" + listen, Processes: []Process{workers, proxy}}, nil
 }

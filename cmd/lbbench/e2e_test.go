@@ -329,8 +329,9 @@ func TestPortInUse(t *testing.T) {
 	}
 }
 
-const smallScenario = `name: small
-workers: {count: 3}
+// smallWorkers is the workers and workload of the small end-to-end
+// scenarios: 3 workers, 1 s at 200/s, no warm-up.
+const smallWorkers = `workers: {count: 3}
 workload:
   arrival: {kind: constant, rate: 200}
   duration: 1s
@@ -339,7 +340,10 @@ workload:
     - {name: short, weight: 3, service: {dist: exp, mean: 1ms}}
     - {name: long, weight: 1, service: {value: 5ms}}
   clients: {connections: 8}
-variants:
+`
+
+const smallScenario = `name: small
+` + smallWorkers + `variants:
   - {name: rp, topology: reuseport}
   - {name: lc, topology: proxy, proxy: {policy: least_conn, upstream_keepalive: false}}
 repeat: 1

@@ -424,16 +424,7 @@ func TestEngineRejectedConfig(t *testing.T) {
 }
 
 const enginesScenario = `name: engines-small
-workers: {count: 3}
-workload:
-  arrival: {kind: constant, rate: 200}
-  duration: 1s
-  warmup: -1s
-  classes:
-    - {name: short, weight: 3, service: {dist: exp, mean: 1ms}}
-    - {name: long, weight: 1, service: {value: 5ms}}
-  clients: {connections: 8}
-variants:
+` + smallWorkers + `variants:
   - {name: ng, topology: proxy, proxy: {engine: nginx, policy: least_conn, upstream_keepalive: false}}
   - {name: hp, topology: proxy, proxy: {engine: haproxy, policy: least_conn, upstream_keepalive: true}}
 repeat: 1

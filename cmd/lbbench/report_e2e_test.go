@@ -36,16 +36,7 @@ import (
 const evilName = `<script>alert(1)</script>`
 
 const reportScenario = `name: '` + evilName + `'
-workers: {count: 3}
-workload:
-  arrival: {kind: constant, rate: 200}
-  duration: 1s
-  warmup: -1s
-  classes:
-    - {name: short, weight: 3, service: {dist: exp, mean: 1ms}}
-    - {name: long, weight: 1, service: {value: 5ms}}
-  clients: {connections: 8}
-variants:
+` + smallWorkers + `variants:
   - {name: rp, topology: reuseport}
   - {name: lc, topology: proxy, proxy: {policy: least_conn, upstream_keepalive: false}}
 repeat: 1
