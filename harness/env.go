@@ -34,6 +34,38 @@ type Env struct {
 	// Engines maps each proxy engine the scenario runs (nginx, haproxy) to
 	// its version line; empty when only the built-in proxy runs.
 	Engines map[string]string `json:"engines,omitempty"`
+	// Containers describes the docker driver's testbed; nil for local
+	// processes.
+	Containers *ContainerEnv `json:"containers,omitempty"`
+}
+
+// ContainerEnv is the docker driver's part of the environment.
+type ContainerEnv struct {
+	// Engine and API are the Docker Engine's version and the API version
+	// spoken.
+	Engine string `json:"engine"`
+	API    string `json:"api"`
+	// Session is the id in the names and labels of everything the run
+	// created (lbbench clean --session).
+	Session string `json:"session"`
+	// Image is the lbbench image the runs used (lbbench:<content hash>).
+	Image string `json:"image"`
+	// Network describes the per-run network, for example "internal
+	// bridge, one per run".
+	Network string `json:"network"`
+	// Generator says where the load came from.
+	Generator string `json:"generator"`
+	// Placement gives each role's CPUs: a cpuset or a CPU limit.
+	Placement []ContainerPlacement `json:"placement"`
+}
+
+// ContainerPlacement is one role's CPU placement.
+type ContainerPlacement struct {
+	Role string `json:"role"`
+	// Cpuset is the CPUs the role's containers may use ("" for any).
+	Cpuset string `json:"cpuset,omitempty"`
+	// CPULimit is each container's CPU quota in CPUs (0 for none).
+	CPULimit float64 `json:"cpu_limit,omitempty"`
 }
 
 // CaptureEnv reads the machine's description. version and commit identify

@@ -82,8 +82,14 @@ func attackProcesses(ctx context.Context, exe, dir, entry string, spec workloads
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("harness: %w", errors.Join(errs...))
 	}
+	return MergeFiles(outs)
+}
+
+// MergeFiles reads the measurements that generator processes wrote to paths
+// and merges them losslessly into one.
+func MergeFiles(paths []string) (*Measurement, error) {
 	var total Measurement
-	for i, path := range outs {
+	for i, path := range paths {
 		m, err := ReadMeasurement(path)
 		if err != nil {
 			return nil, fmt.Errorf("harness: generator %d: %w", i, err)
@@ -92,7 +98,7 @@ func attackProcesses(ctx context.Context, exe, dir, entry string, spec workloads
 			return nil, fmt.Errorf("harness: merge generator %d: %w", i, err)
 		}
 	}
-	total.Generator.Processes = k
+	total.Generator.Processes = len(paths)
 	total.summarize()
 	return &total, nil
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -388,4 +389,33 @@ func getJSON(ctx context.Context, url string, v any) error {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// DecodeStats decodes the answer of a process's stats endpoint of the given
+// kind (topologies.StatsWorkers, StatsProxy or StatsNginx) into st: the
+// part of Stats that does not depend on how the answer was fetched.
+func DecodeStats(kind string, body []byte, st *Stats) error {
+	switch kind {
+	case topologies.StatsWorkers:
+		var rep prefork.StatsReport
+		if err := json.Unmarshal(body, &rep); err != nil {
+			return fmt.Errorf("workers' stats: %w", err)
+		}
+		st.Workers = rep.Workers
+	case topologies.StatsProxy:
+		var ps balancer.Stats
+		if err := json.Unmarshal(body, &ps); err != nil {
+			return fmt.Errorf("proxy stats: %w", err)
+		}
+		st.Proxy = &ps
+	case topologies.StatsNginx:
+		ns, err := engines.ParseNginxStatus(bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		st.Engine = &engines.Stats{Engine: engines.Nginx, Nginx: &ns}
+	default:
+		return fmt.Errorf("stats of kind %q cannot be decoded from an HTTP answer", kind)
+	}
+	return nil
 }

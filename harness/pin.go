@@ -59,6 +59,12 @@ func (p *Pinning) String() string {
 	return "generator: cpus " + cpuList(p.Generator) + "; targets: cpus " + cpuList(p.Targets)
 }
 
+// CPUSets returns the generator's and the targets' CPUs as cpuset lists
+// ("0", "1-3").
+func (p *Pinning) CPUSets() (generator, targets string) {
+	return cpuList(p.Generator), cpuList(p.Targets)
+}
+
 func cpuList(s unix.CPUSet) string {
 	var parts []string
 	for cpu := 0; cpu < 1024; cpu++ {

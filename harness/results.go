@@ -53,6 +53,11 @@ type RunResult struct {
 	Started time.Time `json:"started"`
 	// Entry is the URL the load went to.
 	Entry string `json:"entry"`
+	// BringUp is how long the driver took to start the variant's
+	// processes or containers until all were ready; TearDown how long it
+	// took to stop them (workers drain) and remove them after the load.
+	BringUp  time.Duration `json:"bring_up_ns"`
+	TearDown time.Duration `json:"tear_down_ns"`
 
 	// Measurement is what the generators recorded, merged.
 	Measurement

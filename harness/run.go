@@ -14,6 +14,7 @@ import (
 	"github.com/lbbench/lbbench/targets/balancer"
 	"github.com/lbbench/lbbench/targets/worker"
 	"github.com/lbbench/lbbench/topologies"
+	"github.com/lbbench/lbbench/workloads"
 )
 
 // Driver brings plans up on some substrate (local processes, containers).
@@ -33,6 +34,20 @@ type Deployment interface {
 	Stats(ctx context.Context) (Stats, error)
 	// Down stops everything Up started; it is idempotent.
 	Down(ctx context.Context) error
+}
+
+// Attacker is a Deployment that offers the load itself, from a vantage
+// point of its own (the docker driver's generator container), instead of
+// from this process. generators is the number of generator processes to
+// split the load across (at least 1).
+type Attacker interface {
+	Attack(ctx context.Context, spec workloads.Spec, generators int) (*Measurement, error)
+}
+
+// EnvDescriber is a Driver that adds to the results' environment (the
+// docker driver's engine, image and CPU placement).
+type EnvDescriber interface {
+	DescribeEnv(*Env)
 }
 
 // Stats are the counters a deployment's processes report.
@@ -132,6 +147,9 @@ func Run(ctx context.Context, s Scenario, d Driver, opts ...Option) (*Results, e
 	if p, ok := d.(interface{ Pinning() string }); ok {
 		res.Env.Pinning = p.Pinning()
 	}
+	if e, ok := d.(EnvDescriber); ok {
+		e.DescribeEnv(&res.Env)
+	}
 	order := Order(s)
 	for r, perm := range order {
 		for _, vi := range perm {
@@ -215,22 +233,30 @@ func runOne(ctx context.Context, c *config, s Scenario, v topologies.Variant, d 
 		}
 	}
 	spec := s.WorkloadFor(v)
+	upStart := time.Now()
 	dep, err := d.Up(ctx, plan)
 	if err != nil {
 		return nil, err
 	}
+	bringUp := time.Since(upStart)
 	defer func() {
 		// Down must run even when ctx is cancelled, with its own deadline.
 		downCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*DefaultStopTimeout)
 		defer cancel()
+		downStart := time.Now()
 		if derr := dep.Down(downCtx); derr != nil {
 			err = errors.Join(err, derr)
+		}
+		if run != nil {
+			run.TearDown = time.Since(downStart)
 		}
 	}()
 
 	started := time.Now()
 	var m *Measurement
-	if c.generators > 1 {
+	if a, ok := dep.(Attacker); ok {
+		m, err = a.Attack(ctx, spec, max(1, c.generators))
+	} else if c.generators > 1 {
 		m, err = attackProcesses(ctx, c.exe, filepath.Join(c.workDir, id), dep.Entry(), spec, c.generators)
 	} else {
 		var raw *os.File
@@ -252,7 +278,7 @@ func runOne(ctx context.Context, c *config, s Scenario, v topologies.Variant, d 
 	if err != nil {
 		return nil, err
 	}
-	run = &RunResult{ID: id, Variant: v.Name, Started: started, Entry: dep.Entry(), Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine}
+	run = &RunResult{ID: id, Variant: v.Name, Started: started, Entry: dep.Entry(), BringUp: bringUp, Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine}
 	run.Summary = run.Latency.Summarize()
 	judge(run, s.Validity)
 	run.Workers = workerResults(s.Workers.Count, m.ByWorker, stats.Workers)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lbbench/lbbench/docker"
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/scenarios"
@@ -22,6 +23,7 @@ type runOptions struct {
 	out      string
 	overrides
 	generators int
+	driver     string
 	pin        string
 	raw        bool
 	quiet      bool
@@ -63,6 +65,7 @@ finished.`,
 	f.StringVarP(&o.out, "out", "o", "", "output directory (default reports/out/<time>-<scenario>)")
 	o.overrides.bind(f, "")
 	f.IntVar(&o.generators, "generators", 1, "split the load across this many `lbbench attack` processes and merge their histograms")
+	f.StringVar(&o.driver, "driver", "local", "where the targets run: local (child processes on loopback) or docker (containers on a network per run; see lbbench clean)")
 	f.StringVar(&o.pin, "pin", "auto", "CPU pinning: auto puts the generator on one CPU and the targets on the others when there are at least 4 CPUs; none leaves placement to the kernel")
 	f.BoolVar(&o.raw, "raw", false, "also stream one CSV line per measured request into raw/<run>.csv")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
@@ -108,20 +111,11 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err != nil {
 		return fmt.Errorf("find the lbbench binary: %w", err)
 	}
-	var dopts []harness.LocalOption
-	switch o.pin {
-	case "auto":
-		if p, ok := harness.AutoPinning(); ok {
-			dopts = append(dopts, harness.WithPinning(p))
-		}
-	case "none":
-	default:
-		return fmt.Errorf("--pin must be auto or none, got %q", o.pin)
-	}
-	driver, err := harness.NewLocalDriver(exe, filepath.Join(out, "logs"), dopts...)
+	driver, closeDriver, err := newDriver(ctx, o, exe, filepath.Join(out, "logs"), stderr)
 	if err != nil {
 		return err
 	}
+	defer closeDriver()
 	resultsPath := filepath.Join(out, "results.json")
 
 	opts := []harness.Option{
@@ -142,6 +136,9 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		opts = append(opts, harness.WithGenerators(o.generators, exe, filepath.Join(out, "generators")))
 	}
 	if o.raw {
+		if o.driver != "local" {
+			return fmt.Errorf("--raw needs --driver local (the docker driver's generator writes histograms only)")
+		}
 		opts = append(opts, harness.WithRaw(filepath.Join(out, "raw")))
 	}
 	runs := s.Repeat * len(s.Variants)
@@ -210,4 +207,41 @@ func noneIfZero(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// newDriver returns the driver o names, and a function that releases it.
+func newDriver(ctx context.Context, o runOptions, exe, logDir string, stderr io.Writer) (harness.Driver, func(), error) {
+	switch o.driver {
+	case "local":
+		var dopts []harness.LocalOption
+		switch o.pin {
+		case "auto":
+			if p, ok := harness.AutoPinning(); ok {
+				dopts = append(dopts, harness.WithPinning(p))
+			}
+		case "none":
+		default:
+			return nil, nil, fmt.Errorf("--pin must be auto or none, got %q", o.pin)
+		}
+		d, err := harness.NewLocalDriver(exe, logDir, dopts...)
+		return d, func() {}, err
+	case "docker":
+		if o.pin != "auto" {
+			return nil, nil, fmt.Errorf("--pin is for --driver local; the docker driver places containers itself (see the results' environment)")
+		}
+		c, err := docker.Connect(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		d, err := docker.NewDriver(ctx, c, exe, logDir, docker.WithLog(func(format string, args ...any) {
+			fmt.Fprintf(stderr, "lbbench: docker: "+format+"\n", args...)
+		}))
+		if err != nil {
+			c.Close()
+			return nil, nil, err
+		}
+		fmt.Fprintf(stderr, "lbbench: docker: image %s, session %s; %s\n", d.Image(), d.Session(), d.Pinning())
+		return d, func() { c.Close() }, nil
+	}
+	return nil, nil, fmt.Errorf("--driver must be local or docker, got %q", o.driver)
 }

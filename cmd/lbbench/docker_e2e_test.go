@@ -1,0 +1,220 @@
+package main
+
+// End-to-end tests of "lbbench run --driver docker" against the real Docker
+// daemon: every topology in containers, and nothing left behind after a
+// normal run, Ctrl-C, or kill -9 followed by "lbbench clean".
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/dockertest"
+	"github.com/lbbench/lbbench/topologies"
+)
+
+const dockerScenario = `name: docker-all
+workers: {count: 3, concurrency: 1}
+workload:
+  arrival: {kind: poisson, rate: 150}
+  duration: %DURATION%
+  warmup: 300ms
+  classes:
+    - {name: read, weight: 9, path: /work, service: {dist: fixed, value: 2ms}}
+    - {name: event, weight: 1, path: /event, service: {dist: fixed, value: 4ms}}
+  clients: {connections: 12}
+variants:
+%VARIANTS%
+repeat: 1
+validity: {max_send_lag_p99: 100ms}
+`
+
+// allTopologies is one variant of every topology.
+const allTopologies = `  - {name: reuseport, topology: reuseport}
+  - {name: shared, topology: shared, accept: blocking}
+  - {name: proxy, topology: proxy, proxy: {policy: least_conn}}
+  - {name: unix, topology: unix, proxy: {policy: round_robin}}
+  - {name: l4, topology: l4, proxy: {policy: least_conn}}
+  - {name: l7, topology: l7, proxy: {policy: p2c, upstream_keepalive: false}}
+  - name: pools
+    topology: l7-pools
+    proxy:
+      pools:
+        - {name: read, prefix: /, workers: [0, 1]}
+        - {name: write, prefix: /event, workers: [2]}`
+
+func writeDockerScenario(t *testing.T, duration, variants string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "docker.yaml")
+	s := strings.NewReplacer("%DURATION%", duration, "%VARIANTS%", variants).Replace(dockerScenario)
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDockerEveryTopology(t *testing.T) {
+	if testing.Short() {
+		t.Skip("brings 7 variants up in containers")
+	}
+	c := dockertest.Connect(t)
+	out := filepath.Join(t.TempDir(), "out")
+	text, code := runBin(t, "", nil, "run", "-q", "--driver", "docker", writeDockerScenario(t, "1s", allTopologies), "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, text)
+	}
+	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ce := res.Env.Containers
+	if res.Env.Driver != "docker" || ce == nil || ce.Session == "" || !strings.HasPrefix(ce.Image, "lbbench:") || len(ce.Placement) != 2 {
+		t.Fatalf("environment %+v, containers %+v", res.Env, ce)
+	}
+	dockertest.AssertGone(t, c, ce.Session)
+	seen := map[string]bool{}
+	for _, r := range res.Runs {
+		seen[r.Variant] = true
+		if r.Requests < 100 || r.Errors != 0 || !strings.HasPrefix(r.Entry, "http://server:") || r.BringUp <= 0 || r.TearDown <= 0 {
+			t.Errorf("%s: %d requests, %d errors, entry %s, bring-up %s, tear-down %s", r.ID, r.Requests, r.Errors, r.Entry, r.BringUp, r.TearDown)
+		}
+		// Each worker served some of the load: the workers' own counters
+		// came back from inside the run's network.
+		var served uint64
+		for _, w := range r.Workers {
+			served += w.Requests
+		}
+		if served < r.Requests {
+			t.Errorf("%s: workers counted %d requests, the generator %d", r.ID, served, r.Requests)
+		}
+		// Every container's log is in the output directory.
+		roles := []string{"generator", topologies.RoleWorkers}
+		if r.Proxy != nil {
+			roles = append(roles, topologies.RoleProxy)
+		}
+		for _, role := range roles {
+			if fi, err := os.Stat(filepath.Join(out, "logs", r.ID+"-"+role+".log")); err != nil || fi.Size() == 0 {
+				t.Errorf("%s: log of %s: %v", r.ID, role, err)
+			}
+		}
+	}
+	for _, v := range []string{"reuseport", "shared", "proxy", "unix", "l4", "l7", "pools"} {
+		if !seen[v] {
+			t.Errorf("no run of %s", v)
+		}
+	}
+	for _, f := range []string{"report.html", "summary.txt"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// lockedBuffer is an output buffer the test reads while the process writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+var sessionRE = regexp.MustCompile(`session ([0-9a-f]{8})`)
+
+// startDockerRun starts a long docker run and returns it, its output and its
+// session once the load is flowing (the generator container exists and its
+// first attack has had time to start).
+func startDockerRun(t *testing.T, out string) (*exec.Cmd, *lockedBuffer, string) {
+	t.Helper()
+	c := dockertest.Connect(t)
+	cmd := exec.Command(bin, "run", "--driver", "docker", writeDockerScenario(t, "30s", "  - {name: proxy, topology: proxy}"), "-o", out)
+	var buf lockedBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := sessionRE.FindStringSubmatch(buf.String()); m != nil {
+			if rep, err := c.Managed(context.Background(), m[1]); err == nil && len(rep.Containers) == 3 {
+				time.Sleep(2 * time.Second) // into the attack
+				return cmd, &buf, m[1]
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the run's containers did not appear within a minute:\n%s", buf.String())
+	return nil, nil, ""
+}
+
+func TestDockerInterruptLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("brings containers up")
+	}
+	c := dockertest.Connect(t)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd, buf, session := startDockerRun(t, out)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+			t.Errorf("exit %v, want 130 (interrupted)\n%s", err, buf.String())
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatalf("still running 45 s after SIGINT\n%s", buf.String())
+	}
+	dockertest.AssertGone(t, c, session)
+	// The partial results are there, and say what happened.
+	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	if err != nil || res.Complete || res.Error == "" {
+		t.Errorf("results after SIGINT: %+v, %v", res, err)
+	}
+	if !strings.Contains(buf.String(), "interrupted") {
+		t.Errorf("no word of the interruption:\n%s", buf.String())
+	}
+}
+
+func TestDockerKillThenClean(t *testing.T) {
+	if testing.Short() {
+		t.Skip("brings containers up")
+	}
+	c := dockertest.Connect(t)
+	cmd, _, session := startDockerRun(t, filepath.Join(t.TempDir(), "out"))
+	cmd.Process.Kill()
+	cmd.Wait()
+	// kill -9 gives lbbench no chance to clean up: its containers run on.
+	if rep, err := c.Managed(context.Background(), session); err != nil || len(rep.Containers) == 0 {
+		// Another lbbench's start may have removed them already.
+		t.Logf("after kill -9: %+v, %v", rep, err)
+	}
+	text, code := runBin(t, "", nil, "clean", "--session", session)
+	if code != 0 {
+		t.Fatalf("clean: exit %d\n%s", code, text)
+	}
+	t.Log(text)
+	dockertest.AssertGone(t, c, session)
+}

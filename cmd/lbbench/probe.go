@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// newProbeCmd is the hidden command the docker driver runs inside the
+// generator container, on the run's network: it waits for a process to
+// answer its health URL, or fetches its counters.
+func newProbeCmd() *cobra.Command {
+	var timeout time.Duration
+	var get bool
+	cmd := &cobra.Command{
+		Use:    "probe URL",
+		Short:  "Wait until URL answers 200 (or, with --get, print its body)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if get {
+				return probeGet(cmd.Context(), args[0], timeout, cmd.OutOrStdout())
+			}
+			return probeReady(cmd.Context(), args[0], timeout)
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", 15*time.Second, "give up after this long")
+	cmd.Flags().BoolVar(&get, "get", false, "fetch URL once and print its body")
+	return cmd
+}
+
+// probeReady polls url every 20 ms until it answers 200 or timeout passes.
+func probeReady(ctx context.Context, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	last := errors.New("no answer yet")
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := client.Do(req); err != nil {
+			last = err
+		} else {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Errorf("GET %s: %s", url, resp.Status)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no 200 from %s within %s (last: %v)", url, timeout, last)
+		case <-tick.C:
+		}
+	}
+}
+
+// probeGet prints the body of one GET of url, which must answer 200.
+func probeGet(ctx context.Context, url string, timeout time.Duration, w io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	_, err = io.Copy(w, resp.Body)
+	return err
+}
+
+// newIdleCmd is the hidden command the docker driver's generator container
+// runs between the commands it execs: it waits for SIGTERM or SIGINT.
+func newIdleCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "idle",
+		Short:  "Wait until signalled",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			<-cmd.Context().Done()
+			fmt.Fprintln(os.Stderr, "lbbench idle: stopping")
+			return nil
+		},
+	}
+}

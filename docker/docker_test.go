@@ -1,0 +1,260 @@
+package docker_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/docker"
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/dockertest"
+	"github.com/lbbench/lbbench/topologies"
+	"github.com/lbbench/lbbench/workloads"
+)
+
+var exe string // a static lbbench, built once
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "lbbench-docker-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	exe = filepath.Join(dir, "lbbench")
+	if err := buildStatic(exe, ""); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	c := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(c)
+}
+
+// buildStatic builds lbbench without cgo into exe.
+func buildStatic(exe, ldflags string) error {
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", exe, "github.com/lbbench/lbbench/cmd/lbbench")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build lbbench: %v\n%s", err, out)
+	}
+	return nil
+}
+
+func TestCheckStatic(t *testing.T) {
+	if err := docker.CheckStatic(exe); err != nil {
+		t.Errorf("static build: %v", err)
+	}
+	// A binary built with cgo, as "go build" makes it by default on a
+	// machine with a C compiler, is refused with advice.
+	dyn := "/bin/ls"
+	err := docker.CheckStatic(dyn)
+	if err == nil || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
+		t.Errorf("CheckStatic(%s) = %v, want an error that says how to build a static binary", dyn, err)
+	}
+}
+
+func TestImageBuildsWithoutRegistry(t *testing.T) {
+	c := dockertest.Connect(t)
+	ctx := context.Background()
+	// A binary of its own, so that the image is new and really built.
+	unique := filepath.Join(t.TempDir(), "lbbench")
+	if err := buildStatic(unique, "-X main.version=image-test-"+fmt.Sprint(time.Now().UnixNano())); err != nil {
+		t.Fatal(err)
+	}
+	tag, built, err := c.EnsureImage(ctx, unique)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { docker.RemoveImage(c, tag) })
+	if !built {
+		t.Fatalf("image %s of a fresh binary was not built", tag)
+	}
+	info, err := docker.InspectImage(ctx, c, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// FROM scratch: one layer, the binary; nothing came from a registry.
+	if info.Layers != 1 || info.User != docker.ImageUser || len(info.Entrypoint) != 1 || info.Entrypoint[0] != docker.ImageBinary {
+		t.Errorf("image %s: %+v; want 1 layer, user %s, entrypoint %s", tag, info, docker.ImageUser, docker.ImageBinary)
+	}
+	data, _ := os.ReadFile(unique)
+	if tag != docker.ImageTag(data) {
+		t.Errorf("tag %s, want the content hash %s", tag, docker.ImageTag(data))
+	}
+	// Unchanged binary: not rebuilt.
+	again, built, err := c.EnsureImage(ctx, unique)
+	if err != nil || built || again != tag {
+		t.Errorf("second EnsureImage = %s, built %v, %v; want %s from the cache", again, built, err, tag)
+	}
+}
+
+// plan renders topology for n workers on d.
+func plan(t *testing.T, d *docker.Driver, v topologies.Variant, n int, id string) topologies.Plan {
+	t.Helper()
+	v = v.WithDefaults()
+	p, err := topologies.Render(v, topologies.Workers{Count: n}.WithDefaults(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ID = id
+	return p
+}
+
+func TestUpAttackDown(t *testing.T) {
+	c := dockertest.Connect(t)
+	ctx := context.Background()
+	logs := t.TempDir()
+	d, err := docker.NewDriver(ctx, c, exe, logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dockertest.AssertGone(t, c, d.Session())
+	p := plan(t, d, topologies.Variant{Name: "lc", Topology: topologies.Proxy}, 3, "001-lc-r1")
+	dep, err := d.Up(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dep.Down(ctx)
+	if !strings.HasPrefix(dep.Entry(), "http://"+docker.ServerHost+":") {
+		t.Errorf("entry %s", dep.Entry())
+	}
+	// Containers, named and labelled, with a non-root user, read-only root
+	// filesystem and the driver's CPU placement.
+	boxes, err := docker.Containers(ctx, c, d.Session())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"generator": true, "workers": true, "proxy": true}
+	for _, b := range boxes {
+		if !want[b.Role] || b.Name != "lbbench-"+d.Session()+"-001-"+b.Role+"-0" || !b.ReadOnly || b.User != docker.ImageUser || !b.Running {
+			t.Errorf("container %+v", b)
+		}
+		if b.NanoCPUs == 0 && b.Cpuset == "" {
+			t.Errorf("container %s has neither a cpuset nor a CPU limit", b.Name)
+		}
+		delete(want, b.Role)
+	}
+	if len(want) != 0 {
+		t.Errorf("missing containers %v among %+v", want, boxes)
+	}
+
+	spec := workloads.Spec{
+		Arrival:  workloads.Arrival{Kind: "constant", RatePerSec: 100},
+		Duration: time.Second,
+		Classes:  []workloads.Class{{Name: "c", Weight: 1, Service: workloads.Service{Dist: "fixed", Value: time.Millisecond}}},
+	}.WithDefaults()
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := dep.(harness.Attacker).Attack(ctx, spec, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Requests < 90 || m.Errors != 0 || m.Generator.Processes != 2 {
+		t.Errorf("attack: %d requests, %d errors, %d generator processes; want about 100, 0, 2", m.Requests, m.Errors, m.Generator.Processes)
+	}
+	st, err := dep.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served uint64
+	for _, w := range st.Workers {
+		served += w.Requests
+	}
+	if len(st.Workers) != 3 || st.Proxy == nil || served < m.Requests || st.Proxy.Decisions < m.Requests {
+		t.Errorf("stats: %d workers served %d, proxy %+v; want 3 workers and at least %d requests", len(st.Workers), served, st.Proxy, m.Requests)
+	}
+	if err := dep.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []string{"workers", "proxy", "generator"} {
+		b, err := os.ReadFile(filepath.Join(logs, "001-lc-r1-"+role+".log"))
+		if err != nil || len(b) == 0 {
+			t.Errorf("log of %s: %q, %v", role, b, err)
+		}
+	}
+}
+
+func TestEarlyExitShowsLogs(t *testing.T) {
+	c := dockertest.Connect(t)
+	ctx := context.Background()
+	d, err := docker.NewDriver(ctx, c, exe, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dockertest.AssertGone(t, c, d.Session())
+	p := plan(t, d, topologies.Variant{Name: "r", Topology: topologies.ReusePort}, 2, "001-r-r1")
+	// An unknown flag: serve exits at once with a usage error.
+	p.Processes[0].Args = append(p.Processes[0].Args, "--no-such-flag")
+	start := time.Now()
+	_, err = d.Up(ctx, p)
+	if err == nil {
+		t.Fatal("Up succeeded with a worker that cannot start")
+	}
+	if !strings.Contains(err.Error(), "exited early") || !strings.Contains(err.Error(), "no-such-flag") {
+		t.Errorf("error does not say the container exited and show its log:\n%v", err)
+	}
+	if el := time.Since(start); el > docker.ReadyTimeout/2 {
+		t.Errorf("Up took %s to notice the exit; it should not wait for the %s deadline", el, docker.ReadyTimeout)
+	}
+}
+
+func TestEngineNeedsImage(t *testing.T) {
+	c := dockertest.Connect(t)
+	ctx := context.Background()
+	d, err := docker.NewDriver(ctx, c, exe, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := topologies.Plan{ID: "001-n-r1", Processes: []topologies.Process{{Role: "proxy", Args: []string{topologies.GuardCommand, "--", "/usr/sbin/nginx"}}}}
+	if _, err := d.Up(ctx, p); err == nil || !strings.Contains(err.Error(), "nginx") {
+		t.Errorf("Up of an engine plan = %v, want a clear error", err)
+	}
+	dockertest.AssertGone(t, c, d.Session())
+}
+
+func TestCleanRemovesOnlyOrphans(t *testing.T) {
+	c := dockertest.Connect(t)
+	ctx := context.Background()
+	d, err := docker.NewDriver(ctx, c, exe, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff)
+	live, dead := "live"+suffix, "dead"+suffix
+	host, _ := os.Hostname()
+	// A live owner (this process) and a dead one (no such pid).
+	if err := docker.MakeObjects(ctx, c, d.Image(), live, ""); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Clean(ctx, docker.CleanFilter{All: true, Session: live})
+	if err := docker.MakeObjects(ctx, c, d.Image(), dead, host+"/999999999/1"); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Clean(ctx, docker.CleanFilter{All: true, Session: dead})
+
+	for _, s := range []string{live, dead} {
+		if rep, err := c.Managed(ctx, s); err != nil || len(rep.Containers) != 1 || len(rep.Networks) != 1 || len(rep.Volumes) != 1 {
+			t.Fatalf("session %s before clean: %+v, %v", s, rep, err)
+		}
+	}
+	for _, s := range []string{live, dead} {
+		if _, err := c.Clean(ctx, docker.CleanFilter{Session: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dockertest.AssertGone(t, c, dead)
+	if rep, _ := c.Managed(ctx, live); len(rep.Containers) != 1 {
+		t.Errorf("clean without All removed a live lbbench's objects: %+v left", rep)
+	}
+	rep, err := c.Clean(ctx, docker.CleanFilter{All: true, Session: live})
+	if err != nil || len(rep.Containers) != 1 || len(rep.Networks) != 1 || len(rep.Volumes) != 1 {
+		t.Errorf("clean with All: %+v, %v", rep, err)
+	}
+	dockertest.AssertGone(t, c, live)
+}
