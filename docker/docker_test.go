@@ -258,3 +258,95 @@ func TestCleanRemovesOnlyOrphans(t *testing.T) {
 	}
 	dockertest.AssertGone(t, c, live)
 }
+
+func TestEngineImageErrors(t *testing.T) {
+	c := dockertest.Connect(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		images map[string]string
+		want   []string
+	}{
+		{nil, []string{"--engine-image nginx=IMAGE", "pulls nothing"}},
+		{map[string]string{"nginx": "lbbench-no-such-image:1"}, []string{"lbbench-no-such-image:1", "not on this machine", "does not pull"}},
+	} {
+		d, err := docker.NewDriver(ctx, c, exe, t.TempDir(), docker.WithEngineImages(tc.images))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = d.FindEngine(ctx, "nginx")
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("images %v: FindEngine = %v, want an error with %q", tc.images, err, w)
+			}
+		}
+		dockertest.AssertGone(t, c, d.Session())
+	}
+}
+
+// TestEnginesInContainers runs nginx and HAProxy in containers, from
+// images built FROM scratch out of this machine's engines (make setup
+// installs them), in front of the workers.
+func TestEnginesInContainers(t *testing.T) {
+	c := dockertest.Connect(t)
+	ctx := context.Background()
+	for _, engine := range []string{topologies.Nginx, topologies.HAProxy} {
+		t.Run(engine, func(t *testing.T) {
+			if _, err := exec.LookPath(engine); err != nil {
+				if _, err2 := os.Stat("/usr/sbin/" + engine); err2 != nil && os.Getenv("CI") == "" {
+					t.Skipf("%s is not installed (make setup installs it)", engine)
+				}
+			}
+			d, err := docker.NewDriver(ctx, c, exe, t.TempDir(), docker.WithEngineImages(map[string]string{engine: docker.HostImage}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dockertest.AssertGone(t, c, d.Session())
+			bin, err := d.FindEngine(ctx, engine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(bin.Version, "(image lbbench-"+engine+":") {
+				t.Errorf("version %q does not name the image", bin.Version)
+			}
+			off := false
+			p := plan(t, d, topologies.Variant{Name: "e", Topology: topologies.Proxy, Proxy: topologies.ProxySpec{Engine: engine, Policy: "least_conn", UpstreamKeepAlive: &off}}, 2, "001-e-r1")
+			dep, err := d.Up(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dep.Down(ctx)
+			spec := workloads.Spec{
+				Arrival:  workloads.Arrival{Kind: "constant", RatePerSec: 100},
+				Duration: time.Second,
+				Classes:  []workloads.Class{{Name: "c", Weight: 1, Service: workloads.Service{Dist: "fixed", Value: time.Millisecond}}},
+			}.WithDefaults()
+			m, err := dep.(harness.Attacker).Attack(ctx, spec, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Requests < 90 || m.Errors != 0 {
+				t.Errorf("%d requests, %d errors through %s", m.Requests, m.Errors, engine)
+			}
+			st, err := dep.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var served uint64
+			for _, w := range st.Workers {
+				served += w.Requests
+			}
+			if served < m.Requests {
+				t.Errorf("workers served %d of %d requests", served, m.Requests)
+			}
+			if engine == topologies.HAProxy && (st.Engine == nil || len(st.Engine.HAProxy) == 0) {
+				t.Errorf("no HAProxy stats: %+v", st.Engine)
+			}
+			if engine == topologies.Nginx && bin.StubStatus && (st.Engine == nil || st.Engine.Nginx == nil || st.Engine.Nginx.Requests < m.Requests) {
+				t.Errorf("nginx stub_status %+v, want at least %d requests", st.Engine, m.Requests)
+			}
+			if err := dep.Down(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

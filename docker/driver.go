@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	"github.com/docker/docker/errdefs"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
@@ -61,23 +63,28 @@ type Driver struct {
 	owner   string
 	place   placement
 
-	mu     sync.Mutex
-	images map[string]string // lbbench executable -> image tag
-	runs   int               // plans brought up
-	port   int               // next port to hand out
+	mu           sync.Mutex
+	images       map[string]string         // lbbench executable -> image tag
+	engineImages map[string]string         // engine -> image (see WithEngineImages)
+	engineBins   map[string]engines.Binary // see FindEngine
+	runs         int                       // plans brought up
+	oneOff       int                       // one-off containers run
+	port         int                       // next port to hand out
 }
 
 var (
-	_ harness.Driver       = (*Driver)(nil)
-	_ harness.EnvDescriber = (*Driver)(nil)
-	_ harness.Attacker     = (*deployment)(nil)
+	_ harness.Driver          = (*Driver)(nil)
+	_ harness.EnvDescriber    = (*Driver)(nil)
+	_ harness.Attacker        = (*deployment)(nil)
+	_ topologies.EngineFinder = (*Driver)(nil)
 )
 
 // DriverOption configures NewDriver.
 type DriverOption func(*driverConfig)
 
 type driverConfig struct {
-	logf func(format string, args ...any)
+	logf         func(format string, args ...any)
+	engineImages map[string]string
 }
 
 // WithLog sends the driver's notices (an image built, leftovers removed)
@@ -119,11 +126,13 @@ func NewDriver(ctx context.Context, c *Client, exe, logDir string, opts ...Drive
 	rand.Read(b[:])
 	return &Driver{
 		c: c, exe: exe, image: image, logDir: logDir,
-		session: hex.EncodeToString(b[:]),
-		owner:   owner(),
-		place:   newPlacement(info.NCPU),
-		images:  map[string]string{exe: image},
-		port:    firstPort,
+		session:      hex.EncodeToString(b[:]),
+		owner:        owner(),
+		place:        newPlacement(info.NCPU),
+		images:       map[string]string{exe: image},
+		engineImages: maps.Clone(cfg.engineImages),
+		engineBins:   map[string]engines.Binary{},
+		port:         firstPort,
 	}, nil
 }
 
@@ -216,9 +225,6 @@ func (d *Driver) Up(ctx context.Context, p topologies.Plan) (harness.Deployment,
 // supported rejects plans that need something the image does not hold.
 func supported(p topologies.Plan) error {
 	for _, proc := range p.Processes {
-		if len(proc.Args) > 0 && proc.Args[0] == topologies.GuardCommand {
-			return fmt.Errorf("docker: %s: the %s runs nginx or HAProxy from this machine, which is not in the lbbench image; run engine variants with --driver local", p.ID, proc.Role)
-		}
 		if slices.Contains(proc.Args, "--exec") {
 			return fmt.Errorf("docker: %s: workers.target runs a command from this machine, which is not in the lbbench image; run it with --driver local", p.ID)
 		}
@@ -245,6 +251,7 @@ type box struct {
 	name, id string
 	role     string
 	spec     topologies.Process
+	hostDir  string // mounted at WorkDir
 	logPath  string
 	exited   <-chan container.WaitResponse
 	waitErr  <-chan error
@@ -287,14 +294,14 @@ func (dep *deployment) up(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dep.gen, err = dep.create(ctx, RoleGenerator, 0, topologies.Process{Role: RoleGenerator, Args: []string{"idle"}}, dep.d.image,
+	dep.gen, err = dep.create(ctx, RoleGenerator, 0, topologies.Process{Role: RoleGenerator}, &container.Config{Image: dep.d.image, Cmd: []string{"idle"}},
 		&container.HostConfig{
 			NetworkMode:    container.NetworkMode(dep.network),
 			ReadonlyRootfs: true,
 			Tmpfs:          map[string]string{"/tmp": "rw,size=64m,mode=1777"},
 			Mounts:         []mount.Mount{{Type: mount.TypeBind, Source: genDir, Target: OutDir}},
 			Resources:      dep.d.place.generator,
-		}, "", nil)
+		}, nil)
 	if err != nil {
 		return err
 	}
@@ -313,32 +320,63 @@ func (dep *deployment) up(ctx context.Context) error {
 // upProcess starts process i of the plan and waits until it is ready. The
 // first owns the server namespace; the others join it.
 func (dep *deployment) upProcess(ctx context.Context, i int, spec topologies.Process) error {
-	image, err := dep.d.imageFor(ctx, spec.Exe)
-	if err != nil {
-		return err
-	}
 	dir, err := dep.hostDir(spec.Role)
 	if err != nil {
 		return err
 	}
-	subst := func(s string) string { return strings.ReplaceAll(s, topologies.DirPlaceholder, WorkDir) }
+	subst := func(args []string) []string {
+		out := make([]string, len(args))
+		for j, a := range args {
+			out[j] = strings.ReplaceAll(a, topologies.DirPlaceholder, WorkDir)
+		}
+		return out
+	}
 	for _, f := range spec.Files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), []byte(subst(f.Content)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), []byte(strings.ReplaceAll(f.Content, topologies.DirPlaceholder, WorkDir)), 0o644); err != nil {
 			return fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
 		}
 	}
-	spec.Args = slices.Clone(spec.Args)
-	for j, a := range spec.Args {
-		spec.Args[j] = subst(a)
+	spec.Stats = strings.ReplaceAll(spec.Stats, topologies.DirPlaceholder, WorkDir)
+	mounts := []mount.Mount{
+		{Type: mount.TypeVolume, Source: dep.volume, Target: "/tmp"},
+		{Type: mount.TypeBind, Source: dir, Target: WorkDir},
 	}
-	hc := &container.HostConfig{
-		ReadonlyRootfs: true,
-		Mounts: []mount.Mount{
-			{Type: mount.TypeVolume, Source: dep.volume, Target: "/tmp"},
-			{Type: mount.TypeBind, Source: dir, Target: WorkDir},
-		},
-		Resources: dep.d.place.server,
+	var image string
+	var entrypoint, cmd []string
+	if engine := engineOf(spec); engine != "" {
+		// nginx or HAProxy from its image: the engine itself is the
+		// container's process (lbbench guard's work is Docker's here).
+		if image, err = dep.d.engineImage(engine); err != nil {
+			return err
+		}
+		// As PID 1, HAProxy ignores SIGTERM: lbbench guard, mounted from
+		// this machine (it is static), runs the engine and passes signals
+		// on, as it does for local processes.
+		entrypoint, cmd = []string{ImageBinary, topologies.GuardCommand, "--", spec.Args[2]}, subst(spec.Args[3:])
+		if len(spec.Check) > 3 {
+			// In the server's namespace, where the configuration's
+			// addresses resolve and bind.
+			if i == 0 {
+				return fmt.Errorf("docker: %s: the engine cannot be the plan's first process", dep.plan.ID)
+			}
+			out, code, err := dep.d.runOnce(ctx, "check", image, spec.Check[2:3], subst(spec.Check[3:]), mounts, "container:"+dep.boxes[0].id)
+			if err != nil {
+				return err
+			}
+			if code != 0 {
+				return fmt.Errorf("docker: %s: %s configuration check failed (exit status %d):\n%s", dep.plan.ID, engine, code, strings.TrimSpace(out))
+			}
+		}
+	} else {
+		if image, err = dep.d.imageFor(ctx, spec.Exe); err != nil {
+			return err
+		}
+		cmd = subst(spec.Args)
 	}
+	if entrypoint != nil {
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: dep.d.exe, Target: ImageBinary, ReadOnly: true})
+	}
+	hc := &container.HostConfig{ReadonlyRootfs: true, Mounts: mounts, Resources: dep.d.place.server}
 	hostname := ""
 	var aliases []string
 	if i == 0 {
@@ -347,10 +385,11 @@ func (dep *deployment) upProcess(ctx context.Context, i int, spec topologies.Pro
 	} else {
 		hc.NetworkMode = container.NetworkMode("container:" + dep.boxes[0].id)
 	}
-	b, err := dep.create(ctx, spec.Role, 0, spec, image, hc, hostname, aliases)
+	b, err := dep.create(ctx, spec.Role, 0, spec, &container.Config{Image: image, Entrypoint: entrypoint, Cmd: cmd, Hostname: hostname}, hc, aliases)
 	if err != nil {
 		return err
 	}
+	b.hostDir = dir
 	dep.boxes = append(dep.boxes, b)
 	if err := dep.start(ctx, b); err != nil {
 		return err
@@ -374,15 +413,13 @@ func (dep *deployment) hostDir(role string) (string, error) {
 	return dir, nil
 }
 
-func (dep *deployment) create(ctx context.Context, role string, i int, spec topologies.Process, image string, hc *container.HostConfig, hostname string, aliases []string) (*box, error) {
+// create creates container i of role from cfg (image, entrypoint, command,
+// hostname) and hc, with the run's labels, on the run's network under
+// aliases (when hc puts it there).
+func (dep *deployment) create(ctx context.Context, role string, i int, spec topologies.Process, cfg *container.Config, hc *container.HostConfig, aliases []string) (*box, error) {
 	name := dep.prefix + "-" + role + "-" + strconv.Itoa(i)
-	cfg := &container.Config{
-		Image:      image,
-		Cmd:        spec.Args,
-		Hostname:   hostname,
-		WorkingDir: WorkDir,
-		Labels:     dep.labels(role),
-	}
+	cfg.Labels = dep.labels(role)
+	cfg.WorkingDir = WorkDir
 	if role == RoleGenerator {
 		cfg.WorkingDir = OutDir
 	}
@@ -474,6 +511,17 @@ func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 	var st harness.Stats
 	for _, b := range dep.boxes {
 		if b.spec.Stats == "" {
+			continue
+		}
+		if b.spec.StatsKind == topologies.StatsHAProxy {
+			// The stats socket is in the working directory, which is
+			// bind-mounted from this machine: read it from here.
+			sock := filepath.Join(b.hostDir, strings.TrimPrefix(b.spec.Stats, WorkDir+"/"))
+			rows, err := engines.ReadHAProxyStats(ctx, sock)
+			if err != nil {
+				return st, fmt.Errorf("docker: %s: stats of %s: %w", dep.plan.ID, b.role, err)
+			}
+			st.Engine = &engines.Stats{Engine: engines.HAProxy, HAProxy: rows}
 			continue
 		}
 		var out, errOut bytes.Buffer

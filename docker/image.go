@@ -81,22 +81,38 @@ func (c *Client) EnsureImage(ctx context.Context, exe string) (tag string, built
 	} else if !errdefs.IsNotFound(err) {
 		return "", false, fmt.Errorf("docker: inspect image %s: %w", tag, err)
 	}
+	files := []contextFile{{"Dockerfile", 0o644, []byte(dockerfile)}, {"lbbench", 0o755, data}}
+	if err := c.buildImage(ctx, tag, files); err != nil {
+		return "", false, err
+	}
+	if _, err := c.api.ImageInspect(ctx, tag); err != nil {
+		return "", false, fmt.Errorf("docker: build image %s: finished, but the image is not there: %w", tag, err)
+	}
+	return tag, true, nil
+}
+
+// contextFile is one file of a build context.
+type contextFile struct {
+	name string
+	mode int64
+	data []byte
+}
+
+// buildImage builds tag with the classic builder from a context of files,
+// one of them the Dockerfile, and labels it as lbbench's.
+func (c *Client) buildImage(ctx context.Context, tag string, files []contextFile) error {
 	var tarball bytes.Buffer
 	tw := tar.NewWriter(&tarball)
-	for _, f := range []struct {
-		name string
-		mode int64
-		data []byte
-	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"lbbench", 0o755, data}} {
+	for _, f := range files {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
-			return "", false, err
+			return err
 		}
 		if _, err := tw.Write(f.data); err != nil {
-			return "", false, err
+			return err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return "", false, err
+		return err
 	}
 	resp, err := c.api.ImageBuild(ctx, &tarball, build.ImageBuildOptions{
 		Tags:        []string{tag},
@@ -107,16 +123,13 @@ func (c *Client) EnsureImage(ctx context.Context, exe string) (tag string, built
 		Labels:      map[string]string{LabelImage: "true"},
 	})
 	if err != nil {
-		return "", false, fmt.Errorf("docker: build image %s: %w", tag, err)
+		return fmt.Errorf("docker: build image %s: %w", tag, err)
 	}
 	defer resp.Body.Close()
 	if err := readBuildStream(resp.Body); err != nil {
-		return "", false, fmt.Errorf("docker: build image %s: %w", tag, err)
+		return fmt.Errorf("docker: build image %s: %w", tag, err)
 	}
-	if _, err := c.api.ImageInspect(ctx, tag); err != nil {
-		return "", false, fmt.Errorf("docker: build image %s: finished, but the image is not there: %w", tag, err)
-	}
-	return tag, true, nil
+	return nil
 }
 
 // readBuildStream reads the builder's JSON message stream to its end and

@@ -327,14 +327,29 @@ func find(ctx context.Context, engine, pathEnv string, dirs []string) (Binary, e
 	if err != nil {
 		return Binary{}, fmt.Errorf("engines: %s %s: %w: %s", exe, e.versionArg, err, bytes.TrimSpace(out))
 	}
-	b := Binary{Engine: engine, Path: exe}
+	return ParseVersion(engine, exe, out)
+}
+
+// VersionArg is the flag that makes engine print its version (nginx: -V,
+// which also lists its build options).
+func VersionArg(engine string) string {
+	if e, ok := registry[engine]; ok {
+		return e.versionArg
+	}
+	return ""
+}
+
+// ParseVersion describes the engine at path from what it printed for
+// VersionArg: its version line and, for nginx, whether it has stub_status.
+func ParseVersion(engine, path string, out []byte) (Binary, error) {
+	b := Binary{Engine: engine, Path: path}
 	for _, line := range strings.Split(string(out), "\n") {
 		if b.Version == "" && strings.Contains(strings.ToLower(line), "version") {
 			b.Version = strings.TrimSpace(line)
 		}
 	}
 	if b.Version == "" {
-		return Binary{}, fmt.Errorf("engines: %s %s printed no version: %q", exe, e.versionArg, out)
+		return Binary{}, fmt.Errorf("engines: %s %s printed no version: %q", path, VersionArg(engine), out)
 	}
 	b.StubStatus = engine == Nginx && bytes.Contains(out, []byte("--with-http_stub_status_module"))
 	return b, nil

@@ -99,15 +99,20 @@ func CaptureEnv(driver, version, commit string) Env {
 	return e
 }
 
-// engineVersions finds every proxy engine s's variants use and returns
-// their versions. A missing engine is an error that says how to install it.
-func engineVersions(ctx context.Context, s Scenario) (map[string]string, error) {
+// engineVersions finds every proxy engine s's variants use, where d runs
+// them (this machine, or a driver's topologies.EngineFinder), and returns
+// their versions. A missing engine is an error that says how to get it.
+func engineVersions(ctx context.Context, s Scenario, d Driver) (map[string]string, error) {
+	find := engines.Find
+	if f, ok := d.(topologies.EngineFinder); ok {
+		find = f.FindEngine
+	}
 	var out map[string]string
 	for i, v := range s.Variants {
-		if v.Topology != topologies.Proxy || v.Proxy.Engine == topologies.Builtin {
+		if (v.Topology != topologies.Proxy && v.Topology != topologies.Unix) || v.Proxy.Engine == topologies.Builtin {
 			continue
 		}
-		b, err := engines.Find(ctx, v.Proxy.Engine)
+		b, err := find(ctx, v.Proxy.Engine)
 		if err != nil {
 			return nil, fmt.Errorf("harness: variants[%d] (%s): %w", i, v.Name, err)
 		}

@@ -161,7 +161,7 @@ func Run(ctx context.Context, s Scenario, d Driver, opts ...Option) (*Results, e
 	err := func() error {
 		// A missing engine fails here, before any run.
 		var err error
-		if res.Env.Engines, err = engineVersions(ctx, s); err != nil {
+		if res.Env.Engines, err = engineVersions(ctx, s, d); err != nil {
 			return err
 		}
 		i := 0

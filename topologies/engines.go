@@ -15,6 +15,14 @@ import (
 // master). Args after it: "--", the engine's path and its arguments.
 const GuardCommand = "guard"
 
+// EngineFinder is an Allocator that supplies the proxy engines' binaries
+// itself: the docker driver runs nginx and HAProxy from images, not from
+// this machine. Binary.Path is then what the driver runs (a name on the
+// image's PATH).
+type EngineFinder interface {
+	FindEngine(ctx context.Context, engine string) (engines.Binary, error)
+}
+
 // EngineProcess is the proxy process of spec p run by nginx or HAProxy
 // (p.Engine) in front of the upstreams ups ("host:port" or "unix:/path"),
 // serving on listen with its health and status on admin. It runs the engine
@@ -23,8 +31,13 @@ const GuardCommand = "guard"
 // binary (engines.Find remembers it, and harness.Run has already looked it
 // up, so this runs no command in a scenario); a missing engine is an error
 // that says how to install it.
-func EngineProcess(p ProxySpec, ups []string, listen, admin string) (Process, error) {
-	bin, err := engines.Find(context.Background(), p.Engine)
+// With a non-nil finder the binary comes from it instead of this machine.
+func EngineProcess(p ProxySpec, ups []string, listen, admin string, finder EngineFinder) (Process, error) {
+	find := engines.Find
+	if finder != nil {
+		find = finder.FindEngine
+	}
+	bin, err := find(context.Background(), p.Engine)
 	if err != nil {
 		return Process{}, err
 	}

@@ -27,7 +27,7 @@ func renderProxy(v Variant, w Workers, a *alloc) (Plan, error) {
 	for i := range ups {
 		ups[i] = a.hostPort(base + i)
 	}
-	proxy, err := proxyProcess(v, ups, listen, padmin)
+	proxy, err := proxyProcess(v, ups, listen, padmin, a)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -39,10 +39,12 @@ func renderProxy(v Variant, w Workers, a *alloc) (Plan, error) {
 
 // proxyProcess is the proxy of v.Proxy.Engine (built-in, nginx or HAProxy)
 // listening on listen with its admin API on padmin, in front of ups.
-func proxyProcess(v Variant, ups []string, listen, padmin string) (Process, error) {
+func proxyProcess(v Variant, ups []string, listen, padmin string, a *alloc) (Process, error) {
 	if v.Proxy.Engine != Builtin {
-		// nginx or HAProxy in place of the built-in proxy (engines.go).
-		p, err := EngineProcess(v.Proxy, ups, listen, padmin)
+		// nginx or HAProxy in place of the built-in proxy (engines.go),
+		// from the driver when it supplies the engines.
+		finder, _ := a.a.(EngineFinder)
+		p, err := EngineProcess(v.Proxy, ups, listen, padmin, finder)
 		if err != nil {
 			return Process{}, fmt.Errorf("topologies: %s: %w", v.Name, err)
 		}

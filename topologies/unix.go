@@ -38,7 +38,7 @@ func renderUnix(v Variant, w Workers, a *alloc) (Plan, error) {
 	}
 	workers := serve(w, "unix", a.a.Host(), 0, wadmin)
 	workers.Args = append(workers.Args, "--socket-dir", dir)
-	proxy, err := proxyProcess(v, ups, listen, padmin)
+	proxy, err := proxyProcess(v, ups, listen, padmin, a)
 	if err != nil {
 		return Plan{}, err
 	}

@@ -38,7 +38,9 @@ repeat: 1
 validity: {max_send_lag_p99: 100ms}
 `
 
-// allTopologies is one variant of every topology.
+// allTopologies is one variant of every topology, and nginx and HAProxy
+// (run from images built from this machine's engines, which make setup
+// installs).
 const allTopologies = `  - {name: reuseport, topology: reuseport}
   - {name: shared, topology: shared, accept: blocking}
   - {name: proxy, topology: proxy, proxy: {policy: least_conn}}
@@ -50,7 +52,9 @@ const allTopologies = `  - {name: reuseport, topology: reuseport}
     proxy:
       pools:
         - {name: read, prefix: /, workers: [0, 1]}
-        - {name: write, prefix: /event, workers: [2]}`
+        - {name: write, prefix: /event, workers: [2]}
+  - {name: nginx, topology: proxy, proxy: {engine: nginx, policy: least_conn}}
+  - {name: haproxy, topology: unix, proxy: {engine: haproxy, policy: least_conn, upstream_keepalive: false}}`
 
 func writeDockerScenario(t *testing.T, duration, variants string) string {
 	t.Helper()
@@ -64,11 +68,12 @@ func writeDockerScenario(t *testing.T, duration, variants string) string {
 
 func TestDockerEveryTopology(t *testing.T) {
 	if testing.Short() {
-		t.Skip("brings 7 variants up in containers")
+		t.Skip("brings 9 variants up in containers")
 	}
 	c := dockertest.Connect(t)
 	out := filepath.Join(t.TempDir(), "out")
-	text, code := runBin(t, "", nil, "run", "-q", "--driver", "docker", writeDockerScenario(t, "1s", allTopologies), "-o", out)
+	text, code := runBin(t, "", nil, "run", "-q", "--driver", "docker", "--engine-image", "nginx=host", "--engine-image", "haproxy=host",
+		writeDockerScenario(t, "1s", allTopologies), "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, text)
 	}
@@ -98,16 +103,23 @@ func TestDockerEveryTopology(t *testing.T) {
 		}
 		// Every container's log is in the output directory.
 		roles := []string{"generator", topologies.RoleWorkers}
-		if r.Proxy != nil {
+		if r.Proxy != nil || r.Engine != nil {
 			roles = append(roles, topologies.RoleProxy)
 		}
 		for _, role := range roles {
-			if fi, err := os.Stat(filepath.Join(out, "logs", r.ID+"-"+role+".log")); err != nil || fi.Size() == 0 {
-				t.Errorf("%s: log of %s: %v", r.ID, role, err)
+			// nginx logs into its working directory, not its output.
+			fi, err := os.Stat(filepath.Join(out, "logs", r.ID+"-"+role+".log"))
+			if err != nil || (fi.Size() == 0 && r.Engine == nil) {
+				t.Errorf("%s: log of %s: %v (empty: %v)", r.ID, role, err, err == nil && fi.Size() == 0)
 			}
 		}
 	}
-	for _, v := range []string{"reuseport", "shared", "proxy", "unix", "l4", "l7", "pools"} {
+	for _, e := range []string{"nginx", "haproxy"} {
+		if !strings.Contains(res.Env.Engines[e], "(image lbbench-"+e+":") {
+			t.Errorf("engine versions %v: want %s's, from its image", res.Env.Engines, e)
+		}
+	}
+	for _, v := range []string{"reuseport", "shared", "proxy", "unix", "l4", "l7", "pools", "nginx", "haproxy"} {
 		if !seen[v] {
 			t.Errorf("no run of %s", v)
 		}

@@ -91,7 +91,7 @@ func (ws workerSet) counters(t *testing.T) (reqs, conns [engineWorkers]uint64) {
 func engineProc(t *testing.T, engine, policy string, keepAlive bool, ups []string) topologies.Process {
 	t.Helper()
 	p, err := topologies.EngineProcess(topologies.ProxySpec{Engine: engine, Policy: policy, UpstreamKeepAlive: &keepAlive}, ups,
-		"127.0.0.1:"+strconv.Itoa(freePort(t)), "127.0.0.1:"+strconv.Itoa(freePort(t)))
+		"127.0.0.1:"+strconv.Itoa(freePort(t)), "127.0.0.1:"+strconv.Itoa(freePort(t)), nil)
 	if err != nil {
 		t.Fatalf("%v (make setup installs the engines)", err)
 	}

@@ -22,13 +22,14 @@ type runOptions struct {
 	scenario string
 	out      string
 	overrides
-	generators int
-	driver     string
-	pin        string
-	raw        bool
-	quiet      bool
-	baseline   string       // git ref; see baseline.go
-	compare    compareFlags // see compare.go
+	generators   int
+	driver       string
+	engineImages map[string]string
+	pin          string
+	raw          bool
+	quiet        bool
+	baseline     string       // git ref; see baseline.go
+	compare      compareFlags // see compare.go
 }
 
 func newRunCmd() *cobra.Command {
@@ -66,6 +67,7 @@ finished.`,
 	o.overrides.bind(f, "")
 	f.IntVar(&o.generators, "generators", 1, "split the load across this many `lbbench attack` processes and merge their histograms")
 	f.StringVar(&o.driver, "driver", "local", "where the targets run: local (child processes on loopback) or docker (containers on a network per run; see lbbench clean)")
+	f.StringToStringVar(&o.engineImages, "engine-image", nil, "with --driver docker, the image a proxy engine runs from, as ENGINE=IMAGE (nginx=nginx:1.22); IMAGE \"host\" builds one FROM scratch from this machine's engine. lbbench pulls nothing")
 	f.StringVar(&o.pin, "pin", "auto", "CPU pinning: auto puts the generator on one CPU and the targets on the others when there are at least 4 CPUs; none leaves placement to the kernel")
 	f.BoolVar(&o.raw, "raw", false, "also stream one CSV line per measured request into raw/<run>.csv")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
@@ -213,6 +215,9 @@ func noneIfZero(d time.Duration) time.Duration {
 func newDriver(ctx context.Context, o runOptions, exe, logDir string, stderr io.Writer) (harness.Driver, func(), error) {
 	switch o.driver {
 	case "local":
+		if len(o.engineImages) > 0 {
+			return nil, nil, fmt.Errorf("--engine-image is for --driver docker; --driver local runs this machine's nginx and HAProxy")
+		}
 		var dopts []harness.LocalOption
 		switch o.pin {
 		case "auto":
@@ -233,7 +238,7 @@ func newDriver(ctx context.Context, o runOptions, exe, logDir string, stderr io.
 		if err != nil {
 			return nil, nil, err
 		}
-		d, err := docker.NewDriver(ctx, c, exe, logDir, docker.WithLog(func(format string, args ...any) {
+		d, err := docker.NewDriver(ctx, c, exe, logDir, docker.WithEngineImages(o.engineImages), docker.WithLog(func(format string, args ...any) {
 			fmt.Fprintf(stderr, "lbbench: docker: "+format+"\n", args...)
 		}))
 		if err != nil {

@@ -1,0 +1,190 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/errdefs"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/lbbench/lbbench/engines"
+	"github.com/lbbench/lbbench/topologies"
+)
+
+// HostImage, as the image of an engine (--engine-image nginx=host), asks
+// for an image built FROM scratch from this machine's own binary of the
+// engine and the shared libraries it loads (HostEngineImage).
+const HostImage = "host"
+
+// WithEngineImages names the image each proxy engine (nginx, haproxy) runs
+// from: a local image with the engine on its PATH, or HostImage. lbbench
+// never pulls: the image must be on this machine.
+func WithEngineImages(images map[string]string) DriverOption {
+	return func(c *driverConfig) { c.engineImages = images }
+}
+
+// FindEngine implements topologies.EngineFinder: the engine's binary is the
+// one in its image. It checks the image is there, builds it first for
+// HostImage, and reads the engine's version from a one-off container.
+func (d *Driver) FindEngine(ctx context.Context, engine string) (engines.Binary, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if b, ok := d.engineBins[engine]; ok {
+		return b, nil
+	}
+	if engines.VersionArg(engine) == "" {
+		return engines.Binary{}, fmt.Errorf("docker: unknown proxy engine %q (known: %v)", engine, engines.Names())
+	}
+	img, ok := d.engineImages[engine]
+	if !ok {
+		return engines.Binary{}, fmt.Errorf("docker: under --driver docker the proxy engine %s runs from an image you name: --engine-image %s=IMAGE (an image on this machine with %s on its PATH; lbbench pulls nothing), or --engine-image %s=%s to build one from this machine's %s", engine, engine, engine, engine, HostImage, engine)
+	}
+	if img == HostImage {
+		tag, err := d.c.HostEngineImage(ctx, engine)
+		if err != nil {
+			return engines.Binary{}, err
+		}
+		img = tag
+		d.engineImages[engine] = tag
+	}
+	if _, err := d.c.api.ImageInspect(ctx, img); err != nil {
+		if errdefs.IsNotFound(err) {
+			return engines.Binary{}, fmt.Errorf("docker: image %s (for %s) is not on this machine, and lbbench does not pull images (there may be no registry to pull from): docker pull or docker load it first, or use --engine-image %s=%s", img, engine, engine, HostImage)
+		}
+		return engines.Binary{}, fmt.Errorf("docker: inspect image %s: %w", img, err)
+	}
+	out, code, err := d.runOnce(ctx, "engine-"+engine, img, []string{engine}, []string{engines.VersionArg(engine)}, nil, "")
+	if err != nil {
+		return engines.Binary{}, err
+	}
+	if code != 0 {
+		return engines.Binary{}, fmt.Errorf("docker: %s %s in image %s: exit status %d: %s", engine, engines.VersionArg(engine), img, code, strings.TrimSpace(out))
+	}
+	b, err := engines.ParseVersion(engine, engine, []byte(out))
+	if err != nil {
+		return engines.Binary{}, err
+	}
+	b.Version += " (image " + img + ")"
+	d.engineBins[engine] = b
+	return b, nil
+}
+
+// engineImage returns the image the engine named by an engine process's
+// binary runs from (FindEngine has resolved it).
+func (d *Driver) engineImage(engine string) (string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	img, ok := d.engineImages[engine]
+	if !ok || img == HostImage {
+		return "", fmt.Errorf("docker: no image for proxy engine %s (--engine-image %s=IMAGE)", engine, engine)
+	}
+	return img, nil
+}
+
+// runOnce runs a one-off container of image (entrypoint and cmd) with
+// mounts in network mode netMode ("none" when empty) and returns its output
+// and exit status, then removes it.
+func (d *Driver) runOnce(ctx context.Context, role, image string, entrypoint, cmd []string, mounts []mount.Mount, netMode string) (string, int, error) {
+	if netMode == "" {
+		netMode = "none"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	labels := map[string]string{LabelManaged: "true", LabelSession: d.session, LabelOwner: d.owner, LabelRole: role}
+	d.oneOff++
+	name := fmt.Sprintf("lbbench-%s-%s-%d", d.session, role, d.oneOff)
+	resp, err := d.c.api.ContainerCreate(ctx,
+		&container.Config{Image: image, Entrypoint: entrypoint, Cmd: cmd, Labels: labels},
+		&container.HostConfig{NetworkMode: container.NetworkMode(netMode), ReadonlyRootfs: true, Mounts: mounts}, nil, nil, name)
+	if err != nil {
+		return "", -1, fmt.Errorf("docker: create %s: %w", name, err)
+	}
+	defer d.c.api.ContainerRemove(context.WithoutCancel(ctx), resp.ID, container.RemoveOptions{Force: true})
+	exited, waitErr := d.c.api.ContainerWait(ctx, resp.ID, container.WaitConditionNextExit)
+	if err := d.c.api.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		return "", -1, fmt.Errorf("docker: start %s %v in %s: %w", name, append(entrypoint, cmd...), image, err)
+	}
+	var code int
+	select {
+	case w := <-exited:
+		code = int(w.StatusCode)
+	case err := <-waitErr:
+		return "", -1, fmt.Errorf("docker: %s: %w", name, err)
+	}
+	rc, err := d.c.api.ContainerLogs(ctx, resp.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		return "", -1, fmt.Errorf("docker: log of %s: %w", name, err)
+	}
+	defer rc.Close()
+	var out bytes.Buffer
+	stdcopy.StdCopy(&out, &out, rc)
+	return out.String(), code, nil
+}
+
+// engineOf returns the engine an engine process runs ("" for an lbbench
+// process): the plan runs it as lbbench guard -- ENGINE ARGS...
+func engineOf(p topologies.Process) string {
+	if len(p.Args) < 3 || p.Args[0] != topologies.GuardCommand || p.Args[1] != "--" {
+		return ""
+	}
+	return filepath.Base(p.Args[2])
+}
+
+var lddPath = regexp.MustCompile(`(?m)(?:=>\s*)?(/\S+)\s+\(0x`)
+
+// HostEngineImage builds, unless it exists, an image FROM scratch holding
+// this machine's binary of engine (nginx, haproxy), the shared libraries
+// ldd lists for it, and an /etc/passwd and /etc/group naming root and
+// nobody, and returns its tag, lbbench-ENGINE:<content hash>. It is how a
+// machine with no registry runs the real engines in containers.
+func (c *Client) HostEngineImage(ctx context.Context, engine string) (string, error) {
+	bin, err := engines.Find(ctx, engine)
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.CommandContext(ctx, "ldd", bin.Path).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("docker: ldd %s: %w: %s", bin.Path, err, out)
+	}
+	paths := []string{bin.Path}
+	for _, m := range lddPath.FindAllStringSubmatch(string(out), -1) {
+		if !slices.Contains(paths, m[1]) {
+			paths = append(paths, m[1])
+		}
+	}
+	files := []contextFile{
+		{"rootfs/etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n")},
+		{"rootfs/etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n")},
+	}
+	sum := sha256.New()
+	for _, p := range paths {
+		data, err := os.ReadFile(p) // follows symlinks: the file itself
+		if err != nil {
+			return "", fmt.Errorf("docker: %s image: %w", engine, err)
+		}
+		files = append(files, contextFile{"rootfs" + p, 0o755, data})
+		sum.Write([]byte(p))
+		sum.Write(data)
+	}
+	tag := "lbbench-" + engine + ":" + hex.EncodeToString(sum.Sum(nil)[:8])
+	if _, err := c.api.ImageInspect(ctx, tag); err == nil {
+		return tag, nil
+	}
+	files = append(files, contextFile{"Dockerfile", 0o644, []byte("FROM scratch\nCOPY rootfs/ /\nENV PATH=" + filepath.Dir(bin.Path) + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n")})
+	if err := c.buildImage(ctx, tag, files); err != nil {
+		return "", err
+	}
+	return tag, nil
+}
