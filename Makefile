@@ -28,9 +28,10 @@ test-short:
 ## runs every variant with both builds interleaved and exits with the
 ## verdict: 0 pass, 1 regression, 3 inconclusive, 2 error. RUN_FLAGS adds
 ## flags to lbbench run, e.g. RUN_FLAGS="--repeat 8 --metric p99 --inconclusive=pass".
+## DRIVER=docker runs the targets in containers (see README, "Containers").
 bench-compare: build
 	rm -rf $(OUT)
-	./$(BIN) run -o $(OUT) $(if $(BASE),--baseline $(BASE)) $(RUN_FLAGS) $(SCENARIO)
+	./$(BIN) run -o $(OUT) $(if $(DRIVER),--driver $(DRIVER)) $(if $(BASE),--baseline $(BASE)) $(RUN_FLAGS) $(SCENARIO)
 
 ## screenshot: docs/report.png, the README's picture, from the report of the
 ## last bench-compare, taken in headless Chromium (which must load nothing else).

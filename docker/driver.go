@@ -289,12 +289,41 @@ func (dep *deployment) up(ctx context.Context) error {
 	}
 	dep.volume = vol.Name
 
-	// The generator first: readiness probes run in it.
+	// The generator, where readiness probes run, starts alongside the
+	// first server container.
+	genDone := make(chan error, 1)
+	go func() { genDone <- dep.startGenerator(ctx) }()
+	genWaited := false
+	waitGen := func() error {
+		if genWaited {
+			return nil
+		}
+		genWaited = true
+		return <-genDone
+	}
+	for i, spec := range dep.plan.Processes {
+		b, err := dep.startProcess(ctx, i, spec)
+		if gerr := waitGen(); gerr != nil {
+			return errors.Join(err, gerr)
+		}
+		if err != nil {
+			return err
+		}
+		if err := dep.waitReady(ctx, b); err != nil {
+			return err
+		}
+	}
+	return waitGen()
+}
+
+// startGenerator creates and starts the generator container, which idles
+// until the driver execs probes and attacks in it.
+func (dep *deployment) startGenerator(ctx context.Context) error {
 	genDir, err := dep.hostDir(RoleGenerator)
 	if err != nil {
 		return err
 	}
-	dep.gen, err = dep.create(ctx, RoleGenerator, 0, topologies.Process{Role: RoleGenerator}, &container.Config{Image: dep.d.image, Cmd: []string{"idle"}},
+	gen, err := dep.create(ctx, RoleGenerator, 0, topologies.Process{Role: RoleGenerator}, &container.Config{Image: dep.d.image, Cmd: []string{"idle"}},
 		&container.HostConfig{
 			NetworkMode:    container.NetworkMode(dep.network),
 			ReadonlyRootfs: true,
@@ -305,24 +334,15 @@ func (dep *deployment) up(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := dep.start(ctx, dep.gen); err != nil {
-		return err
-	}
-
-	for i, spec := range dep.plan.Processes {
-		if err := dep.upProcess(ctx, i, spec); err != nil {
-			return err
-		}
-	}
-	return nil
+	return dep.start(ctx, gen)
 }
 
-// upProcess starts process i of the plan and waits until it is ready. The
-// first owns the server namespace; the others join it.
-func (dep *deployment) upProcess(ctx context.Context, i int, spec topologies.Process) error {
+// startProcess creates and starts process i of the plan. The first owns
+// the server namespace; the others join it.
+func (dep *deployment) startProcess(ctx context.Context, i int, spec topologies.Process) (*box, error) {
 	dir, err := dep.hostDir(spec.Role)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	subst := func(args []string) []string {
 		out := make([]string, len(args))
@@ -333,7 +353,7 @@ func (dep *deployment) upProcess(ctx context.Context, i int, spec topologies.Pro
 	}
 	for _, f := range spec.Files {
 		if err := os.WriteFile(filepath.Join(dir, f.Name), []byte(strings.ReplaceAll(f.Content, topologies.DirPlaceholder, WorkDir)), 0o644); err != nil {
-			return fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
+			return nil, fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
 		}
 	}
 	spec.Stats = strings.ReplaceAll(spec.Stats, topologies.DirPlaceholder, WorkDir)
@@ -347,7 +367,7 @@ func (dep *deployment) upProcess(ctx context.Context, i int, spec topologies.Pro
 		// nginx or HAProxy from its image: the engine itself is the
 		// container's process (lbbench guard's work is Docker's here).
 		if image, err = dep.d.engineImage(engine); err != nil {
-			return err
+			return nil, err
 		}
 		// As PID 1, HAProxy ignores SIGTERM: lbbench guard, mounted from
 		// this machine (it is static), runs the engine and passes signals
@@ -357,19 +377,19 @@ func (dep *deployment) upProcess(ctx context.Context, i int, spec topologies.Pro
 			// In the server's namespace, where the configuration's
 			// addresses resolve and bind.
 			if i == 0 {
-				return fmt.Errorf("docker: %s: the engine cannot be the plan's first process", dep.plan.ID)
+				return nil, fmt.Errorf("docker: %s: the engine cannot be the plan's first process", dep.plan.ID)
 			}
 			out, code, err := dep.d.runOnce(ctx, "check", image, spec.Check[2:3], subst(spec.Check[3:]), mounts, "container:"+dep.boxes[0].id)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if code != 0 {
-				return fmt.Errorf("docker: %s: %s configuration check failed (exit status %d):\n%s", dep.plan.ID, engine, code, strings.TrimSpace(out))
+				return nil, fmt.Errorf("docker: %s: %s configuration check failed (exit status %d):\n%s", dep.plan.ID, engine, code, strings.TrimSpace(out))
 			}
 		}
 	} else {
 		if image, err = dep.d.imageFor(ctx, spec.Exe); err != nil {
-			return err
+			return nil, err
 		}
 		cmd = subst(spec.Args)
 	}
@@ -387,14 +407,11 @@ func (dep *deployment) upProcess(ctx context.Context, i int, spec topologies.Pro
 	}
 	b, err := dep.create(ctx, spec.Role, 0, spec, &container.Config{Image: image, Entrypoint: entrypoint, Cmd: cmd, Hostname: hostname}, hc, aliases)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b.hostDir = dir
 	dep.boxes = append(dep.boxes, b)
-	if err := dep.start(ctx, b); err != nil {
-		return err
-	}
-	return dep.waitReady(ctx, b)
+	return b, dep.start(ctx, b)
 }
 
 // hostDir makes the run's directory for role under the log directory,
@@ -613,14 +630,20 @@ func fileTail(path string) string {
 func (dep *deployment) Down(ctx context.Context) error {
 	dep.downOnce.Do(func() {
 		var errs []error
+		// The generator is idle (or killed): it goes while the server's
+		// containers stop in reverse order of start.
+		var genErr error
+		var wg sync.WaitGroup
+		if dep.gen != nil {
+			wg.Go(func() { genErr = dep.remove(ctx, dep.gen) })
+		}
 		boxes := slices.Clone(dep.boxes)
 		slices.Reverse(boxes)
-		if dep.gen != nil {
-			boxes = append(boxes, dep.gen)
-		}
 		for _, b := range boxes {
 			errs = append(errs, dep.remove(ctx, b))
 		}
+		wg.Wait()
+		errs = append(errs, genErr)
 		api := dep.d.c.api
 		if dep.volume != "" {
 			if err := api.VolumeRemove(ctx, dep.volume, true); err != nil && !errdefs.IsNotFound(err) {
