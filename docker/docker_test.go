@@ -221,36 +221,39 @@ func TestEngineNeedsImage(t *testing.T) {
 func TestCleanRemovesOnlyOrphans(t *testing.T) {
 	c := dockertest.Connect(t)
 	ctx := context.Background()
-	d, err := docker.NewDriver(ctx, c, exe, t.TempDir())
+	img, _, err := c.EnsureImage(ctx, exe)
 	if err != nil {
 		t.Fatal(err)
 	}
 	suffix := fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff)
 	live, dead := "live"+suffix, "dead"+suffix
 	host, _ := os.Hostname()
-	// A live owner (this process) and a dead one (no such pid).
-	if err := docker.MakeObjects(ctx, c, d.Image(), live, ""); err != nil {
+	// A live owner (this process) and a dead one (no such pid), as kill -9
+	// leaves them.
+	if err := docker.MakeObjects(ctx, c, img, live, ""); err != nil {
 		t.Fatal(err)
 	}
 	defer c.Clean(ctx, docker.CleanFilter{All: true, Session: live})
-	if err := docker.MakeObjects(ctx, c, d.Image(), dead, host+"/999999999/1"); err != nil {
+	if err := docker.MakeObjects(ctx, c, img, dead, host+"/999999999/1"); err != nil {
 		t.Fatal(err)
 	}
 	defer c.Clean(ctx, docker.CleanFilter{All: true, Session: dead})
-
 	for _, s := range []string{live, dead} {
 		if rep, err := c.Managed(ctx, s); err != nil || len(rep.Containers) != 1 || len(rep.Networks) != 1 || len(rep.Volumes) != 1 {
 			t.Fatalf("session %s before clean: %+v, %v", s, rep, err)
 		}
 	}
-	for _, s := range []string{live, dead} {
-		if _, err := c.Clean(ctx, docker.CleanFilter{Session: s}); err != nil {
-			t.Fatal(err)
-		}
+
+	// A new driver removes what dead lbbench processes left, and only that.
+	if _, err := docker.NewDriver(ctx, c, exe, t.TempDir()); err != nil {
+		t.Fatal(err)
 	}
 	dockertest.AssertGone(t, c, dead)
-	if rep, _ := c.Managed(ctx, live); len(rep.Containers) != 1 {
-		t.Errorf("clean without All removed a live lbbench's objects: %+v left", rep)
+	if rep, _ := c.Managed(ctx, live); len(rep.Containers) != 1 || len(rep.Networks) != 1 || len(rep.Volumes) != 1 {
+		t.Errorf("a new driver removed a live lbbench's objects: %+v left", rep)
+	}
+	if rep, err := c.Clean(ctx, docker.CleanFilter{Session: live}); err != nil || !rep.Empty() {
+		t.Errorf("clean without All removed %+v (%v) of a live lbbench", rep, err)
 	}
 	rep, err := c.Clean(ctx, docker.CleanFilter{All: true, Session: live})
 	if err != nil || len(rep.Containers) != 1 || len(rep.Networks) != 1 || len(rep.Volumes) != 1 {
