@@ -105,6 +105,20 @@ func plan(t *testing.T, d *docker.Driver, v topologies.Variant, n int, id string
 	return p
 }
 
+// oneSecond is 100 requests of 1 ms over one second.
+func oneSecond(t *testing.T) workloads.Spec {
+	t.Helper()
+	spec := workloads.Spec{
+		Arrival:  workloads.Arrival{Kind: "constant", RatePerSec: 100},
+		Duration: time.Second,
+		Classes:  []workloads.Class{{Name: "c", Weight: 1, Service: workloads.Service{Dist: "fixed", Value: time.Millisecond}}},
+	}.WithDefaults()
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
 func TestUpAttackDown(t *testing.T) {
 	c := dockertest.Connect(t)
 	ctx := context.Background()
@@ -143,15 +157,7 @@ func TestUpAttackDown(t *testing.T) {
 		t.Errorf("missing containers %v among %+v", want, boxes)
 	}
 
-	spec := workloads.Spec{
-		Arrival:  workloads.Arrival{Kind: "constant", RatePerSec: 100},
-		Duration: time.Second,
-		Classes:  []workloads.Class{{Name: "c", Weight: 1, Service: workloads.Service{Dist: "fixed", Value: time.Millisecond}}},
-	}.WithDefaults()
-	if err := spec.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	m, err := dep.(harness.Attacker).Attack(ctx, spec, 2)
+	m, err := dep.(harness.Attacker).Attack(ctx, oneSecond(t), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,12 +324,7 @@ func TestEnginesInContainers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer dep.Down(ctx)
-			spec := workloads.Spec{
-				Arrival:  workloads.Arrival{Kind: "constant", RatePerSec: 100},
-				Duration: time.Second,
-				Classes:  []workloads.Class{{Name: "c", Weight: 1, Service: workloads.Service{Dist: "fixed", Value: time.Millisecond}}},
-			}.WithDefaults()
-			m, err := dep.(harness.Attacker).Attack(ctx, spec, 1)
+			m, err := dep.(harness.Attacker).Attack(ctx, oneSecond(t), 1)
 			if err != nil {
 				t.Fatal(err)
 			}

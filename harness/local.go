@@ -374,21 +374,31 @@ func (d *localDeployment) PIDs() []int {
 }
 
 func getJSON(ctx context.Context, url string, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	body, err := Fetch(ctx, url, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(body, v)
+}
+
+// Fetch returns the body of a GET of url, which must answer 200 within
+// timeout.
+func Fetch(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	return json.NewDecoder(resp.Body).Decode(v)
+	return io.ReadAll(resp.Body)
 }
 
 // DecodeStats decodes the answer of a process's stats endpoint of the given

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/lbbench/lbbench/harness"
 )
 
 // newProbeCmd is the hidden command the docker driver runs inside the
@@ -68,21 +70,11 @@ func probeReady(ctx context.Context, url string, timeout time.Duration) error {
 
 // probeGet prints the body of one GET of url, which must answer 200.
 func probeGet(ctx context.Context, url string, timeout time.Duration, w io.Writer) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := harness.Fetch(ctx, url, timeout)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	_, err = io.Copy(w, resp.Body)
+	_, err = w.Write(body)
 	return err
 }
 
