@@ -85,6 +85,7 @@ type DriverOption func(*driverConfig)
 type driverConfig struct {
 	logf         func(format string, args ...any)
 	engineImages map[string]string
+	placement    string
 }
 
 // WithLog sends the driver's notices (an image built, leftovers removed)
@@ -122,13 +123,17 @@ func NewDriver(ctx context.Context, c *Client, exe, logDir string, opts ...Drive
 	if err != nil {
 		return nil, fmt.Errorf("docker: daemon info: %w", err)
 	}
+	place, err := newPlacement(info.NCPU, cfg.placement)
+	if err != nil {
+		return nil, err
+	}
 	var b [4]byte
 	rand.Read(b[:])
 	return &Driver{
 		c: c, exe: exe, image: image, logDir: logDir,
 		session:      hex.EncodeToString(b[:]),
 		owner:        owner(),
-		place:        newPlacement(info.NCPU),
+		place:        place,
 		images:       map[string]string{exe: image},
 		engineImages: maps.Clone(cfg.engineImages),
 		engineBins:   map[string]engines.Binary{},

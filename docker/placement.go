@@ -17,26 +17,79 @@ type placement struct {
 	desc              string
 }
 
-// newPlacement gives the generator CPU 0 and the server CPUs 1 to n-1 as
-// disjoint cpusets when the machine has at least harness.MinPinCPUs CPUs;
-// with fewer, a cpuset of one CPU would leave the side that gets it starved
-// (see harness.MinPinCPUs), so each container gets a CPU limit of half the
-// machine instead: neither side can take all of it, but they do share.
-func newPlacement(ncpu int) placement {
-	if ncpu >= harness.MinPinCPUs {
-		gen, srv := "0", "1-"+strconv.Itoa(ncpu-1)
-		return placement{
-			generator: container.Resources{CpusetCpus: gen},
-			server:    container.Resources{CpusetCpus: srv},
-			roles: []harness.ContainerPlacement{
-				{Role: RoleGenerator, Cpuset: gen},
-				{Role: "server", Cpuset: srv},
-			},
-			desc: fmt.Sprintf("docker cpusets: generator cpu %s; server containers cpus %s", gen, srv),
+// Placement modes (WithPlacement).
+const (
+	// PlaceAuto is PlaceCpusets with at least harness.MinPinCPUs CPUs and
+	// PlaceLimits with fewer.
+	PlaceAuto = "auto"
+	// PlaceCpusets gives the generator CPU 0 and the server CPUs 1 to n-1.
+	PlaceCpusets = "cpusets"
+	// PlaceLimits gives each container a CPU limit of half the machine.
+	PlaceLimits = "limits"
+	// PlaceNone leaves placement to the kernel.
+	PlaceNone = "none"
+)
+
+// PlacementModes lists the modes WithPlacement accepts.
+func PlacementModes() []string { return []string{PlaceAuto, PlaceCpusets, PlaceLimits, PlaceNone} }
+
+// WithPlacement sets how containers share the CPUs (PlaceAuto by default).
+func WithPlacement(mode string) DriverOption {
+	return func(c *driverConfig) { c.placement = mode }
+}
+
+// newPlacement places the containers on ncpu CPUs. Auto gives the
+// generator CPU 0 and the server CPUs 1 to n-1 as disjoint cpusets when the
+// machine has at least harness.MinPinCPUs CPUs; with fewer, a cpuset of one
+// CPU would leave the side that gets it starved (see harness.MinPinCPUs),
+// so each container gets a CPU limit of half the machine instead: neither
+// side can take all of it, but they do share.
+func newPlacement(ncpu int, mode string) (placement, error) {
+	switch mode {
+	case PlaceAuto, "":
+		if ncpu >= harness.MinPinCPUs {
+			return cpusets(ncpu)
 		}
+		return limits(ncpu), nil
+	case PlaceCpusets:
+		return cpusets(ncpu)
+	case PlaceLimits:
+		return limits(ncpu), nil
+	case PlaceNone:
+		return placement{
+			roles: []harness.ContainerPlacement{{Role: RoleGenerator}, {Role: "server"}},
+			desc:  "docker: no cpusets or CPU limits",
+		}, nil
 	}
+	return placement{}, fmt.Errorf("docker: unknown placement %q (known: %v)", mode, PlacementModes())
+}
+
+func cpusets(ncpu int) (placement, error) {
+	if ncpu < 2 {
+		return placement{}, fmt.Errorf("docker: disjoint cpusets need at least 2 CPUs, the daemon has %d", ncpu)
+	}
+	gen, srv := "0", "1-"+strconv.Itoa(ncpu-1)
+	if ncpu == 2 {
+		srv = "1"
+	}
+	return placement{
+		generator: container.Resources{CpusetCpus: gen},
+		server:    container.Resources{CpusetCpus: srv},
+		roles: []harness.ContainerPlacement{
+			{Role: RoleGenerator, Cpuset: gen},
+			{Role: "server", Cpuset: srv},
+		},
+		desc: fmt.Sprintf("docker cpusets: generator cpu %s; server containers cpus %s", gen, srv),
+	}, nil
+}
+
+func limits(ncpu int) placement {
 	half := float64(max(ncpu, 1)) / 2
 	nano := int64(half * 1e9)
+	desc := fmt.Sprintf("docker CPU limits: generator %g CPU, each server container %g CPU", half, half)
+	if ncpu < harness.MinPinCPUs {
+		desc += fmt.Sprintf(" (%d CPUs: too few for disjoint cpusets by default)", ncpu)
+	}
 	return placement{
 		generator: container.Resources{NanoCPUs: nano},
 		server:    container.Resources{NanoCPUs: nano},
@@ -44,6 +97,6 @@ func newPlacement(ncpu int) placement {
 			{Role: RoleGenerator, CPULimit: half},
 			{Role: "server", CPULimit: half},
 		},
-		desc: fmt.Sprintf("docker CPU limits: generator %g CPU, each server container %g CPU (%d CPUs: too few for disjoint cpusets)", half, half, ncpu),
+		desc: desc,
 	}
 }
