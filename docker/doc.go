@@ -45,8 +45,8 @@
 //
 // # CPUs
 //
-// With at least harness.MinPinCPUs CPUs the generator gets the first CPU
-// and the server's containers the others, as disjoint cpusets; with fewer,
-// the generator and each server container get a CPU limit (half the
-// machine each) and the results say so.
+// With at least MinCpusetCPUs (2) CPUs the generator gets the first CPU and
+// the server's containers the others, as disjoint cpusets; with one, each
+// container gets a CPU limit of half of it. WithPlacement forces either, or
+// none; the results record which.
 package docker
