@@ -480,6 +480,11 @@ func envOf(label string, r *harness.Results) envView {
 	add("lbbench", strings.TrimSpace(e.Version+" "+e.Commit))
 	add("driver", e.Driver)
 	add("pinning", e.Pinning)
+	if c := e.Containers; c != nil {
+		add("docker", "Engine "+c.Engine+", API "+c.API+"; image "+c.Image+"; session "+c.Session)
+		add("network", c.Network)
+		add("generator", c.Generator)
+	}
 	add("host", e.Hostname)
 	add("kernel", e.Kernel)
 	add("os/arch", e.OS+"/"+e.Arch)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/lbbench/lbbench/harness"
 )
 
 // parseHTML renders r and parses the page as a browser would.
@@ -244,5 +246,21 @@ func TestHTMLWarnsWhenNoRunIsValid(t *testing.T) {
 	})
 	if len(names) != 1 || names[0] != "least_conn" {
 		t.Errorf("banner names %v, want [least_conn]", names)
+	}
+}
+
+func TestHTMLShowsContainerEnvironment(t *testing.T) {
+	r := fakeResults()
+	r.Env.Driver = "docker"
+	r.Env.Containers = &harness.ContainerEnv{Engine: "20.10.24", API: "1.41", Image: "lbbench:0123456789abcdef", Session: "cafe0001",
+		Network: "internal bridge network, one per run", Generator: "lbbench attack in a container"}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Engine 20.10.24, API 1.41; image lbbench:0123456789abcdef; session cafe0001", "internal bridge network, one per run"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("report does not show %q", want)
+		}
 	}
 }
