@@ -120,6 +120,9 @@ func oneSecond(t *testing.T) workloads.Spec {
 }
 
 func TestUpAttackDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("brings a proxy topology up in containers and loads it")
+	}
 	c := dockertest.Connect(t)
 	ctx := context.Background()
 	logs := t.TempDir()
@@ -296,6 +299,9 @@ func TestEngineImageErrors(t *testing.T) {
 // images built FROM scratch out of this machine's engines (make setup
 // installs them), in front of the workers.
 func TestEnginesInContainers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds engine images and runs nginx and HAProxy in containers")
+	}
 	c := dockertest.Connect(t)
 	ctx := context.Background()
 	for _, engine := range []string{topologies.Nginx, topologies.HAProxy} {
