@@ -264,11 +264,11 @@ type box struct {
 
 func (dep *deployment) labels(role string) map[string]string {
 	l := map[string]string{
-		LabelManaged:   "true",
-		LabelSession:   dep.d.session,
-		LabelRun:       dep.run,
-		LabelOwner:     dep.d.owner,
-		"lbbench.plan": dep.plan.ID,
+		LabelManaged: "true",
+		LabelSession: dep.d.session,
+		LabelRun:     dep.run,
+		LabelOwner:   dep.d.owner,
+		LabelPlan:    dep.plan.ID,
 	}
 	if role != "" {
 		l[LabelRole] = role

@@ -20,6 +20,7 @@ const (
 	LabelManaged = "lbbench.managed" // "true"
 	LabelSession = "lbbench.session" // one lbbench process's driver
 	LabelRun     = "lbbench.run"     // the run (plan) inside the session
+	LabelPlan    = "lbbench.plan"    // the run's id in the results
 	LabelRole    = "lbbench.role"    // workers, proxy, generator
 	// LabelOwner is "host/pid/start" of the lbbench process that created
 	// the object: Clean removes objects whose owner is gone.
