@@ -116,12 +116,24 @@ type page struct {
 	InvalidRuns []runView
 	Bound       string // validity bounds in words
 	Proxies     []proxyView
+	Engines     []engineRow
+	Clients     []clientView
 	ErrorKinds  []string
 	Errors      []errorRow
 	Verdicts    []verdictView
 	VerdictSum  string
 	Envs        []envView
 	ScenarioDoc string
+}
+
+// clientView is one named client's merged figures in one variant.
+type clientView struct {
+	Variant          string
+	Style            style
+	Name             string
+	Share            float64
+	Requests, Errors uint64
+	P50, P99, P999   string
 }
 
 type variantView struct {
@@ -352,6 +364,14 @@ func buildPage(r *harness.Results, o options) (*page, error) {
 		wv.Plot = workerBars(fmt.Sprintf("worker-bars-%d", i), "Responses per worker, "+vs.Name, st, vs.Workers, top, 440, 220)
 		p.Workers = append(p.Workers, wv)
 	}
+
+	for _, vs := range sums {
+		for _, c := range vs.Clients {
+			p.Clients = append(p.Clients, clientView{Variant: vs.Name, Style: styles[vs.Name], Name: c.Name, Share: c.Share,
+				Requests: c.Requests, Errors: c.Errors, P50: Dur(c.Latency.P50), P99: Dur(c.Latency.P99), P999: Dur(c.Latency.P999)})
+		}
+	}
+	p.Engines = engineRows(r)
 
 	tl, err := buildTimeline(r, sums, styles)
 	if err != nil {

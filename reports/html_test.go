@@ -264,3 +264,49 @@ func TestHTMLShowsContainerEnvironment(t *testing.T) {
 		}
 	}
 }
+
+func TestHTMLEngineAndClients(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, withEngineAndClients(t)); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := func(id string) []string {
+		var out []string
+		walk(byID(doc, id), func(n *html.Node) {
+			if n.Data == "tr" {
+				var cells []string
+				walk(n, func(c *html.Node) {
+					if c.Data == "td" || c.Data == "th" {
+						cells = append(cells, strings.TrimSpace(textContent(c)))
+					}
+				})
+				out = append(out, strings.Join(cells, "|"))
+			}
+		})
+		return out
+	}
+	eng := rows("engine-table")
+	if len(eng) != 5 || eng[1] != "001-reuseport-r1|reuseport|haproxy|12|1000|1000|0|700 300" || eng[2] != "002-least_conn-r1|least_conn|nginx|9|1003|-|-|-" {
+		t.Errorf("engine table rows %q", eng)
+	}
+	cl := rows("client-table")
+	if len(cl) != 5 || !strings.Contains(cl[3], "least_conn|heavy|0.8|160|0|4.00ms") {
+		t.Errorf("client table rows %q", cl)
+	}
+}
+
+// textContent is the text under n, as a browser shows it.
+func textContent(n *html.Node) string {
+	if n.Type == html.TextNode {
+		return n.Data
+	}
+	var b strings.Builder
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		b.WriteString(textContent(c))
+	}
+	return b.String()
+}

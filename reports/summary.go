@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lbbench/lbbench/harness"
@@ -43,6 +45,17 @@ type VariantSummary struct {
 	Proxy *ProxyTotals
 	// Steps merges each step of a steps arrival over merged runs.
 	Steps []StepSummary
+	// Clients merges each named client's figures over merged runs, in the
+	// workload's order; empty without named clients.
+	Clients []ClientSummary
+}
+
+// ClientSummary is one named client's figures over merged runs.
+type ClientSummary struct {
+	Name             string
+	Share            float64
+	Requests, Errors uint64
+	Latency          harness.Summary
 }
 
 // ProxyTotals are a proxy's counters summed over runs.
@@ -111,6 +124,7 @@ func summarize(name string, runs []harness.RunResult) (VariantSummary, error) {
 	var classOrder []string
 	var skews []float64
 	var steps []*harness.Histogram
+	var clients []*harness.Histogram
 	for _, run := range merged {
 		if err := lat.MergeFrom(run.Latency); err != nil {
 			return s, fmt.Errorf("reports: %s: %w", run.ID, err)
@@ -150,6 +164,17 @@ func summarize(name string, runs []harness.RunResult) (VariantSummary, error) {
 				return s, fmt.Errorf("reports: %s: step %d: %w", run.ID, i, err)
 			}
 		}
+		for i, c := range run.Clients {
+			if i == len(clients) {
+				clients = append(clients, harness.NewHistogram())
+				s.Clients = append(s.Clients, ClientSummary{Name: c.Name, Share: c.Share})
+			}
+			s.Clients[i].Requests += c.Requests
+			s.Clients[i].Errors += c.Errors
+			if err := clients[i].MergeFrom(c.Latency); err != nil {
+				return s, fmt.Errorf("reports: %s: client %s: %w", run.ID, c.Name, err)
+			}
+		}
 		s.Requests += run.Requests
 		s.Errors += run.Errors
 		s.Rate += run.AchievedRate / float64(len(merged))
@@ -178,6 +203,9 @@ func summarize(name string, runs []harness.RunResult) (VariantSummary, error) {
 	for i := range s.Steps {
 		s.Steps[i].Latency = steps[i].Summarize()
 	}
+	for i := range s.Clients {
+		s.Clients[i].Latency = clients[i].Summarize()
+	}
 	s.SendLagP99 = lag.Quantile(0.99)
 	s.Skew = median(skews)
 	for _, name := range classOrder {
@@ -199,4 +227,51 @@ func median(xs []float64) float64 {
 		return ys[n/2]
 	}
 	return (ys[n/2-1] + ys[n/2]) / 2
+}
+
+// engineRow is one run's nginx or HAProxy counters, for the reports.
+type engineRow struct {
+	Run, Variant, Engine  string
+	ClientConns, Requests uint64
+	// UpstreamConns, Reused and PerWorker are "-" where the engine does
+	// not count them (nginx's stub_status has no upstream figures).
+	UpstreamConns, Reused, PerWorker string
+}
+
+// engineRows returns the engine counters of r's runs that have them.
+func engineRows(r *harness.Results) []engineRow {
+	var out []engineRow
+	for _, run := range r.Runs {
+		e := run.Engine
+		if e == nil {
+			continue
+		}
+		row := engineRow{Run: run.ID, Variant: run.Variant, Engine: e.Engine, UpstreamConns: "-", Reused: "-", PerWorker: "-"}
+		switch {
+		case e.Nginx != nil:
+			row.ClientConns, row.Requests = e.Nginx.Accepts, e.Nginx.Requests
+		case len(e.HAProxy) > 0:
+			var per []string
+			for _, h := range e.HAProxy {
+				switch {
+				case h.Proxy == "admin":
+				case h.Name == "FRONTEND":
+					row.ClientConns += h.Sessions
+					row.Requests += h.Requests
+				case h.Name == "BACKEND":
+					row.UpstreamConns = strconv.FormatUint(h.Connects, 10)
+					row.Reused = strconv.FormatUint(h.Reuses, 10)
+				default:
+					per = append(per, strconv.FormatUint(h.Sessions, 10))
+				}
+			}
+			if len(per) > 0 {
+				row.PerWorker = strings.Join(per, " ")
+			}
+		default:
+			continue
+		}
+		out = append(out, row)
+	}
+	return out
 }

@@ -56,6 +56,8 @@ func WriteText(w io.Writer, r *harness.Results) error {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, s.Name, strings.Join(parts, " "))
 	}
 	writeProxyCounters(w, sums, width)
+	writeEngineCounters(w, r)
+	writeClients(w, sums)
 	writeSteps(w, sums)
 	var invalid []string
 	for _, s := range sums {
@@ -168,4 +170,37 @@ func writeSteps(w io.Writer, sums []VariantSummary) {
 		}
 		tw.Flush()
 	}
+}
+
+// writeClients shows each named client's latency: uneven clients fare
+// differently when connections pin them to workers.
+func writeClients(w io.Writer, sums []VariantSummary) {
+	for _, s := range sums {
+		if len(s.Clients) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nlatency by client: %s\n", s.Name)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "client\tshare\trequests\terrors\tp50\tp99\tp99.9\t")
+		for _, c := range s.Clients {
+			fmt.Fprintf(tw, "%s\t%g\t%d\t%d\t%s\t%s\t%s\t\n", c.Name, c.Share, c.Requests, c.Errors,
+				Dur(c.Latency.P50), Dur(c.Latency.P99), Dur(c.Latency.P999))
+		}
+		tw.Flush()
+	}
+}
+
+// writeEngineCounters shows nginx's and HAProxy's own counters per run.
+func writeEngineCounters(w io.Writer, r *harness.Results) {
+	rows := engineRows(r)
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nengine counters (per run, warm-up included)\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\tengine\tclient conns\trequests\tupstream conns\treused\tper worker\t")
+	for _, e := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t\n", e.Run, e.Engine, e.ClientConns, e.Requests, e.UpstreamConns, e.Reused, e.PerWorker)
+	}
+	tw.Flush()
 }

@@ -5,10 +5,12 @@ import (
 	"flag"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/targets/balancer"
 	"github.com/lbbench/lbbench/topologies"
@@ -127,6 +129,62 @@ func TestWriteTextProxyAndSteps(t *testing.T) {
 	for _, want := range []string{"proxy counters", "1200", "write=200", "latency by step: least_conn", "3.00ms"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// withEngineAndClients gives fakeResults' runs named clients and engine
+// counters: HAProxy on the reuseport runs, nginx on the least_conn ones.
+func withEngineAndClients(t *testing.T) *harness.Results {
+	t.Helper()
+	r := fakeResults()
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		for _, c := range []struct {
+			name  string
+			share float64
+			lat   time.Duration
+			n     int
+		}{{"heavy", 0.8, 4 * time.Millisecond, 80}, {"light", 0.2, time.Millisecond, 20}} {
+			h := harness.NewHistogram()
+			for range c.n {
+				if err := h.RecordValue(c.lat.Microseconds()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run.Clients = append(run.Clients, harness.ClientResult{Name: c.name, Share: c.share, Requests: uint64(c.n), Latency: h})
+		}
+		if run.Variant == "reuseport" {
+			run.Engine = &engines.Stats{Engine: engines.HAProxy, HAProxy: []engines.HAProxyRow{
+				{Proxy: "proxy", Name: "FRONTEND", Sessions: 12, Requests: 1000},
+				{Proxy: "workers", Name: "w0", Sessions: 700},
+				{Proxy: "workers", Name: "w1", Sessions: 300},
+				{Proxy: "workers", Name: "BACKEND", Sessions: 1000, Connects: 1000},
+				{Proxy: "admin", Name: "FRONTEND", Sessions: 5, Requests: 5},
+			}}
+		} else {
+			run.Engine = &engines.Stats{Engine: engines.Nginx, Nginx: &engines.NginxStatus{Accepts: 9, Handled: 9, Requests: 1003}}
+		}
+	}
+	return r
+}
+
+func TestTextEngineAndClients(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteText(&buf, withEngineAndClients(t)); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, re := range []string{
+		// HAProxy: the admin frontend is not the generator's.
+		`001-reuseport-r1\s+haproxy\s+12\s+1000\s+1000\s+0\s+700 300`,
+		`002-least_conn-r1\s+nginx\s+9\s+1003\s+-\s+-\s+-`,
+		// Clients merge over the valid runs: two of least_conn's.
+		`latency by client: least_conn\n[^\n]*\n\s*heavy\s+0.8\s+160\s+0\s+4.00ms`,
+		`\s*light\s+0.2\s+40\s+0\s+1.00ms`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("text report does not match %q:\n%s", re, out)
 		}
 	}
 }
