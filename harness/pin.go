@@ -29,9 +29,13 @@ const MinPinCPUs = 4
 // AutoPinning splits the CPUs this process may use: the first for the
 // generator, the rest for the targets. ok is false with fewer than
 // MinPinCPUs CPUs.
-func AutoPinning() (p *Pinning, ok bool) {
+func AutoPinning() (p *Pinning, ok bool) { return SplitPinning(MinPinCPUs) }
+
+// SplitPinning is AutoPinning with a minimum of min CPUs (at least 2):
+// "--pin cpusets" splits even 2 CPUs.
+func SplitPinning(min int) (p *Pinning, ok bool) {
 	var all unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &all); err != nil || all.Count() < MinPinCPUs {
+	if err := unix.SchedGetaffinity(0, &all); err != nil || all.Count() < max(min, 2) {
 		return nil, false
 	}
 	p = &Pinning{}

@@ -26,6 +26,10 @@ func TestPinningStartsChildOnTargetCPUs(t *testing.T) {
 	if auto, ok := AutoPinning(); ok != (all.Count() >= MinPinCPUs) || (ok && auto.Generator.Count() != 1) {
 		t.Errorf("AutoPinning on %d CPUs: %v, ok=%v", all.Count(), auto, ok)
 	}
+	// Forced, the split happens from 2 CPUs, the same way.
+	if split, ok := SplitPinning(2); ok != (all.Count() >= 2) || (ok && (split.Generator != p.Generator || split.Targets != p.Targets)) {
+		t.Errorf("SplitPinning(2) on %d CPUs: %v, ok=%v; want %v", all.Count(), split, ok, p)
+	}
 	var before unix.CPUSet
 	unix.SchedGetaffinity(0, &before)
 	cmd := exec.Command("sleep", "5")
