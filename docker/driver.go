@@ -596,10 +596,18 @@ func (dep *deployment) Attack(ctx context.Context, spec workloads.Spec, k int) (
 		if err != nil {
 			return nil, fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
 		}
+		cmd := []string{"/lbbench", "attack", "--target", dep.plan.Entry, "--spec", OutDir + "/" + base + ".spec.json", "--out", OutDir + "/" + base + ".json", "--quiet"}
+		var stderr io.Writer = logf
+		if live := harness.LiveFunc(ctx); live != nil && k == 1 {
+			// One generator: its live figures are the run's.
+			lw := &liveWriter{f: live}
+			defer lw.close()
+			cmd = append(cmd, "--live")
+			stderr = io.MultiWriter(logf, lw)
+		}
 		wg.Go(func() {
 			defer logf.Close()
-			cmd := []string{"/lbbench", "attack", "--target", dep.plan.Entry, "--spec", OutDir + "/" + base + ".spec.json", "--out", OutDir + "/" + base + ".json", "--quiet"}
-			code, err := dep.d.c.Exec(ctx, dep.gen.id, cmd, logf, logf)
+			code, err := dep.d.c.Exec(ctx, dep.gen.id, cmd, logf, stderr)
 			if err == nil && code != 0 {
 				err = fmt.Errorf("generator %d: exit status %d (log: %s)%s", i, code, logPath, fileTail(logPath))
 			}
@@ -618,6 +626,41 @@ func (dep *deployment) Attack(ctx context.Context, spec workloads.Spec, k int) (
 		return nil, fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
 	}
 	return harness.MergeFiles(outs)
+}
+
+// liveWriter decodes the JSON lines of "lbbench attack --live" into
+// harness.LiveStats for the progress display, and ignores other lines. It
+// calls f from one goroutine at a time, and never after close.
+type liveWriter struct {
+	mu     sync.Mutex
+	f      func(harness.LiveStats)
+	buf    []byte
+	closed bool
+}
+
+func (w *liveWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := w.buf[:i]
+		var ls harness.LiveStats
+		if !w.closed && len(line) > 0 && line[0] == '{' && json.Unmarshal(line, &ls) == nil {
+			w.f(ls)
+		}
+		w.buf = w.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+func (w *liveWriter) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
 }
 
 func fileTail(path string) string {

@@ -33,9 +33,22 @@ type LiveStats struct {
 
 // WithLiveStats calls f about once per second while a run's load is on,
 // from a goroutine of the harness (never concurrently with itself, and not
-// after the run's attack returns). Only in-process generation reports live
-// figures: with WithGenerators the child processes do not.
+// after the run's attack returns). In-process generation and a single
+// generator in a driver's container (an Attacker, which reads LiveFunc)
+// report live figures; WithGenerators' child processes do not.
 func WithLiveStats(f func(LiveStats)) Option { return func(c *config) { c.live = f } }
+
+// LiveContext returns ctx carrying f, the callback Attack (and an Attacker)
+// report live figures to; a nil f returns ctx as it is.
+func LiveContext(ctx context.Context, f func(LiveStats)) context.Context {
+	return withLiveStats(ctx, f)
+}
+
+// LiveFunc returns the live-figures callback ctx carries, or nil.
+func LiveFunc(ctx context.Context) func(LiveStats) {
+	f, _ := ctx.Value(liveKey{}).(func(LiveStats))
+	return f
+}
 
 type liveKey struct{}
 

@@ -255,7 +255,7 @@ func runOne(ctx context.Context, c *config, s Scenario, v topologies.Variant, d 
 	started := time.Now()
 	var m *Measurement
 	if a, ok := dep.(Attacker); ok {
-		m, err = a.Attack(ctx, spec, max(1, c.generators))
+		m, err = a.Attack(withLiveStats(ctx, c.live), spec, max(1, c.generators))
 	} else if c.generators > 1 {
 		m, err = attackProcesses(ctx, c.exe, filepath.Join(c.workDir, id), dep.Entry(), spec, c.generators)
 	} else {

@@ -26,6 +26,7 @@ type attackOptions struct {
 	duration time.Duration
 	warmup   time.Duration
 	quiet    bool
+	live     bool
 }
 
 func newAttackCmd() *cobra.Command {
@@ -57,6 +58,7 @@ section) or from --spec, a workload spec in YAML or JSON.`,
 	f.DurationVar(&o.duration, "duration", 0, "measured duration (overrides the workload)")
 	f.DurationVar(&o.warmup, "warmup", 0, "warm-up, not recorded; 0 for none (overrides the workload)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no summary on standard error")
+	f.BoolVar(&o.live, "live", false, "print the live figures (harness.LiveStats) as a JSON line per second on standard error")
 	cmd.MarkFlagRequired("target")
 	return cmd
 }
@@ -105,6 +107,10 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 		}
 		defer f.Close()
 		raw = f
+	}
+	if o.live {
+		enc := json.NewEncoder(stderr)
+		ctx = harness.LiveContext(ctx, func(ls harness.LiveStats) { enc.Encode(ls) })
 	}
 	m, attackErr := harness.Attack(ctx, o.target, spec, raw)
 	if m == nil {
