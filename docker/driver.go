@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -68,7 +69,7 @@ type Driver struct {
 	engineImages map[string]string         // engine -> image (see WithEngineImages)
 	engineBins   map[string]engines.Binary // see FindEngine
 	runs         int                       // plans brought up
-	oneOff       int                       // one-off containers run
+	oneOff       atomic.Int64              // one-off containers run (runOnce; callers may or may not hold mu)
 	port         int                       // next port to hand out
 }
 

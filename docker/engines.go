@@ -103,8 +103,7 @@ func (d *Driver) runOnce(ctx context.Context, role, image string, entrypoint, cm
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	labels := map[string]string{LabelManaged: "true", LabelSession: d.session, LabelOwner: d.owner, LabelRole: role}
-	d.oneOff++
-	name := fmt.Sprintf("lbbench-%s-%s-%d", d.session, role, d.oneOff)
+	name := fmt.Sprintf("lbbench-%s-%s-%d", d.session, role, d.oneOff.Add(1))
 	resp, err := d.c.api.ContainerCreate(ctx,
 		&container.Config{Image: image, Entrypoint: entrypoint, Cmd: cmd, Labels: labels},
 		&container.HostConfig{NetworkMode: container.NetworkMode(netMode), ReadonlyRootfs: true, Mounts: mounts}, nil, nil, name)
