@@ -257,7 +257,7 @@ type box struct {
 	name, id string
 	role     string
 	spec     topologies.Process
-	hostDir  string // mounted at WorkDir
+	hostDir  string // mounted at WorkDir (the generator's at OutDir)
 	logPath  string
 	exited   <-chan container.WaitResponse
 	waitErr  <-chan error
@@ -340,6 +340,8 @@ func (dep *deployment) startGenerator(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	gen.hostDir = genDir
+	dep.gen = gen // Down removes it even if it never starts
 	return dep.start(ctx, gen)
 }
 
@@ -454,11 +456,7 @@ func (dep *deployment) create(ctx context.Context, role string, i int, spec topo
 	if err != nil {
 		return nil, fmt.Errorf("docker: %s: create %s: %w", dep.plan.ID, name, err)
 	}
-	b := &box{name: name, id: resp.ID, role: role, spec: spec, logPath: filepath.Join(dep.d.logDir, dep.plan.ID+"-"+role+".log")}
-	if role == RoleGenerator {
-		dep.gen = b // so that Down removes it even if it never starts
-	}
-	return b, nil
+	return &box{name: name, id: resp.ID, role: role, spec: spec, logPath: filepath.Join(dep.d.logDir, dep.plan.ID+"-"+role+".log")}, nil
 }
 
 func (dep *deployment) start(ctx context.Context, b *box) error {
@@ -540,11 +538,9 @@ func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 			// The stats socket is in the working directory, which is
 			// bind-mounted from this machine: read it from here.
 			sock := filepath.Join(b.hostDir, strings.TrimPrefix(b.spec.Stats, WorkDir+"/"))
-			rows, err := engines.ReadHAProxyStats(ctx, sock)
-			if err != nil {
+			if err := harness.ReadHAProxyStats(ctx, sock, &st); err != nil {
 				return st, fmt.Errorf("docker: %s: stats of %s: %w", dep.plan.ID, b.role, err)
 			}
-			st.Engine = &engines.Stats{Engine: engines.HAProxy, HAProxy: rows}
 			continue
 		}
 		var out, errOut bytes.Buffer
@@ -570,10 +566,7 @@ func (dep *deployment) Attack(ctx context.Context, spec workloads.Spec, k int) (
 	if k > 1 && len(spec.Clients.Named) > 0 {
 		return nil, errors.New("docker: named clients need a single generator (each owns its connections)")
 	}
-	dir, err := dep.hostDir(RoleGenerator)
-	if err != nil {
-		return nil, err
-	}
+	dir := dep.gen.hostDir // made by startGenerator, mounted at OutDir
 	outs := make([]string, k)
 	errs := make([]error, k)
 	var wg sync.WaitGroup

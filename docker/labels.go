@@ -99,10 +99,7 @@ type CleanFilter struct {
 func (c *Client) Clean(ctx context.Context, f CleanFilter) (CleanReport, error) {
 	var rep CleanReport
 	var errs []error
-	managed := filters.NewArgs(filters.Arg("label", LabelManaged+"=true"))
-	if f.Session != "" {
-		managed.Add("label", LabelSession+"="+f.Session)
-	}
+	managed := managedFilter(f.Session)
 	stale := func(labels map[string]string) bool { return f.All || !ownerAlive(labels[LabelOwner]) }
 
 	cs, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: managed})
@@ -160,10 +157,7 @@ func (c *Client) Clean(ctx context.Context, f CleanFilter) (CleanReport, error) 
 // Managed lists the names of the containers, networks and volumes labelled
 // lbbench.managed=true, optionally only those of one session.
 func (c *Client) Managed(ctx context.Context, session string) (CleanReport, error) {
-	f := filters.NewArgs(filters.Arg("label", LabelManaged+"=true"))
-	if session != "" {
-		f.Add("label", LabelSession+"="+session)
-	}
+	f := managedFilter(session)
 	var rep CleanReport
 	cs, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {
@@ -187,4 +181,13 @@ func (c *Client) Managed(ctx context.Context, session string) (CleanReport, erro
 		rep.Volumes = append(rep.Volumes, v.Name)
 	}
 	return rep, nil
+}
+
+// managedFilter selects lbbench's objects, of one session when it is set.
+func managedFilter(session string) filters.Args {
+	f := filters.NewArgs(filters.Arg("label", LabelManaged+"=true"))
+	if session != "" {
+		f.Add("label", LabelSession+"="+session)
+	}
+	return f
 }

@@ -242,26 +242,48 @@ type localProc struct {
 // waitReady polls the process's health URL until it answers 200, the
 // process exits, ctx ends or timeout passes.
 func (p *localProc) waitReady(ctx context.Context, timeout time.Duration) error {
+	err := WaitHTTP(ctx, p.spec.Health, timeout, p.exited)
+	if errors.Is(err, ErrExited) {
+		return fmt.Errorf("exited early (%v)", p.waitErr)
+	}
+	return err
+}
+
+// ErrExited is WaitHTTP's error when the process it waited for exited.
+var ErrExited = errors.New("exited before it was ready")
+
+// WaitHTTP polls url every 20 ms until it answers 200. It gives up when
+// timeout passes, ctx ends, or exited (if not nil) is closed (ErrExited).
+// Both drivers wait for readiness with it: the local one from here, the
+// docker one through "lbbench probe" inside the run's network.
+func WaitHTTP(ctx context.Context, url string, timeout time.Duration, exited <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := &http.Client{Timeout: time.Second}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	last := errors.New("no answer yet")
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.spec.Health, nil)
-		if resp, err := client.Do(req); err == nil {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := client.Do(req); err != nil {
+			last = err
+		} else {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
+			last = fmt.Errorf("GET %s: %s", url, resp.Status)
 		}
 		select {
-		case <-p.exited:
-			return fmt.Errorf("exited early (%v)", p.waitErr)
+		case <-exited:
+			return ErrExited
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("no answer from %s within %s", p.spec.Health, timeout)
+				return fmt.Errorf("no 200 from %s within %s (last: %v)", url, timeout, last)
 			}
 			return ctx.Err()
 		case <-tick.C:
@@ -321,26 +343,12 @@ func (d *localDeployment) Stats(ctx context.Context) (Stats, error) {
 			continue
 		}
 		var err error
-		switch p.spec.StatsKind {
-		case topologies.StatsWorkers:
-			var rep prefork.StatsReport
-			if err = getJSON(ctx, p.spec.Stats, &rep); err == nil {
-				st.Workers = rep.Workers
-			}
-		case topologies.StatsProxy:
-			var ps balancer.Stats
-			if err = getJSON(ctx, p.spec.Stats, &ps); err == nil {
-				st.Proxy = &ps
-			}
-		case topologies.StatsNginx:
-			var ns engines.NginxStatus
-			if ns, err = engines.ReadNginxStatus(ctx, p.spec.Stats); err == nil {
-				st.Engine = &engines.Stats{Engine: engines.Nginx, Nginx: &ns}
-			}
-		case topologies.StatsHAProxy:
-			var rows []engines.HAProxyRow
-			if rows, err = engines.ReadHAProxyStats(ctx, p.spec.Stats); err == nil {
-				st.Engine = &engines.Stats{Engine: engines.HAProxy, HAProxy: rows}
+		if p.spec.StatsKind == topologies.StatsHAProxy {
+			err = ReadHAProxyStats(ctx, p.spec.Stats, &st)
+		} else {
+			var body []byte
+			if body, err = Fetch(ctx, p.spec.Stats, 5*time.Second); err == nil {
+				err = DecodeStats(p.spec.StatsKind, body, &st)
 			}
 		}
 		if err != nil {
@@ -348,6 +356,17 @@ func (d *localDeployment) Stats(ctx context.Context) (Stats, error) {
 		}
 	}
 	return st, nil
+}
+
+// ReadHAProxyStats reads HAProxy's "show stat" from its stats socket at
+// path into st.
+func ReadHAProxyStats(ctx context.Context, path string, st *Stats) error {
+	rows, err := engines.ReadHAProxyStats(ctx, path)
+	if err != nil {
+		return err
+	}
+	st.Engine = &engines.Stats{Engine: engines.HAProxy, HAProxy: rows}
+	return nil
 }
 
 // Down stops processes in reverse order of start. It is idempotent.
@@ -371,14 +390,6 @@ func (d *localDeployment) PIDs() []int {
 		out[i] = p.cmd.Process.Pid
 	}
 	return out
-}
-
-func getJSON(ctx context.Context, url string, v any) error {
-	body, err := Fetch(ctx, url, 5*time.Second)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(body, v)
 }
 
 // Fetch returns the body of a GET of url, which must answer 200 within

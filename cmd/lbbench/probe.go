@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"time"
 
@@ -39,33 +37,7 @@ func newProbeCmd() *cobra.Command {
 
 // probeReady polls url every 20 ms until it answers 200 or timeout passes.
 func probeReady(ctx context.Context, url string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	client := &http.Client{Timeout: time.Second}
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	last := errors.New("no answer yet")
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		if resp, err := client.Do(req); err != nil {
-			last = err
-		} else {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = fmt.Errorf("GET %s: %s", url, resp.Status)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("no 200 from %s within %s (last: %v)", url, timeout, last)
-		case <-tick.C:
-		}
-	}
+	return harness.WaitHTTP(ctx, url, timeout, nil)
 }
 
 // probeGet prints the body of one GET of url, which must answer 200.
