@@ -94,13 +94,17 @@ def serve(sock, x_worker, parent=None):
     srv.socket.close()
     srv.socket = sock
     srv.parent = parent
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    # The handler only sets a flag: a lock taken in a signal handler (as
+    # threading.Event.set does) deadlocks when a second SIGTERM, say the
+    # master's after the process group's, arrives while the first handler
+    # holds it.
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+    signal.signal(signal.SIGINT, lambda *_: stopping.append(1))
     t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.1})
     t.start()
-    while not stop.wait(0.1):
-        pass
+    while not stopping:
+        time.sleep(0.1)
     srv.shutdown()  # returns once the request in service is done
     t.join()
 
