@@ -3,14 +3,25 @@
 # Debian's packages: nginx and HAProxy (proxy engines), Chromium (HTML report
 # tests), wrk (generator comparison). Idempotent: installs only what is
 # missing, and never starts a system service.
+#
+# The paths it looks at can be moved, for tests only, through the environment:
+#   LBBENCH_SBIN       where nginx and HAProxy live when not on PATH (/usr/sbin)
+#   LBBENCH_POLICY_RC  the invoke-rc.d policy file (/usr/sbin/policy-rc.d)
+#   LBBENCH_APT_LISTS  apt's package lists (/var/lib/apt/lists)
 set -euo pipefail
 
+sbin=${LBBENCH_SBIN:-/usr/sbin}
+policy=${LBBENCH_POLICY_RC:-/usr/sbin/policy-rc.d}
+apt_lists=${LBBENCH_APT_LISTS:-/var/lib/apt/lists}
+
 need=()
-command -v nginx    >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]   || need+=(nginx)
-command -v haproxy  >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || need+=(haproxy)
+command -v nginx    >/dev/null 2>&1 || [ -x "$sbin/nginx" ]   || need+=(nginx)
+command -v haproxy  >/dev/null 2>&1 || [ -x "$sbin/haproxy" ] || need+=(haproxy)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v wrk      >/dev/null 2>&1 || need+=(wrk)
-[ ${#need[@]} -eq 0 ] && exit 0
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
 
 echo "setup: installing ${need[*]} from Debian's packages"
 sudo=""
@@ -19,20 +30,31 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo="sudo"
 fi
 
-# Keep package scripts from starting nginx or HAProxy as system services.
-policy=/usr/sbin/policy-rc.d
+# Keep package scripts from starting nginx or HAProxy as system services, with
+# a policy-rc.d that denies every start. A policy file already there is left
+# alone; one made here is removed on the way out, however the script ends.
 made_policy=""
+cleanup() {
+  local rc=$?
+  if [ -n "$made_policy" ]; then
+    $sudo rm -f "$policy" || echo "setup: could not remove $policy" >&2
+  fi
+  # The script's exit status is the one it had before cleanup, never the
+  # status of a test in here.
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 if [ ! -e "$policy" ]; then
+  made_policy=1
   printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
   $sudo chmod +x "$policy"
-  made_policy=1
 fi
-cleanup() { [ -n "$made_policy" ] && $sudo rm -f "$policy"; }
-trap cleanup EXIT
 
 export DEBIAN_FRONTEND=noninteractive
 # Refresh the package lists when they are missing or older than a day.
-if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mtime -1 2>/dev/null | head -1)" ]; then
+if [ -z "$(find "$apt_lists" -maxdepth 1 -name '*Packages*' -mtime -1 2>/dev/null | head -1)" ]; then
   $sudo apt-get update -qq
 fi
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
