@@ -28,6 +28,7 @@ import (
 
 	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
@@ -176,8 +177,8 @@ func (d *Driver) Ports(n int) (int, error) {
 func (d *Driver) Pinning() string { return d.place.desc }
 
 // DescribeEnv implements harness.EnvDescriber.
-func (d *Driver) DescribeEnv(e *harness.Env) {
-	e.Containers = &harness.ContainerEnv{
+func (d *Driver) DescribeEnv(e *results.Env) {
+	e.Containers = &results.ContainerEnv{
 		Engine:    d.c.ServerVersion,
 		API:       d.c.APIVersion,
 		Session:   d.session,
@@ -562,7 +563,7 @@ func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 // in the generator container, each with 1/k of spec's load, and merges
 // their histograms. When ctx ends it kills the generator container (the
 // run is void anyway).
-func (dep *deployment) Attack(ctx context.Context, spec workloads.Spec, k int) (*harness.Measurement, error) {
+func (dep *deployment) Attack(ctx context.Context, spec workloads.Spec, k int) (*results.Measurement, error) {
 	if k > 1 && len(spec.Clients.Named) > 0 {
 		return nil, errors.New("docker: named clients need a single generator (each owns its connections)")
 	}

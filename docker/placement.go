@@ -5,15 +5,14 @@ import (
 	"strconv"
 
 	"github.com/docker/docker/api/types/container"
-
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 )
 
 // placement is how the generator's and the server's containers share the
 // machine's CPUs.
 type placement struct {
 	generator, server container.Resources
-	roles             []harness.ContainerPlacement
+	roles             []results.ContainerPlacement
 	desc              string
 }
 
@@ -61,7 +60,7 @@ func newPlacement(ncpu int, mode string) (placement, error) {
 		return limits(ncpu), nil
 	case PlaceNone:
 		return placement{
-			roles: []harness.ContainerPlacement{{Role: RoleGenerator}, {Role: "server"}},
+			roles: []results.ContainerPlacement{{Role: RoleGenerator}, {Role: "server"}},
 			desc:  "docker: no cpusets or CPU limits",
 		}, nil
 	}
@@ -79,7 +78,7 @@ func cpusets(ncpu int) (placement, error) {
 	return placement{
 		generator: container.Resources{CpusetCpus: gen},
 		server:    container.Resources{CpusetCpus: srv},
-		roles: []harness.ContainerPlacement{
+		roles: []results.ContainerPlacement{
 			{Role: RoleGenerator, Cpuset: gen},
 			{Role: "server", Cpuset: srv},
 		},
@@ -97,7 +96,7 @@ func limits(ncpu int) placement {
 	return placement{
 		generator: container.Resources{NanoCPUs: nano},
 		server:    container.Resources{NanoCPUs: nano},
-		roles: []harness.ContainerPlacement{
+		roles: []results.ContainerPlacement{
 			{Role: RoleGenerator, CPULimit: half},
 			{Role: "server", CPULimit: half},
 		},

@@ -13,6 +13,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"golang.org/x/sys/unix"
 
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -53,7 +54,7 @@ func streams(spec workloads.Spec) []stream {
 // and are discarded. If raw is not nil, one line per measured request is
 // written to it. On ctx cancellation it stops sending, waits for
 // outstanding requests and returns ctx's error.
-func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Writer) (*Measurement, error) {
+func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Writer) (*results.Measurement, error) {
 	u, err := url.Parse(entry)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return nil, fmt.Errorf("harness: entry %q is not an http://host:port URL", entry)
@@ -116,14 +117,14 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 		}
 	}
 
-	var total Measurement
+	var total results.Measurement
 	for i, rec := range recs {
 		trs[i].CloseIdleConnections()
 		m, err := rec.finish()
 		if err != nil {
 			return nil, err
 		}
-		m.Generator = Generator{Streams: 1, Connections: ss[i].conns, Opened: trs[i].opened.Load(),
+		m.Generator = results.Generator{Streams: 1, Connections: ss[i].conns, Opened: trs[i].opened.Load(),
 			KeepAlive: ss[i].keepAlive, RequestsPerConn: ss[i].perConn}
 		if err := total.Merge(m); err != nil {
 			return nil, err
@@ -132,7 +133,7 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 	total.Generator.CPU = processCPU() - cpu0
 	total.Generator.MaxRSS = maxRSS()
 	total.Generator.Processes = 1
-	total.summarize()
+	total.Summarize()
 	if err := ctx.Err(); err != nil {
 		return &total, err
 	}

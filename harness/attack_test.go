@@ -14,16 +14,18 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/workloads"
 )
 
-func judged(m *Measurement, v Validity) RunResult {
-	run := RunResult{Measurement: *m}
+func judged(m *results.Measurement, v scenario.Validity) results.Run {
+	run := results.Run{Measurement: *m}
 	judge(&run, v)
 	return run
 }
 
-var lenient = Validity{MaxRateError: 0.05, MaxSendLagP99: 50 * time.Millisecond}
+var lenient = scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 50 * time.Millisecond}
 
 // TestAttackRecords offers load to an in-process server that plays three
 // workers and fails one request in ten; the recorder must attribute every
@@ -245,7 +247,7 @@ func TestJudgeMarksLaggingRunInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := judged(m, Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * time.Millisecond})
+	run := judged(m, scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * time.Millisecond})
 	if run.Valid || len(run.Invalid) != 2 {
 		t.Fatalf("valid=%v reasons=%q, want invalid for rate and send lag", run.Valid, run.Invalid)
 	}

@@ -1,108 +1,18 @@
 package harness
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
-	"runtime"
-	"runtime/debug"
-	"strings"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/lbbench/lbbench/engines"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/topologies"
 )
-
-// Env describes where results were produced.
-type Env struct {
-	Hostname  string `json:"hostname"`
-	Kernel    string `json:"kernel"`
-	OS        string `json:"os"`
-	Arch      string `json:"arch"`
-	CPUModel  string `json:"cpu_model"`
-	CPUs      int    `json:"cpus"`
-	GoVersion string `json:"go_version"`
-	// Version and Commit identify the lbbench that ran.
-	Version string `json:"version"`
-	Commit  string `json:"commit"`
-	// Driver is "local" or "docker".
-	Driver string `json:"driver"`
-	// Pinning says how generator and targets were placed on CPUs.
-	Pinning string `json:"pinning"`
-	// Engines maps each proxy engine the scenario runs (nginx, haproxy) to
-	// its version line; empty when only the built-in proxy runs.
-	Engines map[string]string `json:"engines,omitempty"`
-	// Containers describes the docker driver's testbed; nil for local
-	// processes.
-	Containers *ContainerEnv `json:"containers,omitempty"`
-}
-
-// ContainerEnv is the docker driver's part of the environment.
-type ContainerEnv struct {
-	// Engine and API are the Docker Engine's version and the API version
-	// spoken.
-	Engine string `json:"engine"`
-	API    string `json:"api"`
-	// Session is the id in the names and labels of everything the run
-	// created (lbbench clean --session).
-	Session string `json:"session"`
-	// Image is the lbbench image the runs used (lbbench:<content hash>).
-	Image string `json:"image"`
-	// Network describes the per-run network, for example "internal
-	// bridge, one per run".
-	Network string `json:"network"`
-	// Generator says where the load came from.
-	Generator string `json:"generator"`
-	// Placement gives each role's CPUs: a cpuset or a CPU limit.
-	Placement []ContainerPlacement `json:"placement"`
-}
-
-// ContainerPlacement is one role's CPU placement.
-type ContainerPlacement struct {
-	Role string `json:"role"`
-	// Cpuset is the CPUs the role's containers may use ("" for any).
-	Cpuset string `json:"cpuset,omitempty"`
-	// CPULimit is each container's CPU quota in CPUs (0 for none).
-	CPULimit float64 `json:"cpu_limit,omitempty"`
-}
-
-// CaptureEnv reads the machine's description. version and commit identify
-// lbbench; an empty commit is taken from the binary's build information.
-func CaptureEnv(driver, version, commit string) Env {
-	e := Env{
-		OS:        runtime.GOOS,
-		Arch:      runtime.GOARCH,
-		CPUs:      runtime.NumCPU(),
-		GoVersion: runtime.Version(),
-		Version:   version,
-		Commit:    commit,
-		Driver:    driver,
-		Pinning:   "none",
-		CPUModel:  cpuModel(),
-	}
-	e.Hostname, _ = os.Hostname()
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		e.Kernel = unix.ByteSliceToString(u.Release[:])
-	}
-	if e.Commit == "" {
-		if bi, ok := debug.ReadBuildInfo(); ok {
-			for _, s := range bi.Settings {
-				if s.Key == "vcs.revision" {
-					e.Commit = s.Value
-				}
-			}
-		}
-	}
-	return e
-}
 
 // engineVersions finds every proxy engine s's variants use, where d runs
 // them (this machine, or a driver's topologies.EngineFinder), and returns
 // their versions. A missing engine is an error that says how to get it.
-func engineVersions(ctx context.Context, s Scenario, d Driver) (map[string]string, error) {
+func engineVersions(ctx context.Context, s scenario.Scenario, d Driver) (map[string]string, error) {
 	find := engines.Find
 	if f, ok := d.(topologies.EngineFinder); ok {
 		find = f.FindEngine
@@ -122,19 +32,4 @@ func engineVersions(ctx context.Context, s Scenario, d Driver) (map[string]strin
 		out[b.Engine] = b.Version
 	}
 	return out, nil
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -28,7 +29,7 @@ func SplitSpec(spec workloads.Spec, i, k int) workloads.Spec {
 // attackProcesses offers spec's load to entry from k `lbbench attack`
 // processes (the lbbench binary at exe), each carrying 1/k of it, and merges
 // what they recorded. Their specs and outputs go to dir.
-func attackProcesses(ctx context.Context, exe, dir, entry string, spec workloads.Spec, k int) (*Measurement, error) {
+func attackProcesses(ctx context.Context, exe, dir, entry string, spec workloads.Spec, k int) (*results.Measurement, error) {
 	if len(spec.Clients.Named) > 0 {
 		return nil, errors.New("harness: named clients need a single generator (each owns its connections)")
 	}
@@ -87,10 +88,10 @@ func attackProcesses(ctx context.Context, exe, dir, entry string, spec workloads
 
 // MergeFiles reads the measurements that generator processes wrote to paths
 // and merges them losslessly into one.
-func MergeFiles(paths []string) (*Measurement, error) {
-	var total Measurement
+func MergeFiles(paths []string) (*results.Measurement, error) {
+	var total results.Measurement
 	for i, path := range paths {
-		m, err := ReadMeasurement(path)
+		m, err := results.ReadMeasurement(path)
 		if err != nil {
 			return nil, fmt.Errorf("harness: generator %d: %w", i, err)
 		}
@@ -99,7 +100,7 @@ func MergeFiles(paths []string) (*Measurement, error) {
 		}
 	}
 	total.Generator.Processes = len(paths)
-	total.summarize()
+	total.Summarize()
 	return &total, nil
 }
 
@@ -110,32 +111,10 @@ func killAll(cmds []*exec.Cmd) {
 	}
 }
 
-// WriteFile writes m as JSON to path atomically.
-func (m *Measurement) WriteFile(path string) error {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("harness: encode measurement: %w", err)
-	}
-	return WriteFileAtomic(path, data)
-}
-
-// ReadMeasurement reads a measurement written by WriteFile.
-func ReadMeasurement(path string) (*Measurement, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("harness: read measurement: %w", err)
-	}
-	var m Measurement
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("harness: decode measurement %s: %w", path, err)
-	}
-	return &m, nil
-}
-
 // Attack offers spec's load to entry from this process, open loop, and
 // returns what it recorded: the library behind `lbbench attack`. spec must
 // have been through WithDefaults and Validate. raw, if not nil, receives a
 // line per measured request (see RawHeader).
-func Attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Writer) (*Measurement, error) {
+func Attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Writer) (*results.Measurement, error) {
 	return attack(ctx, entry, spec, raw)
 }

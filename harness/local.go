@@ -365,7 +365,7 @@ func ReadHAProxyStats(ctx context.Context, path string, st *Stats) error {
 	if err != nil {
 		return err
 	}
-	st.Engine = &engines.Stats{Engine: engines.HAProxy, HAProxy: rows}
+	st.Engine = engineCounters(&engines.Stats{Engine: engines.HAProxy, HAProxy: rows})
 	return nil
 }
 
@@ -428,13 +428,13 @@ func DecodeStats(kind string, body []byte, st *Stats) error {
 		if err := json.Unmarshal(body, &ps); err != nil {
 			return fmt.Errorf("proxy stats: %w", err)
 		}
-		st.Proxy = &ps
+		st.Proxy = proxyCounters(&ps)
 	case topologies.StatsNginx:
 		ns, err := engines.ParseNginxStatus(bytes.NewReader(body))
 		if err != nil {
 			return err
 		}
-		st.Engine = &engines.Stats{Engine: engines.Nginx, Nginx: &ns}
+		st.Engine = engineCounters(&engines.Stats{Engine: engines.Nginx, Nginx: &ns})
 	default:
 		return fmt.Errorf("stats of kind %q cannot be decoded from an HTTP answer", kind)
 	}

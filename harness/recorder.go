@@ -9,6 +9,8 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -24,12 +26,12 @@ type recorder struct {
 	raw    io.Writer // per-request lines (one Write per line), or nil
 
 	sentAt   func(map[string][]string) (time.Time, bool) // wire send time of a response's request
-	m        Measurement
-	client   *ClientResult // the stream's named client, or nil
+	m        results.Measurement
+	client   *results.Client // the stream's named client, or nil
 	lastSend time.Time
 
 	// The open interval, by completion time since the window's start.
-	iv                   *Histogram
+	iv                   *results.Histogram
 	ivIndex              int
 	ivRequests, ivErrors uint64
 	ivErr                error
@@ -40,25 +42,25 @@ func newRecorder(p *workloads.Pacer, spec workloads.Spec, classes []string, raw 
 		pacer:   p,
 		warmup:  spec.WarmupTime(),
 		window:  spec.Duration,
-		iv:      NewHistogram(),
+		iv:      results.NewHistogram(),
 		ivIndex: -1,
 	}
-	r.m = Measurement{
+	r.m = results.Measurement{
 		Duration:     spec.Duration,
-		Latency:      NewHistogram(),
-		Uncorrected:  NewHistogram(),
-		SendLag:      NewHistogram(),
-		ErrorLatency: NewHistogram(),
+		Latency:      results.NewHistogram(),
+		Uncorrected:  results.NewHistogram(),
+		SendLag:      results.NewHistogram(),
+		ErrorLatency: results.NewHistogram(),
 		ByWorker:     map[int]uint64{},
 	}
 	for _, name := range classes {
-		r.m.Classes = append(r.m.Classes, ClassResult{Name: name, Latency: NewHistogram()})
+		r.m.Classes = append(r.m.Classes, results.Class{Name: name, Latency: results.NewHistogram()})
 	}
 	if spec.Arrival.Kind == workloads.Steps {
 		r.steps = spec.Arrival.Steps
 		start := time.Duration(0)
 		for _, s := range r.steps {
-			r.m.Steps = append(r.m.Steps, StepResult{RatePerSec: s.RatePerSec, Start: start, Duration: s.Duration, Latency: NewHistogram()})
+			r.m.Steps = append(r.m.Steps, results.Step{RatePerSec: s.RatePerSec, Start: start, Duration: s.Duration, Latency: results.NewHistogram()})
 			start += s.Duration
 		}
 	}
@@ -74,7 +76,7 @@ const RawHeader = "intended_us,send_lag_us,latency_us,code,class,worker,error\n"
 
 // forClient makes the recorder count its results for a named client too.
 func (r *recorder) forClient(name string, share float64) {
-	r.m.Clients = []ClientResult{{Name: name, Share: share, Latency: NewHistogram()}}
+	r.m.Clients = []results.Client{{Name: name, Share: share, Latency: results.NewHistogram()}}
 	r.client = &r.m.Clients[0]
 }
 
@@ -153,7 +155,7 @@ func (r *recorder) add(res *vegeta.Result) {
 	}
 }
 
-func count(requests, errors *uint64, h *Histogram, d time.Duration, failed bool) {
+func count(requests, errors *uint64, h *results.Histogram, d time.Duration, failed bool) {
 	*requests++
 	h.RecordDuration(d)
 	if failed {
@@ -165,7 +167,7 @@ func count(requests, errors *uint64, h *Histogram, d time.Duration, failed bool)
 // in its interval. Results arrive in about completion order; one that
 // arrives after its interval was closed goes into the open one.
 func (r *recorder) interval(done, latency time.Duration, failed bool) {
-	i := max(int(done/IntervalLength), 0)
+	i := max(int(done/results.IntervalLength), 0)
 	if i > r.ivIndex {
 		r.closeInterval()
 		r.ivIndex = i
@@ -181,7 +183,7 @@ func (r *recorder) closeInterval() {
 	if r.ivIndex < 0 || r.ivRequests == 0 {
 		return
 	}
-	iv, err := encodeInterval(time.Duration(r.ivIndex)*IntervalLength, IntervalLength, r.iv, r.ivRequests, r.ivErrors)
+	iv, err := results.EncodeInterval(time.Duration(r.ivIndex)*results.IntervalLength, results.IntervalLength, r.iv, r.ivRequests, r.ivErrors)
 	if err != nil && r.ivErr == nil {
 		r.ivErr = err
 	}
@@ -218,7 +220,7 @@ func errorKind(res *vegeta.Result) string {
 
 // finish closes the open interval and the raw stream and returns the
 // stream's measurement with its rates.
-func (r *recorder) finish() (*Measurement, error) {
+func (r *recorder) finish() (*results.Measurement, error) {
 	r.closeInterval()
 	if r.ivErr != nil {
 		return nil, r.ivErr
@@ -235,7 +237,7 @@ func (r *recorder) finish() (*Measurement, error) {
 }
 
 // judge fills run's validity from its measurement.
-func judge(run *RunResult, v Validity) {
+func judge(run *results.Run, v scenario.Validity) {
 	run.Valid = true
 	invalid := func(format string, args ...any) {
 		run.Valid = false

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/lbbench/lbbench/engines"
-	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/targets/worker"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
@@ -41,39 +40,29 @@ type Deployment interface {
 // from this process. generators is the number of generator processes to
 // split the load across (at least 1).
 type Attacker interface {
-	Attack(ctx context.Context, spec workloads.Spec, generators int) (*Measurement, error)
+	Attack(ctx context.Context, spec workloads.Spec, generators int) (*results.Measurement, error)
 }
 
 // EnvDescriber is a Driver that adds to the results' environment (the
 // docker driver's engine, image and CPU placement).
 type EnvDescriber interface {
-	DescribeEnv(*Env)
+	DescribeEnv(*results.Env)
 }
 
 // Stats are the counters a deployment's processes report.
 type Stats struct {
 	Workers []worker.Stats
-	Proxy   *balancer.Stats
+	Proxy   *results.ProxyStats
 	// Engine holds nginx's or HAProxy's own counters, when one runs.
-	Engine *engines.Stats
+	Engine *results.EngineStats
 }
 
 // Progress reports the scenario's advance to the caller.
-type Progress struct {
-	// Index is the run's position (from 1) out of Total.
-	Index, Total int
-	// Run is set when a run finished (Done), nil when it is starting.
-	Run  *RunResult
-	Done bool
-	// ID, Variant and Rep name the run.
-	ID      string
-	Variant string
-	Rep     int
-}
+type Progress = results.Progress
 
 type config struct {
 	progress   func(Progress)
-	checkpoint func(*Results) error
+	checkpoint func(*results.Results) error
 	version    string
 	commit     string
 	rawDir     string
@@ -92,7 +81,9 @@ func WithProgress(f func(Progress)) Option { return func(c *config) { c.progress
 
 // WithCheckpoint calls f with the results so far after every run, so a
 // caller can persist them; an error from f stops the scenario.
-func WithCheckpoint(f func(*Results) error) Option { return func(c *config) { c.checkpoint = f } }
+func WithCheckpoint(f func(*results.Results) error) Option {
+	return func(c *config) { c.checkpoint = f }
+}
 
 // WithVersion records lbbench's version and commit in the environment.
 func WithVersion(version, commit string) Option {
@@ -118,30 +109,18 @@ func WithGenerators(k int, exe, workDir string) Option {
 // instrument, and must not change between the builds compared.
 func WithBuilds(builds map[string]string) Option { return func(c *config) { c.builds = builds } }
 
-// Order returns the run order for s: in each repetition every variant once,
-// shuffled with a seed derived from the workload's, so runs are interleaved,
-// balanced and reproducible.
-func Order(s Scenario) [][]int {
-	rng := rand.New(rand.NewPCG(s.Workload.Seed, 0x5bd1e995))
-	order := make([][]int, s.Repeat)
-	for r := range order {
-		order[r] = rng.Perm(len(s.Variants))
-	}
-	return order
-}
-
 // Run runs scenario s (already defaulted and validated) on d. It always
 // returns the results gathered so far, together with the error that stopped
 // it, if any: an interrupted scenario keeps its finished runs.
-func Run(ctx context.Context, s Scenario, d Driver, opts ...Option) (*Results, error) {
+func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*results.Results, error) {
 	var c config
 	for _, o := range opts {
 		o(&c)
 	}
-	res := &Results{
-		Schema:   SchemaVersion,
+	res := &results.Results{
+		Schema:   results.SchemaVersion,
 		Scenario: s,
-		Env:      CaptureEnv(d.Name(), c.version, c.commit),
+		Env:      results.CaptureEnv(d.Name(), c.version, c.commit),
 		Started:  time.Now(),
 	}
 	if p, ok := d.(interface{ Pinning() string }); ok {
@@ -150,7 +129,7 @@ func Run(ctx context.Context, s Scenario, d Driver, opts ...Option) (*Results, e
 	if e, ok := d.(EnvDescriber); ok {
 		e.DescribeEnv(&res.Env)
 	}
-	order := Order(s)
+	order := s.Order()
 	for r, perm := range order {
 		for _, vi := range perm {
 			res.Order = append(res.Order, runID(len(res.Order)+1, s.Variants[vi].Name, r+1))
@@ -213,7 +192,7 @@ func runID(i int, variant string, rep int) string {
 // runOne brings variant v up, offers the workload, collects counters and
 // takes the variant down, whatever happens. A run interrupted by ctx is not
 // returned: a partial run would bias the statistics.
-func runOne(ctx context.Context, c *config, s Scenario, v topologies.Variant, d Driver, id string) (run *RunResult, err error) {
+func runOne(ctx context.Context, c *config, s scenario.Scenario, v topologies.Variant, d Driver, id string) (run *results.Run, err error) {
 	plan, err := topologies.Render(v, s.Workers, d)
 	if err != nil {
 		return nil, err
@@ -253,7 +232,7 @@ func runOne(ctx context.Context, c *config, s Scenario, v topologies.Variant, d 
 	}()
 
 	started := time.Now()
-	var m *Measurement
+	var m *results.Measurement
 	if a, ok := dep.(Attacker); ok {
 		m, err = a.Attack(withLiveStats(ctx, c.live), spec, max(1, c.generators))
 	} else if c.generators > 1 {
@@ -278,7 +257,7 @@ func runOne(ctx context.Context, c *config, s Scenario, v topologies.Variant, d 
 	if err != nil {
 		return nil, err
 	}
-	run = &RunResult{ID: id, Variant: v.Name, Started: started, Entry: dep.Entry(), BringUp: bringUp, Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine}
+	run = &results.Run{ID: id, Variant: v.Name, Started: started, Entry: dep.Entry(), BringUp: bringUp, Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine}
 	run.Summary = run.Latency.Summarize()
 	judge(run, s.Validity)
 	run.Workers = workerResults(s.Workers.Count, m.ByWorker, stats.Workers)
@@ -296,10 +275,10 @@ func rawWriter(f *os.File) io.Writer {
 
 // workerResults joins the client's per-worker response counts with the
 // workers' own counters.
-func workerResults(n int, responses map[int]uint64, stats []worker.Stats) []WorkerResult {
-	out := make([]WorkerResult, n)
+func workerResults(n int, responses map[int]uint64, stats []worker.Stats) []results.Worker {
+	out := make([]results.Worker, n)
 	for i := range out {
-		out[i] = WorkerResult{Index: i, Responses: responses[i]}
+		out[i] = results.Worker{Index: i, Responses: responses[i]}
 	}
 	for _, st := range stats {
 		if st.Index >= 0 && st.Index < n {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
@@ -15,10 +15,10 @@ import (
 // requests of 2ms mean, 10% long of 40ms) offered to `workers` single-task
 // workers with 8 client connections per worker, for about `requests`
 // requests and no warm-up.
-func scaledDefault(tb testing.TB, workers, requests int, variants ...topologies.Variant) harness.Scenario {
+func scaledDefault(tb testing.TB, workers, requests int, variants ...topologies.Variant) scenario.Scenario {
 	tb.Helper()
 	rate := 0.7 * float64(workers) / 0.0058
-	s := harness.Scenario{
+	s := scenario.Scenario{
 		Name:    "scaled",
 		Workers: topologies.Workers{Count: workers},
 		Workload: workloads.Spec{

@@ -16,7 +16,7 @@
 // kernel's per-connection choice for SO_REUSEPORT (uniform, seeded) or the
 // built-in balancer's registered policies (the real Policy code, driven on
 // simulated time), into single- or multi-task workers with FIFO queues. It
-// returns harness.Results marked Simulated, so every report reads them.
+// returns results.Results marked Simulated, so every report reads them.
 // The proxy hop costs nothing in the model and upstream keep-alive does
 // not change a policy's choices, so variants that differ only in those
 // simulate alike.

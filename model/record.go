@@ -3,11 +3,11 @@ package model
 import (
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/workloads"
 )
 
-// recorder fills a harness.Measurement from simulated responses, as the
+// recorder fills a results.Measurement from simulated responses, as the
 // generator's recorder does from real ones: measured requests are those
 // due at or after the warm-up, latency runs from the intended send time,
 // uncorrected latency from when the request got a connection, and the
@@ -15,8 +15,8 @@ import (
 type recorder struct {
 	warmup  int64
 	timeout int64
-	ivLen   int64 // interval length, a whole number of harness.IntervalLength; 0: keep no intervals
-	m       harness.Measurement
+	ivLen   int64 // interval length, a whole number of results.IntervalLength; 0: keep no intervals
+	m       results.Measurement
 	clients []int    // stream -> index in m.Clients, or -1
 	workers []uint64 // measured responses per worker; m.ByWorker at the end
 	steps   []int64
@@ -26,7 +26,7 @@ type recorder struct {
 	count                           uint64
 
 	// The open interval, by completion time since the window's start.
-	iv                   *harness.Histogram
+	iv                   *results.Histogram
 	ivIndex              int
 	ivRequests, ivErrors uint64
 	ivErr                error
@@ -38,32 +38,32 @@ func newRecorder(spec workloads.Spec, streams []streamSpec, workers int) *record
 		warmup:  int64(spec.WarmupTime()),
 		timeout: int64(spec.Timeout),
 		ivLen:   int64(intervalLength(spec.Duration)),
-		iv:      harness.NewHistogram(),
+		iv:      results.NewHistogram(),
 		ivIndex: -1,
 	}
-	r.m = harness.Measurement{
+	r.m = results.Measurement{
 		Duration:     spec.Duration,
-		Latency:      harness.NewHistogram(),
-		Uncorrected:  harness.NewHistogram(),
-		SendLag:      harness.NewHistogram(),
-		ErrorLatency: harness.NewHistogram(),
+		Latency:      results.NewHistogram(),
+		Uncorrected:  results.NewHistogram(),
+		SendLag:      results.NewHistogram(),
+		ErrorLatency: results.NewHistogram(),
 		ByWorker:     map[int]uint64{},
 	}
 	for _, c := range spec.Classes {
-		r.m.Classes = append(r.m.Classes, harness.ClassResult{Name: c.Name, Latency: harness.NewHistogram()})
+		r.m.Classes = append(r.m.Classes, results.Class{Name: c.Name, Latency: results.NewHistogram()})
 	}
 	for _, s := range streams {
 		idx := -1
 		if s.name != "" {
 			idx = len(r.m.Clients)
-			r.m.Clients = append(r.m.Clients, harness.ClientResult{Name: s.name, Share: s.share, Latency: harness.NewHistogram()})
+			r.m.Clients = append(r.m.Clients, results.Client{Name: s.name, Share: s.share, Latency: results.NewHistogram()})
 		}
 		r.clients = append(r.clients, idx)
 	}
 	if spec.Arrival.Kind == workloads.Steps {
 		start := time.Duration(0)
 		for _, s := range spec.Arrival.Steps {
-			r.m.Steps = append(r.m.Steps, harness.StepResult{RatePerSec: s.RatePerSec, Start: start, Duration: s.Duration, Latency: harness.NewHistogram()})
+			r.m.Steps = append(r.m.Steps, results.Step{RatePerSec: s.RatePerSec, Start: start, Duration: s.Duration, Latency: results.NewHistogram()})
 			r.steps = append(r.steps, int64(start))
 			start += s.Duration
 		}
@@ -120,7 +120,7 @@ func (r *recorder) record(e *engine, q *request) {
 	r.sumService += float64(q.service)
 }
 
-func count(requests, errors *uint64, h *harness.Histogram, d time.Duration, failed bool) {
+func count(requests, errors *uint64, h *results.Histogram, d time.Duration, failed bool) {
 	*requests++
 	h.RecordDuration(d)
 	if failed {
@@ -129,16 +129,16 @@ func count(requests, errors *uint64, h *harness.Histogram, d time.Duration, fail
 }
 
 // MaxIntervals bounds the interval histograms of one simulated run: a run
-// longer than MaxIntervals·harness.IntervalLength gets intervals of a
+// longer than MaxIntervals·results.IntervalLength gets intervals of a
 // whole number of seconds, so that a long simulated run (an hour in a few
 // seconds) does not spend its time encoding thousands of histograms.
 const MaxIntervals = 300
 
 // intervalLength is the interval length of a run whose measured window
-// lasts d: harness.IntervalLength, or a multiple of it for long runs.
+// lasts d: results.IntervalLength, or a multiple of it for long runs.
 func intervalLength(d time.Duration) time.Duration {
-	n := (d + MaxIntervals*harness.IntervalLength - 1) / (MaxIntervals * harness.IntervalLength)
-	return max(n, 1) * harness.IntervalLength
+	n := (d + MaxIntervals*results.IntervalLength - 1) / (MaxIntervals * results.IntervalLength)
+	return max(n, 1) * results.IntervalLength
 }
 
 // interval records a response completed at done (since the window's start)
@@ -170,7 +170,7 @@ func (r *recorder) closeInterval() {
 			r.ivErr = err
 		}
 	} else {
-		r.m.Intervals = append(r.m.Intervals, harness.Interval{
+		r.m.Intervals = append(r.m.Intervals, results.Interval{
 			Start:    time.Duration(int64(r.ivIndex) * r.ivLen),
 			Length:   time.Duration(r.ivLen),
 			Requests: r.ivRequests,
@@ -184,7 +184,7 @@ func (r *recorder) closeInterval() {
 }
 
 // finish closes the open interval and fills the rates and summaries.
-func (r *recorder) finish() (*harness.Measurement, error) {
+func (r *recorder) finish() (*results.Measurement, error) {
 	r.closeInterval()
 	if r.ivErr != nil {
 		return nil, r.ivErr

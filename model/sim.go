@@ -12,13 +12,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/targets/balancer"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
 
-// Driver is the harness.Env driver name of simulated results.
+// Driver is the results.Env driver name of simulated results.
 const Driver = "sim"
 
 // Topologies lists the topologies Simulate models, sorted. The nginx and
@@ -53,7 +54,7 @@ type Stats struct {
 }
 
 type config struct {
-	progress func(harness.Progress)
+	progress func(results.Progress)
 	version  string
 	commit   string
 }
@@ -63,7 +64,7 @@ type Option func(*config)
 
 // WithProgress calls f before and after every simulated run, from
 // Simulate's goroutine.
-func WithProgress(f func(harness.Progress)) Option { return func(c *config) { c.progress = f } }
+func WithProgress(f func(results.Progress)) Option { return func(c *config) { c.progress = f } }
 
 // WithVersion records lbbench's version and commit in the environment.
 func WithVersion(version, commit string) Option {
@@ -72,7 +73,7 @@ func WithVersion(version, commit string) Option {
 
 // Check reports the first variant of s that Simulate cannot model, wrapping
 // ErrUnsupported.
-func Check(s harness.Scenario) error {
+func Check(s scenario.Scenario) error {
 	if s.Workers.Target != nil {
 		return fmt.Errorf("%w: workers.target runs a foreign server, whose service times the model cannot know", ErrUnsupported)
 	}
@@ -92,7 +93,7 @@ func Check(s harness.Scenario) error {
 // r uses a seed derived from it. Every variant of one repetition sees the
 // same requests. It stops with ctx's error, returning the runs finished so
 // far.
-func Simulate(ctx context.Context, s harness.Scenario, opts ...Option) (*harness.Results, error) {
+func Simulate(ctx context.Context, s scenario.Scenario, opts ...Option) (*results.Results, error) {
 	var c config
 	for _, o := range opts {
 		o(&c)
@@ -100,16 +101,16 @@ func Simulate(ctx context.Context, s harness.Scenario, opts ...Option) (*harness
 	if err := Check(s); err != nil {
 		return nil, err
 	}
-	env := harness.CaptureEnv(Driver, c.version, c.commit)
+	env := results.CaptureEnv(Driver, c.version, c.commit)
 	env.Pinning = "none (simulated)"
-	res := &harness.Results{
-		Schema:    harness.SchemaVersion,
+	res := &results.Results{
+		Schema:    results.SchemaVersion,
 		Scenario:  s,
 		Env:       env,
 		Simulated: true,
 		Started:   time.Now(),
 	}
-	order := harness.Order(s)
+	order := s.Order()
 	for r, perm := range order {
 		for _, vi := range perm {
 			res.Order = append(res.Order, fmt.Sprintf("%03d-%s-r%d", len(res.Order)+1, s.Variants[vi].Name, r+1))
@@ -124,7 +125,7 @@ func Simulate(ctx context.Context, s harness.Scenario, opts ...Option) (*harness
 				id := res.Order[i]
 				i++
 				if c.progress != nil {
-					c.progress(harness.Progress{Index: i, Total: total, ID: id, Variant: v.Name, Rep: r + 1})
+					c.progress(results.Progress{Index: i, Total: total, ID: id, Variant: v.Name, Rep: r + 1})
 				}
 				run, _, err := SimulateRun(ctx, s, v, r+1)
 				if err != nil {
@@ -133,7 +134,7 @@ func Simulate(ctx context.Context, s harness.Scenario, opts ...Option) (*harness
 				run.ID = id
 				res.Runs = append(res.Runs, *run)
 				if c.progress != nil {
-					c.progress(harness.Progress{Index: i, Total: total, ID: id, Variant: v.Name, Rep: r + 1, Run: run, Done: true})
+					c.progress(results.Progress{Index: i, Total: total, ID: id, Variant: v.Name, Rep: r + 1, Run: run, Done: true})
 				}
 			}
 		}
@@ -189,7 +190,7 @@ func streamsOf(spec workloads.Spec) []streamSpec {
 // once, as repetition rep (from 1), and returns the run in the measured
 // schema (its ID is left for the caller) and its exact means. The run is
 // valid unless it has no measured request.
-func SimulateRun(ctx context.Context, s harness.Scenario, v topologies.Variant, rep int) (*harness.RunResult, Stats, error) {
+func SimulateRun(ctx context.Context, s scenario.Scenario, v topologies.Variant, rep int) (*results.Run, Stats, error) {
 	if !slices.Contains(Topologies, v.Topology) {
 		return nil, Stats{}, fmt.Errorf("%w: variant %s has topology %q (simulated: %s)", ErrUnsupported, v.Name, v.Topology, strings.Join(Topologies, ", "))
 	}
@@ -213,12 +214,12 @@ func SimulateRun(ctx context.Context, s harness.Scenario, v topologies.Variant, 
 	if err != nil {
 		return nil, Stats{}, fmt.Errorf("model: variant %s: %w", v.Name, err)
 	}
-	m.Generator = harness.Generator{Streams: len(e.streams), KeepAlive: spec.Clients.KeepAliveOn(), RequestsPerConn: spec.Clients.RequestsPerConn}
+	m.Generator = results.Generator{Streams: len(e.streams), KeepAlive: spec.Clients.KeepAliveOn(), RequestsPerConn: spec.Clients.RequestsPerConn}
 	for _, st := range e.streams {
 		m.Generator.Connections += st.cap
 		m.Generator.Opened += st.opened
 	}
-	run := &harness.RunResult{
+	run := &results.Run{
 		Variant:     v.Name,
 		Rep:         rep,
 		Started:     started,
@@ -231,7 +232,7 @@ func SimulateRun(ctx context.Context, s harness.Scenario, v topologies.Variant, 
 		run.Invalid = []string{"no measured requests"}
 	}
 	for i, w := range e.workers {
-		run.Workers = append(run.Workers, harness.WorkerResult{
+		run.Workers = append(run.Workers, results.Worker{
 			Index: i, Responses: m.ByWorker[i], Requests: w.requests, Connections: w.conns, MaxQueue: w.maxQueue,
 		})
 	}
@@ -377,8 +378,8 @@ func classRequest(c workloads.Class) (*http.Request, error) {
 
 // proxyStats returns the simulated proxy's counters in the built-in
 // proxy's schema.
-func (e *engine) proxyStats() *balancer.Stats {
-	st := &balancer.Stats{Mode: "l7", ClientConns: e.clientConns, UpstreamConns: e.upstreamConns}
+func (e *engine) proxyStats() *results.ProxyStats {
+	st := &results.ProxyStats{Mode: "l7", ClientConns: e.clientConns, UpstreamConns: e.upstreamConns}
 	if e.mode == modeL4 {
 		st.Mode = "l4"
 	}
@@ -387,9 +388,9 @@ func (e *engine) proxyStats() *balancer.Stats {
 			st.Policy = p.policy
 		}
 		st.Decisions += p.decisions
-		st.Pools = append(st.Pools, balancer.PoolStats{Name: p.name, Prefix: p.prefix, Policy: p.policy, Requests: p.requests, Decisions: p.decisions})
+		st.Pools = append(st.Pools, results.PoolStats{Name: p.name, Prefix: p.prefix, Policy: p.policy, Requests: p.requests, Decisions: p.decisions})
 		for i, b := range p.backends {
-			st.Backends = append(st.Backends, balancer.BackendStats{
+			st.Backends = append(st.Backends, results.BackendStats{
 				Addr: b.Addr, Pool: p.name, Requests: b.Requests(), Active: b.Active(),
 				PeakActive: b.PeakActive(), UpstreamConns: p.upConns[i], IdleConns: p.upIdle[i],
 			})

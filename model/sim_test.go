@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
@@ -15,10 +15,10 @@ import (
 // of `slots` slots each, with exponential service times of mean `mean`:
 // the M/M/c family. The measured window holds about n requests after a
 // warm-up of about n/50.
-func queueScenario(t *testing.T, workers, slots int, rate float64, mean time.Duration, n int, variants ...topologies.Variant) harness.Scenario {
+func queueScenario(t *testing.T, workers, slots int, rate float64, mean time.Duration, n int, variants ...topologies.Variant) scenario.Scenario {
 	t.Helper()
 	dur := time.Duration(float64(n) / rate * float64(time.Second))
-	s := harness.Scenario{
+	s := scenario.Scenario{
 		Name:    "queue",
 		Workers: topologies.Workers{Count: workers, Concurrency: slots},
 		Workload: workloads.Spec{
@@ -47,7 +47,7 @@ func proxyVariant(policy string) topologies.Variant {
 var reusePort = topologies.Variant{Name: "reuseport", Topology: topologies.ReusePort}
 
 // simulate runs variant v of s once and returns its exact means.
-func simulate(t *testing.T, s harness.Scenario, v topologies.Variant) Stats {
+func simulate(t *testing.T, s scenario.Scenario, v topologies.Variant) Stats {
 	t.Helper()
 	_, st, err := SimulateRun(context.Background(), s, v, 1)
 	if err != nil {

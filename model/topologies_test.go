@@ -10,21 +10,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/scenarios"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
 
 // defaultScenario is the built-in default scenario, shortened to d.
-func defaultScenario(t *testing.T, d time.Duration) harness.Scenario {
+func defaultScenario(t *testing.T, d time.Duration) scenario.Scenario {
 	t.Helper()
 	data, err := scenarios.Get(scenarios.Default)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := harness.ParseScenario("default", data)
+	s, err := scenario.Parse("default", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func defaultScenario(t *testing.T, d time.Duration) harness.Scenario {
 	return s
 }
 
-func run(t *testing.T, s harness.Scenario, v topologies.Variant) (*harness.RunResult, Stats) {
+func run(t *testing.T, s scenario.Scenario, v topologies.Variant) (*results.Run, Stats) {
 	t.Helper()
 	r, st, err := SimulateRun(context.Background(), s, v, 1)
 	if err != nil {
@@ -41,7 +42,7 @@ func run(t *testing.T, s harness.Scenario, v topologies.Variant) (*harness.RunRe
 	return r, st
 }
 
-func variant(t *testing.T, s harness.Scenario, name string) topologies.Variant {
+func variant(t *testing.T, s scenario.Scenario, name string) topologies.Variant {
 	t.Helper()
 	for _, v := range s.Variants {
 		if v.Name == name {
@@ -300,7 +301,7 @@ func TestSimulateResults(t *testing.T) {
 	s := defaultScenario(t, time.Second)
 	s.Repeat = 2
 	var starts, ends int
-	res, err := Simulate(context.Background(), s, WithVersion("v9", "abc"), WithProgress(func(p harness.Progress) {
+	res, err := Simulate(context.Background(), s, WithVersion("v9", "abc"), WithProgress(func(p results.Progress) {
 		if p.Done {
 			ends++
 		} else {
@@ -317,7 +318,7 @@ func TestSimulateResults(t *testing.T) {
 	if err := res.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
-	back, err := harness.ReadResults(path)
+	back, err := results.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

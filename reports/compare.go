@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
 )
 
@@ -78,11 +78,11 @@ type metric struct {
 	absolute bool
 	// benchUnit is the unit of the metric in Go benchmark lines.
 	benchUnit string
-	value     func(r *harness.RunResult) (float64, bool)
+	value     func(r *results.Run) (float64, bool)
 }
 
 func quantileMetric(name string, q float64, unit string) metric {
-	return metric{name: name, higherIsWorse: true, benchUnit: unit, value: func(r *harness.RunResult) (float64, bool) {
+	return metric{name: name, higherIsWorse: true, benchUnit: unit, value: func(r *results.Run) (float64, bool) {
 		if r.Latency == nil || r.Latency.Histogram == nil || r.Latency.TotalCount() == 0 {
 			return 0, false
 		}
@@ -94,13 +94,13 @@ var metrics = []metric{
 	quantileMetric(MetricP50, 0.50, "p50-ns"),
 	quantileMetric(MetricP99, 0.99, "p99-ns"),
 	quantileMetric(MetricP999, 0.999, "p99.9-ns"),
-	{name: MetricThroughput, benchUnit: "req/s", value: func(r *harness.RunResult) (float64, bool) {
+	{name: MetricThroughput, benchUnit: "req/s", value: func(r *results.Run) (float64, bool) {
 		if r.Duration <= 0 || r.Errors > r.Requests {
 			return 0, false
 		}
 		return float64(r.Requests-r.Errors) / r.Duration.Seconds(), true
 	}},
-	{name: MetricErrorRate, higherIsWorse: true, absolute: true, benchUnit: "error-ratio", value: func(r *harness.RunResult) (float64, bool) {
+	{name: MetricErrorRate, higherIsWorse: true, absolute: true, benchUnit: "error-ratio", value: func(r *results.Run) (float64, bool) {
 		if r.Requests == 0 {
 			return 0, false
 		}
@@ -132,7 +132,7 @@ func Metrics() []string {
 // throughput in successful requests per second of the measured window, the
 // error rate as a fraction of requests. ok is false for an unknown metric
 // or a run without the data.
-func MetricValue(r *harness.RunResult, name string) (v float64, ok bool) {
+func MetricValue(r *results.Run, name string) (v float64, ok bool) {
 	m, found := lookupMetric(name)
 	if !found {
 		return 0, false
@@ -146,12 +146,12 @@ type Pair struct {
 	Variant, Baseline string
 	// Base and Cand are the runs of each side, invalid ones included:
 	// Compare leaves those out and says how many it left out.
-	Base, Cand []harness.RunResult
+	Base, Cand []results.Run
 }
 
 // runsOf returns r's runs of the named variant, in run order.
-func runsOf(r *harness.Results, name string) []harness.RunResult {
-	var out []harness.RunResult
+func runsOf(r *results.Results, name string) []results.Run {
+	var out []results.Run
 	for _, run := range r.Runs {
 		if run.Variant == name {
 			out = append(out, run)
@@ -163,7 +163,7 @@ func runsOf(r *harness.Results, name string) []harness.RunResult {
 // PairVariants pairs the same-named variants of two results, in cand's
 // scenario order; the baseline is labelled name@base. Variants found in
 // only one of them are not compared. It fails when none is shared.
-func PairVariants(base, cand *harness.Results) ([]Pair, error) {
+func PairVariants(base, cand *results.Results) ([]Pair, error) {
 	var pairs []Pair
 	for _, v := range cand.Scenario.Variants {
 		if !slices.ContainsFunc(base.Scenario.Variants, func(b topologies.Variant) bool { return b.Name == v.Name }) {
@@ -181,7 +181,7 @@ func PairVariants(base, cand *harness.Results) ([]Pair, error) {
 
 // PairWith pairs every other variant of r with its variant named baseline,
 // in scenario order.
-func PairWith(r *harness.Results, baseline string) ([]Pair, error) {
+func PairWith(r *results.Results, baseline string) ([]Pair, error) {
 	if !slices.ContainsFunc(r.Scenario.Variants, func(v topologies.Variant) bool { return v.Name == baseline }) {
 		return nil, fmt.Errorf("reports: compare: no baseline variant %q (variants: %s)", baseline, variantNames(r))
 	}
@@ -202,7 +202,7 @@ func PairWith(r *harness.Results, baseline string) ([]Pair, error) {
 // (topologies.Variant.Build, named name@build by lbbench run --baseline)
 // with the variant of that name that runs this build, in scenario order.
 // It returns nil when r has no such variants.
-func PairBuilds(r *harness.Results) []Pair {
+func PairBuilds(r *results.Results) []Pair {
 	var pairs []Pair
 	for _, b := range r.Scenario.Variants {
 		if b.Build == "" {
@@ -221,7 +221,7 @@ func PairBuilds(r *harness.Results) []Pair {
 	return pairs
 }
 
-func variantNames(r *harness.Results) string {
+func variantNames(r *results.Results) string {
 	names := make([]string, len(r.Scenario.Variants))
 	for i, v := range r.Scenario.Variants {
 		names[i] = v.Name
@@ -331,7 +331,7 @@ type sides struct {
 
 func collectSides(m metric, p Pair) sides {
 	var s sides
-	take := func(runs []harness.RunResult, dst *[]float64, invalid *int) {
+	take := func(runs []results.Run, dst *[]float64, invalid *int) {
 		for i := range runs {
 			if v, ok := m.value(&runs[i]); runs[i].Valid && ok && !math.IsNaN(v) {
 				*dst = append(*dst, v)
@@ -665,7 +665,7 @@ type Calibration struct {
 // SplitHalves splits the valid runs of runs, in run order, into two
 // interleaved samples (1st, 3rd, ... and 2nd, 4th, ...), so that slow
 // drift of the machine falls on both alike.
-func SplitHalves(runs []harness.RunResult) (a, b []harness.RunResult) {
+func SplitHalves(runs []results.Run) (a, b []results.Run) {
 	i := 0
 	for _, r := range runs {
 		if !r.Valid {

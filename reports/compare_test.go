@@ -10,21 +10,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
 )
 
 // synthRun is a run whose latencies are a fixed exponential-like shape
 // (median about 2ms, a tail to about 30ms) times scale, over a 1 s window
 // of 1000 requests with the given errors.
-func synthRun(variant string, scale float64, errors uint64) harness.RunResult {
-	h := harness.NewHistogram()
+func synthRun(variant string, scale float64, errors uint64) results.Run {
+	h := results.NewHistogram()
 	for i := range 200 { // 1000 requests, 5 at each of 200 quantiles
 		q := (float64(i) + 0.5) / 200
 		d := time.Duration(scale * -math.Log(1-q) * 3 * float64(time.Millisecond))
 		h.RecordValues(d.Microseconds(), 5)
 	}
-	r := harness.RunResult{ID: variant, Variant: variant, Valid: true}
+	r := results.Run{ID: variant, Variant: variant, Valid: true}
 	r.Latency = h
 	r.Duration = time.Second
 	r.Requests = 1000
@@ -34,8 +34,8 @@ func synthRun(variant string, scale float64, errors uint64) harness.RunResult {
 
 // synthRuns draws n runs whose scale is shift times a log-normal
 // run-to-run factor with log standard deviation sigma.
-func synthRuns(rng *rand.Rand, variant string, n int, shift, sigma float64) []harness.RunResult {
-	runs := make([]harness.RunResult, n)
+func synthRuns(rng *rand.Rand, variant string, n int, shift, sigma float64) []results.Run {
+	runs := make([]results.Run, n)
 	for i := range runs {
 		runs[i] = synthRun(variant, shift*math.Exp(sigma*rng.NormFloat64()), 0)
 	}
@@ -45,8 +45,8 @@ func synthRuns(rng *rand.Rand, variant string, n int, shift, sigma float64) []ha
 // drawRuns draws n runs from pool at random: cheaper than synthRuns when
 // trials are many (a histogram costs a few hundred KB), and from a pool of
 // hundreds of log-normal draws nearly the same.
-func drawRuns(rng *rand.Rand, pool []harness.RunResult, n int) []harness.RunResult {
-	runs := make([]harness.RunResult, n)
+func drawRuns(rng *rand.Rand, pool []results.Run, n int) []results.Run {
+	runs := make([]results.Run, n)
 	for i := range runs {
 		runs[i] = pool[rng.IntN(len(pool))]
 	}
@@ -84,7 +84,7 @@ func TestMetricValue(t *testing.T) {
 	if _, ok := MetricValue(&r, "p42"); ok {
 		t.Error("unknown metric has a value")
 	}
-	var empty harness.RunResult
+	var empty results.Run
 	if _, ok := MetricValue(&empty, MetricP99); ok {
 		t.Error("run without a histogram has a p99")
 	}
@@ -259,8 +259,8 @@ func TestCompareInvalidRunsLeftOut(t *testing.T) {
 }
 
 func TestCompareErrorRateAndThroughput(t *testing.T) {
-	mk := func(variant string, errs uint64) []harness.RunResult {
-		runs := make([]harness.RunResult, 5)
+	mk := func(variant string, errs uint64) []results.Run {
+		runs := make([]results.Run, 5)
 		for i := range runs {
 			runs[i] = synthRun(variant, 1, errs+uint64(i%2))
 		}
@@ -426,8 +426,8 @@ func TestCompareOptionsValidate(t *testing.T) {
 	}
 }
 
-func results(variants ...topologies.Variant) *harness.Results {
-	r := &harness.Results{}
+func withVariants(variants ...topologies.Variant) *results.Results {
+	r := &results.Results{}
 	r.Scenario.Variants = variants
 	for _, v := range variants {
 		for range 3 {
@@ -438,8 +438,8 @@ func results(variants ...topologies.Variant) *harness.Results {
 }
 
 func TestPairing(t *testing.T) {
-	a := results(topologies.Variant{Name: "rp"}, topologies.Variant{Name: "lc"}, topologies.Variant{Name: "old"})
-	b := results(topologies.Variant{Name: "lc"}, topologies.Variant{Name: "rp"}, topologies.Variant{Name: "new"})
+	a := withVariants(topologies.Variant{Name: "rp"}, topologies.Variant{Name: "lc"}, topologies.Variant{Name: "old"})
+	b := withVariants(topologies.Variant{Name: "lc"}, topologies.Variant{Name: "rp"}, topologies.Variant{Name: "new"})
 	pairs, err := PairVariants(a, b)
 	if err != nil {
 		t.Fatal(err)
@@ -447,7 +447,7 @@ func TestPairing(t *testing.T) {
 	if len(pairs) != 2 || pairs[0].Variant != "lc" || pairs[0].Baseline != "lc@base" || pairs[1].Variant != "rp" || len(pairs[0].Base) != 3 || len(pairs[0].Cand) != 3 {
 		t.Errorf("PairVariants: %+v", pairs)
 	}
-	if _, err := PairVariants(a, results(topologies.Variant{Name: "x"})); err == nil {
+	if _, err := PairVariants(a, withVariants(topologies.Variant{Name: "x"})); err == nil {
 		t.Error("no shared variant, no error")
 	}
 
@@ -461,11 +461,11 @@ func TestPairing(t *testing.T) {
 	if _, err := PairWith(a, "nope"); err == nil || !strings.Contains(err.Error(), "no baseline variant \"nope\"") {
 		t.Errorf("PairWith unknown: %v", err)
 	}
-	if _, err := PairWith(results(topologies.Variant{Name: "solo"}), "solo"); err == nil {
+	if _, err := PairWith(withVariants(topologies.Variant{Name: "solo"}), "solo"); err == nil {
 		t.Error("PairWith a single variant")
 	}
 
-	c := results(topologies.Variant{Name: "rp"}, topologies.Variant{Name: "rp@base", Build: "base"},
+	c := withVariants(topologies.Variant{Name: "rp"}, topologies.Variant{Name: "rp@base", Build: "base"},
 		topologies.Variant{Name: "lc@base", Build: "base"}, topologies.Variant{Name: "lc"})
 	pairs = PairBuilds(c)
 	if len(pairs) != 2 || pairs[0].Variant != "rp" || pairs[0].Baseline != "rp@base" || pairs[1].Variant != "lc" || pairs[1].Baseline != "lc@base" {
@@ -477,7 +477,7 @@ func TestPairing(t *testing.T) {
 }
 
 func TestSplitHalves(t *testing.T) {
-	var runs []harness.RunResult
+	var runs []results.Run
 	for i := range 7 {
 		r := synthRun("a", 1, 0)
 		r.ID = strconv.Itoa(i)
@@ -485,7 +485,7 @@ func TestSplitHalves(t *testing.T) {
 		runs = append(runs, r)
 	}
 	a, b := SplitHalves(runs)
-	ids := func(rs []harness.RunResult) (s string) {
+	ids := func(rs []results.Run) (s string) {
 		for _, r := range rs {
 			s += r.ID
 		}
@@ -559,7 +559,7 @@ func TestComparisonOutputsGolden(t *testing.T) {
 }
 
 func TestWriteBench(t *testing.T) {
-	runs := []harness.RunResult{synthRun("a", 1, 0), synthRun("a", 1.1, 10), synthRun("a", 9, 0)}
+	runs := []results.Run{synthRun("a", 1, 0), synthRun("a", 1.1, 10), synthRun("a", 9, 0)}
 	runs[2].Valid = false
 	var b bytes.Buffer
 	if err := WriteBench(&b, "least conn", runs); err != nil {

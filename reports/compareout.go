@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"unicode"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 )
 
 // The files a comparison writes beside verdicts.json.
@@ -159,7 +159,7 @@ func WriteCalibrationText(w io.Writer, cals []Calibration) error {
 // name labels the lines (the variant; spaces become underscores). Give the
 // two sides of a comparison the same names, in two files, and
 // `benchstat base.txt cand.txt` compares them.
-func WriteBench(w io.Writer, name string, runs []harness.RunResult) error {
+func WriteBench(w io.Writer, name string, runs []results.Run) error {
 	label := strings.Map(func(r rune) rune {
 		if unicode.IsSpace(r) {
 			return '_'

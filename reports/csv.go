@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 )
 
 // CSVHeader is the first row of WriteCSV's output. Latencies are in
@@ -24,7 +24,7 @@ var CSVHeader = []string{
 // (scope "variant": valid runs merged, as in every report) followed by one
 // row per run (scope "run"), in the order they ran. Invalid runs appear
 // with their reasons in the last column.
-func WriteCSV(w io.Writer, r *harness.Results) error {
+func WriteCSV(w io.Writer, r *results.Results) error {
 	sums, err := Summarize(r)
 	if err != nil {
 		return err

@@ -9,7 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/atomicfile"
+	"github.com/lbbench/lbbench/results"
 )
 
 // The files WriteDir writes, relative to its directory.
@@ -29,7 +30,7 @@ const (
 // hgrm/<variant>.<class>.hgrm), hlog/<run>.hlog when runs carry interval
 // histograms, and junit.xml when verdicts are given. Each file is written
 // atomically. It returns the paths written.
-func WriteDir(dir string, r *harness.Results, opts ...Option) ([]string, error) {
+func WriteDir(dir string, r *results.Results, opts ...Option) ([]string, error) {
 	o := collect(opts)
 	var written []string
 	write := func(name string, render func(*bytes.Buffer) error) error {
@@ -38,7 +39,7 @@ func WriteDir(dir string, r *harness.Results, opts ...Option) ([]string, error) 
 			return err
 		}
 		path := filepath.Join(dir, name)
-		if err := harness.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		if err := atomicfile.Write(path, buf.Bytes()); err != nil {
 			return err
 		}
 		written = append(written, path)
@@ -149,7 +150,7 @@ func safeName(s string) string {
 // "label/name" (and its runs "label/id") so that they stay apart. The
 // scenario and environment are the first source's; pass the sources to
 // WriteHTML with WithSources to show every environment.
-func Combine(srcs []Source) (*harness.Results, error) {
+func Combine(srcs []Source) (*results.Results, error) {
 	if len(srcs) == 0 {
 		return nil, errors.New("reports: no results to combine")
 	}
@@ -170,7 +171,7 @@ func Combine(srcs []Source) (*harness.Results, error) {
 		}
 	}
 	first := srcs[0].Results
-	out := &harness.Results{Schema: first.Schema, Scenario: first.Scenario, Env: first.Env,
+	out := &results.Results{Schema: first.Schema, Scenario: first.Scenario, Env: first.Env,
 		Started: first.Started, Finished: first.Finished, Complete: true}
 	out.Scenario.Variants = nil
 	out.Scenario.Repeat = 0

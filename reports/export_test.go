@@ -16,8 +16,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/lbbench/lbbench/harness"
-	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/results"
 )
 
 // testVerdicts covers every outcome, a missing interval and a name that
@@ -31,9 +30,9 @@ func testVerdicts() []Verdict {
 }
 
 // encodeInterval builds an interval as the recorder stores it.
-func encodeInterval(t *testing.T, start time.Duration, vals ...time.Duration) harness.Interval {
+func encodeInterval(t *testing.T, start time.Duration, vals ...time.Duration) results.Interval {
 	t.Helper()
-	h := harness.NewHistogram()
+	h := results.NewHistogram()
 	for _, v := range vals {
 		h.RecordDuration(v)
 	}
@@ -41,19 +40,19 @@ func encodeInterval(t *testing.T, start time.Duration, vals ...time.Duration) ha
 	if err != nil {
 		t.Fatal(err)
 	}
-	return harness.Interval{Start: start, Length: time.Second, Requests: uint64(len(vals)),
+	return results.Interval{Start: start, Length: time.Second, Requests: uint64(len(vals)),
 		Latency: string(b[1 : len(b)-1]), P99: h.Quantile(0.99)}
 }
 
 // richResults is fakeResults with what a real run adds: times, intervals,
 // proxy counters, errors and an environment.
-func richResults(t *testing.T) *harness.Results {
+func richResults(t *testing.T) *results.Results {
 	t.Helper()
 	r := fakeResults()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	r.Started, r.Finished = t0, t0.Add(time.Minute)
-	r.Schema = harness.SchemaVersion
-	r.Env = harness.Env{Hostname: "bench1", Kernel: "6.1.0", OS: "linux", Arch: "amd64", CPUModel: "Test CPU", CPUs: 2,
+	r.Schema = results.SchemaVersion
+	r.Env = results.Env{Hostname: "bench1", Kernel: "6.1.0", OS: "linux", Arch: "amd64", CPUModel: "Test CPU", CPUs: 2,
 		GoVersion: "go1.26", Version: "dev", Commit: "0123456789abcdef", Driver: "local", Pinning: "none"}
 	for i := range r.Runs {
 		run := &r.Runs[i]
@@ -65,8 +64,8 @@ func richResults(t *testing.T) *harness.Results {
 			run.Intervals = append(run.Intervals, encodeInterval(t, time.Duration(s)*time.Second, base, 2*base, time.Duration(3+s)*base))
 		}
 		if run.Variant == "least_conn" {
-			run.Proxy = &balancer.Stats{Policy: "least_conn", Decisions: run.Requests, ClientConns: 8, UpstreamConns: run.Requests,
-				Backends: []balancer.BackendStats{{Addr: "127.0.0.1:1", Requests: 500, PeakActive: 1}, {Addr: "127.0.0.1:2", Requests: 500, PeakActive: 2, Errors: 1}}}
+			run.Proxy = &results.ProxyStats{Policy: "least_conn", Decisions: run.Requests, ClientConns: 8, UpstreamConns: run.Requests,
+				Backends: []results.BackendStats{{Addr: "127.0.0.1:1", Requests: 500, PeakActive: 1}, {Addr: "127.0.0.1:2", Requests: 500, PeakActive: 2, Errors: 1}}}
 			run.Errors, run.ErrorKinds = 2, map[string]uint64{"timeout": 1, "502": 1}
 		}
 	}
@@ -155,11 +154,11 @@ func TestJUnitParses(t *testing.T) {
 }
 
 // histograms of several shapes, in microseconds.
-func testHistograms() map[string]*harness.Histogram {
+func testHistograms() map[string]*results.Histogram {
 	rng := rand.New(rand.NewPCG(1, 2))
-	out := map[string]*harness.Histogram{}
+	out := map[string]*results.Histogram{}
 	add := func(name string, n int, f func() time.Duration) {
-		h := harness.NewHistogram()
+		h := results.NewHistogram()
 		for range n {
 			h.RecordDuration(f())
 		}
@@ -203,7 +202,7 @@ func TestHgrmRoundTrip(t *testing.T) {
 
 // checkHgrm compares a parsed distribution with its histogram: the footer,
 // every row's cumulative count, and the headline percentiles.
-func checkHgrm(t *testing.T, h *harness.Histogram, d *Hgrm, unit float64) {
+func checkHgrm(t *testing.T, h *results.Histogram, d *Hgrm, unit float64) {
 	t.Helper()
 	// Values are printed with three decimals of the unit.
 	tol := 0.0005 + 1e-9
@@ -263,7 +262,7 @@ func checkHgrm(t *testing.T, h *harness.Histogram, d *Hgrm, unit float64) {
 
 func TestHgrmBadRatio(t *testing.T) {
 	for _, r := range []float64{-1, math.NaN(), math.Inf(1)} {
-		if err := WriteHgrm(&bytes.Buffer{}, harness.NewHistogram(), r); err == nil {
+		if err := WriteHgrm(&bytes.Buffer{}, results.NewHistogram(), r); err == nil {
 			t.Errorf("ratio %g accepted", r)
 		}
 	}

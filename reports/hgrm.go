@@ -12,8 +12,7 @@ import (
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 )
 
 // Defaults for WriteHgrm.
@@ -39,7 +38,7 @@ const (
 // p90, p99, p99.9, p99.99 and p99.999 wherever the count resolves them.
 // Each row's value is exactly h's value at the row's percentile, so the
 // file reads back to the same percentiles.
-func WriteHgrm(w io.Writer, h *harness.Histogram, unitRatio float64) error {
+func WriteHgrm(w io.Writer, h *results.Histogram, unitRatio float64) error {
 	if unitRatio == 0 {
 		unitRatio = DefaultUnitRatio
 	}
@@ -47,7 +46,7 @@ func WriteHgrm(w io.Writer, h *harness.Histogram, unitRatio float64) error {
 		return fmt.Errorf("reports: unit ratio must be > 0, got %g", unitRatio)
 	}
 	if h == nil || h.Histogram == nil {
-		h = harness.NewHistogram()
+		h = results.NewHistogram()
 	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%12s %14s %10s %14s\n\n", "Value", "Percentile", "TotalCount", "1/(1-Percentile)")

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
 )
 
 // WriteIntervalLog writes run's interval histograms as an HdrHistogram
@@ -17,7 +17,7 @@ import (
 // the measured window; each line is an interval's start and length in
 // seconds from it, its maximum in milliseconds, and its histogram
 // (microseconds) in the standard compressed encoding.
-func WriteIntervalLog(w io.Writer, run harness.RunResult, s harness.Scenario) error {
+func WriteIntervalLog(w io.Writer, run results.Run, s scenario.Scenario) error {
 	start := run.Started.Add(s.Workload.WarmupTime())
 	ms := start.UnixMilli()
 	bw := bufio.NewWriter(w)

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/lbbench/lbbench/harness"
 )
 
 //go:embed report.html.tmpl
@@ -73,14 +73,14 @@ type Source struct {
 	// Path is where the results were read from.
 	Path string
 	// Results are the results as read.
-	Results *harness.Results
+	Results *results.Results
 }
 
 // WriteHTML writes r as one self-contained HTML page: inline CSS and SVG,
 // no script, no external URL, so it opens offline, prints, and can be
 // shared as a single file. Every plotted figure is also given as a table.
 // All text from the results is escaped by html/template.
-func WriteHTML(w io.Writer, r *harness.Results, opts ...Option) error {
+func WriteHTML(w io.Writer, r *results.Results, opts ...Option) error {
 	o := collect(opts)
 	p, err := buildPage(r, o)
 	if err != nil {
@@ -97,7 +97,7 @@ func WriteHTML(w io.Writer, r *harness.Results, opts ...Option) error {
 // page is the template's view of a report.
 type page struct {
 	Title       string
-	Scenario    harness.Scenario
+	Scenario    scenario.Scenario
 	Load        string
 	Generated   string
 	Started     string
@@ -251,7 +251,7 @@ type envView struct {
 	Rows  [][2]string
 }
 
-func buildPage(r *harness.Results, o options) (*page, error) {
+func buildPage(r *results.Results, o options) (*page, error) {
 	sums, err := Summarize(r)
 	if err != nil {
 		return nil, err
@@ -360,7 +360,7 @@ func buildPage(r *harness.Results, o options) (*page, error) {
 		for len(counts) < maxWorkers {
 			counts = append(counts, 0)
 		}
-		wv := workerView{Variant: vs.Name, Style: st, Counts: counts, Skew: SkewString(harness.Skew(vs.Workers)), RunSkew: SkewString(vs.Skew)}
+		wv := workerView{Variant: vs.Name, Style: st, Counts: counts, Skew: SkewString(results.Skew(vs.Workers)), RunSkew: SkewString(vs.Skew)}
 		wv.Plot = workerBars(fmt.Sprintf("worker-bars-%d", i), "Responses per worker, "+vs.Name, st, vs.Workers, top, 440, 220)
 		p.Workers = append(p.Workers, wv)
 	}
@@ -469,7 +469,7 @@ func onOff(b bool) string {
 }
 
 // tailCells lists h's value at every marked percentile, then the max.
-func tailCells(h *harness.Histogram) []cell {
+func tailCells(h *results.Histogram) []cell {
 	out := make([]cell, 0, len(hdrMarks)+1)
 	if h == nil || h.Histogram == nil || h.TotalCount() == 0 {
 		for range len(hdrMarks) + 1 {
@@ -484,7 +484,7 @@ func tailCells(h *harness.Histogram) []cell {
 	return append(out, cell{Text: Dur(time.Duration(h.Max()) * time.Microsecond)})
 }
 
-func envOf(label string, r *harness.Results) envView {
+func envOf(label string, r *results.Results) envView {
 	e := r.Env
 	ev := envView{Label: label}
 	add := func(k, v string) {
@@ -525,7 +525,7 @@ func envOf(label string, r *harness.Results) envView {
 // buildTimeline merges each variant's valid runs interval by interval:
 // p99 of the merged interval histograms, and the mean completion rate. It
 // returns nil when no run carries intervals.
-func buildTimeline(r *harness.Results, sums []VariantSummary, styles map[string]style) (*timelineView, error) {
+func buildTimeline(r *results.Results, sums []VariantSummary, styles map[string]style) (*timelineView, error) {
 	any := false
 	for _, run := range r.Runs {
 		if len(run.Intervals) > 0 {
@@ -536,12 +536,12 @@ func buildTimeline(r *harness.Results, sums []VariantSummary, styles map[string]
 	if !any {
 		return nil, nil
 	}
-	byID := map[string]harness.RunResult{}
+	byID := map[string]results.Run{}
 	for _, run := range r.Runs {
 		byID[run.ID] = run
 	}
 	type slot struct {
-		h        *harness.Histogram
+		h        *results.Histogram
 		requests uint64
 		length   time.Duration
 		runs     int
@@ -567,7 +567,7 @@ func buildTimeline(r *harness.Results, sums []VariantSummary, styles map[string]
 				}
 				sl := slots[iv.Start]
 				if sl == nil {
-					sl = &slot{h: harness.NewHistogram(), length: iv.Length}
+					sl = &slot{h: results.NewHistogram(), length: iv.Length}
 					slots[iv.Start] = sl
 					if !slices.Contains(starts, iv.Start) {
 						starts = append(starts, iv.Start)

@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lbbench/lbbench/results"
 	"golang.org/x/net/html"
-
-	"github.com/lbbench/lbbench/harness"
 )
 
 // parseHTML renders r and parses the page as a browser would.
@@ -252,7 +251,7 @@ func TestHTMLWarnsWhenNoRunIsValid(t *testing.T) {
 func TestHTMLShowsContainerEnvironment(t *testing.T) {
 	r := fakeResults()
 	r.Env.Driver = "docker"
-	r.Env.Containers = &harness.ContainerEnv{Engine: "20.10.24", API: "1.41", Image: "lbbench:0123456789abcdef", Session: "cafe0001",
+	r.Env.Containers = &results.ContainerEnv{Engine: "20.10.24", API: "1.41", Image: "lbbench:0123456789abcdef", Session: "cafe0001",
 		Network: "internal bridge network, one per run", Generator: "lbbench attack in a container"}
 	var buf bytes.Buffer
 	if err := WriteHTML(&buf, r); err != nil {

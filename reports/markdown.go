@@ -7,14 +7,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 )
 
 // WriteMarkdown writes a GitHub-flavoured markdown summary that fits a CI
 // step summary ($GITHUB_STEP_SUMMARY): the variant table, per-worker
 // responses, invalid runs and, when given, the verdicts. Text from the
 // results is escaped so that it renders as written.
-func WriteMarkdown(w io.Writer, r *harness.Results, verdicts []Verdict) error {
+func WriteMarkdown(w io.Writer, r *results.Results, verdicts []Verdict) error {
 	sums, err := Summarize(r)
 	if err != nil {
 		return err

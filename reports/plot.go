@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 )
 
 // The plots are inline SVG computed here and written by html/template, so
@@ -220,7 +220,7 @@ var hdrMarks = []struct {
 type hdrCurve struct {
 	name  string
 	style style
-	h     *harness.Histogram
+	h     *results.Histogram
 }
 
 // percentilePlot draws every curve on one log 1/(1-p) axis. A curve stops

@@ -14,7 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/atomicfile"
+	"github.com/lbbench/lbbench/results"
 )
 
 //go:embed index.html.tmpl
@@ -111,21 +112,21 @@ func Publish(root, site string, opts ...Option) (*Site, error) {
 	if err := indexTmpl.Execute(&buf, out); err != nil {
 		return nil, fmt.Errorf("reports: render index: %w", err)
 	}
-	if err := harness.WriteFileAtomic(filepath.Join(site, "index.html"), buf.Bytes()); err != nil {
+	if err := atomicfile.Write(filepath.Join(site, "index.html"), buf.Bytes()); err != nil {
 		return nil, err
 	}
 	idx, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("reports: encode index: %w", err)
 	}
-	if err := harness.WriteFileAtomic(filepath.Join(site, "index.json"), append(idx, '\n')); err != nil {
+	if err := atomicfile.Write(filepath.Join(site, "index.json"), append(idx, '\n')); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 func publishOne(root, site, path string, names fileNamer, opts []Option) (SiteEntry, error) {
-	r, err := harness.ReadResults(path)
+	r, err := results.ReadFile(path)
 	if err != nil {
 		return SiteEntry{}, err
 	}
@@ -149,7 +150,7 @@ func publishOne(root, site, path string, names fileNamer, opts []Option) (SiteEn
 			continue
 		}
 		if err == nil {
-			err = harness.WriteFileAtomic(filepath.Join(dst, name), data)
+			err = atomicfile.Write(filepath.Join(dst, name), data)
 		}
 		if err != nil {
 			return SiteEntry{}, err

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 )
 
 // VariantSummary is one variant's figures across its runs.
@@ -22,10 +22,10 @@ type VariantSummary struct {
 	// Rate is the mean achieved rate of the merged runs, per second.
 	Rate float64
 	// Latency summarizes the merged corrected-latency histogram.
-	Latency harness.Summary
+	Latency results.Summary
 	// Histogram is the merged corrected-latency histogram itself (µs);
 	// SendLag the merged send-lag histogram. Callers must not modify them.
-	Histogram, SendLag *harness.Histogram
+	Histogram, SendLag *results.Histogram
 	// Merged lists the IDs of the runs merged into the figures, in run order.
 	Merged []string
 	// SendLagP99 is the merged send lag's 99th percentile.
@@ -55,7 +55,7 @@ type ClientSummary struct {
 	Name             string
 	Share            float64
 	Requests, Errors uint64
-	Latency          harness.Summary
+	Latency          results.Summary
 }
 
 // ProxyTotals are a proxy's counters summed over runs.
@@ -71,24 +71,24 @@ type StepSummary struct {
 	RatePerSec float64
 	Requests   uint64
 	Errors     uint64
-	Latency    harness.Summary
+	Latency    results.Summary
 }
 
 // ClassSummary is one request class's merged figures.
 type ClassSummary struct {
 	Name     string
 	Requests uint64
-	Latency  harness.Summary
+	Latency  results.Summary
 	// Histogram is the class's merged latency histogram (µs).
-	Histogram *harness.Histogram
+	Histogram *results.Histogram
 }
 
 // Summarize groups r's runs by variant, in scenario order, merging their
 // histograms losslessly.
-func Summarize(r *harness.Results) ([]VariantSummary, error) {
+func Summarize(r *results.Results) ([]VariantSummary, error) {
 	var out []VariantSummary
 	for _, v := range r.Scenario.Variants {
-		var runs []harness.RunResult
+		var runs []results.Run
 		for _, run := range r.Runs {
 			if run.Variant == v.Name {
 				runs = append(runs, run)
@@ -103,7 +103,7 @@ func Summarize(r *harness.Results) ([]VariantSummary, error) {
 	return out, nil
 }
 
-func summarize(name string, runs []harness.RunResult) (VariantSummary, error) {
+func summarize(name string, runs []results.Run) (VariantSummary, error) {
 	s := VariantSummary{Name: name, Runs: len(runs)}
 	merged := runs[:0:0]
 	for _, run := range runs {
@@ -119,12 +119,12 @@ func summarize(name string, runs []harness.RunResult) (VariantSummary, error) {
 	if len(merged) == 0 {
 		merged = runs
 	}
-	lat, lag := harness.NewHistogram(), harness.NewHistogram()
-	classes := map[string]*harness.Histogram{}
+	lat, lag := results.NewHistogram(), results.NewHistogram()
+	classes := map[string]*results.Histogram{}
 	var classOrder []string
 	var skews []float64
-	var steps []*harness.Histogram
-	var clients []*harness.Histogram
+	var steps []*results.Histogram
+	var clients []*results.Histogram
 	for _, run := range merged {
 		if err := lat.MergeFrom(run.Latency); err != nil {
 			return s, fmt.Errorf("reports: %s: %w", run.ID, err)
@@ -155,7 +155,7 @@ func summarize(name string, runs []harness.RunResult) (VariantSummary, error) {
 		}
 		for i, st := range run.Steps {
 			if i == len(steps) {
-				steps = append(steps, harness.NewHistogram())
+				steps = append(steps, results.NewHistogram())
 				s.Steps = append(s.Steps, StepSummary{RatePerSec: st.RatePerSec})
 			}
 			s.Steps[i].Requests += st.Requests
@@ -166,7 +166,7 @@ func summarize(name string, runs []harness.RunResult) (VariantSummary, error) {
 		}
 		for i, c := range run.Clients {
 			if i == len(clients) {
-				clients = append(clients, harness.NewHistogram())
+				clients = append(clients, results.NewHistogram())
 				s.Clients = append(s.Clients, ClientSummary{Name: c.Name, Share: c.Share})
 			}
 			s.Clients[i].Requests += c.Requests
@@ -189,7 +189,7 @@ func summarize(name string, runs []harness.RunResult) (VariantSummary, error) {
 		for _, c := range run.Classes {
 			h, ok := classes[c.Name]
 			if !ok {
-				h = harness.NewHistogram()
+				h = results.NewHistogram()
 				classes[c.Name] = h
 				classOrder = append(classOrder, c.Name)
 			}
@@ -239,7 +239,7 @@ type engineRow struct {
 }
 
 // engineRows returns the engine counters of r's runs that have them.
-func engineRows(r *harness.Results) []engineRow {
+func engineRows(r *results.Results) []engineRow {
 	var out []engineRow
 	for _, run := range r.Runs {
 		e := run.Engine

@@ -10,12 +10,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 )
 
 // WriteText writes r as terminal tables: one row per variant with latency
 // percentiles of the merged runs, then each variant's per-worker responses.
-func WriteText(w io.Writer, r *harness.Results) error {
+func WriteText(w io.Writer, r *results.Results) error {
 	sums, err := Summarize(r)
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func writeClients(w io.Writer, sums []VariantSummary) {
 }
 
 // writeEngineCounters shows nginx's and HAProxy's own counters per run.
-func writeEngineCounters(w io.Writer, r *harness.Results) {
+func writeEngineCounters(w io.Writer, r *results.Results) {
 	rows := engineRows(r)
 	if len(rows) == 0 {
 		return

@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lbbench/lbbench/engines"
-	"github.com/lbbench/lbbench/harness"
-	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
@@ -20,28 +19,28 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // fakeRun builds a run whose latencies are base, 2*base, ... n*base.
-func fakeRun(id, variant string, base time.Duration, n int, workers []uint64, valid bool) harness.RunResult {
-	h := harness.NewHistogram()
+func fakeRun(id, variant string, base time.Duration, n int, workers []uint64, valid bool) results.Run {
+	h := results.NewHistogram()
 	for i := 1; i <= n; i++ {
 		h.RecordDuration(time.Duration(i) * base)
 	}
-	lag := harness.NewHistogram()
+	lag := results.NewHistogram()
 	lag.RecordDuration(50 * time.Microsecond)
-	r := harness.RunResult{ID: id, Variant: variant, Summary: h.Summarize(), Valid: valid,
-		Measurement: harness.Measurement{Requests: uint64(n), AchievedRate: float64(n) / 10, Latency: h, SendLag: lag,
-			Classes: []harness.ClassResult{{Name: "all", Requests: uint64(n), Latency: h}}}}
+	r := results.Run{ID: id, Variant: variant, Summary: h.Summarize(), Valid: valid,
+		Measurement: results.Measurement{Requests: uint64(n), AchievedRate: float64(n) / 10, Latency: h, SendLag: lag,
+			Classes: []results.Class{{Name: "all", Requests: uint64(n), Latency: h}}}}
 	if !valid {
 		r.Invalid = []string{"send lag p99 9ms exceeds 5ms"}
 	}
 	for i, c := range workers {
-		r.Workers = append(r.Workers, harness.WorkerResult{Index: i, Responses: c})
+		r.Workers = append(r.Workers, results.Worker{Index: i, Responses: c})
 	}
 	return r
 }
 
-func fakeResults() *harness.Results {
-	return &harness.Results{
-		Scenario: harness.Scenario{
+func fakeResults() *results.Results {
+	return &results.Results{
+		Scenario: scenario.Scenario{
 			Name:    "golden",
 			Workers: topologies.Workers{Count: 2, Concurrency: 1},
 			Workload: workloads.Spec{Arrival: workloads.Arrival{Kind: "poisson", RatePerSec: 100},
@@ -50,7 +49,7 @@ func fakeResults() *harness.Results {
 			Repeat:   2,
 		},
 		Complete: true,
-		Runs: []harness.RunResult{
+		Runs: []results.Run{
 			fakeRun("001-reuseport-r1", "reuseport", time.Millisecond, 1000, []uint64{700, 300}, true),
 			fakeRun("002-least_conn-r1", "least_conn", 100*time.Microsecond, 1000, []uint64{500, 500}, true),
 			fakeRun("003-least_conn-r2", "least_conn", 110*time.Microsecond, 1000, []uint64{510, 490}, true),
@@ -115,11 +114,11 @@ func TestDur(t *testing.T) {
 func TestWriteTextProxyAndSteps(t *testing.T) {
 	r := fakeResults()
 	run := fakeRun("005-least_conn-r3", "least_conn", 100*time.Microsecond, 1000, []uint64{500, 500}, true)
-	run.Proxy = &balancer.Stats{Mode: "l7", Policy: "least_conn", Decisions: 1200, ClientConns: 64, UpstreamConns: 8,
-		Pools: []balancer.PoolStats{{Name: "write", Requests: 200}}}
-	h := harness.NewHistogram()
+	run.Proxy = &results.ProxyStats{Mode: "l7", Policy: "least_conn", Decisions: 1200, ClientConns: 64, UpstreamConns: 8,
+		Pools: []results.PoolStats{{Name: "write", Requests: 200}}}
+	h := results.NewHistogram()
 	h.RecordDuration(3 * time.Millisecond)
-	run.Steps = []harness.StepResult{{RatePerSec: 100, Requests: 1, Latency: h}, {RatePerSec: 200, Requests: 1, Latency: h}}
+	run.Steps = []results.Step{{RatePerSec: 100, Requests: 1, Latency: h}, {RatePerSec: 200, Requests: 1, Latency: h}}
 	r.Runs = append(r.Runs, run)
 	var buf bytes.Buffer
 	if err := WriteText(&buf, r); err != nil {
@@ -135,7 +134,7 @@ func TestWriteTextProxyAndSteps(t *testing.T) {
 
 // withEngineAndClients gives fakeResults' runs named clients and engine
 // counters: HAProxy on the reuseport runs, nginx on the least_conn ones.
-func withEngineAndClients(t *testing.T) *harness.Results {
+func withEngineAndClients(t *testing.T) *results.Results {
 	t.Helper()
 	r := fakeResults()
 	for i := range r.Runs {
@@ -146,16 +145,16 @@ func withEngineAndClients(t *testing.T) *harness.Results {
 			lat   time.Duration
 			n     int
 		}{{"heavy", 0.8, 4 * time.Millisecond, 80}, {"light", 0.2, time.Millisecond, 20}} {
-			h := harness.NewHistogram()
+			h := results.NewHistogram()
 			for range c.n {
 				if err := h.RecordValue(c.lat.Microseconds()); err != nil {
 					t.Fatal(err)
 				}
 			}
-			run.Clients = append(run.Clients, harness.ClientResult{Name: c.name, Share: c.share, Requests: uint64(c.n), Latency: h})
+			run.Clients = append(run.Clients, results.Client{Name: c.name, Share: c.share, Requests: uint64(c.n), Latency: h})
 		}
 		if run.Variant == "reuseport" {
-			run.Engine = &engines.Stats{Engine: engines.HAProxy, HAProxy: []engines.HAProxyRow{
+			run.Engine = &results.EngineStats{Engine: "haproxy", HAProxy: []results.HAProxyRow{
 				{Proxy: "proxy", Name: "FRONTEND", Sessions: 12, Requests: 1000},
 				{Proxy: "workers", Name: "w0", Sessions: 700},
 				{Proxy: "workers", Name: "w1", Sessions: 300},
@@ -163,7 +162,7 @@ func withEngineAndClients(t *testing.T) *harness.Results {
 				{Proxy: "admin", Name: "FRONTEND", Sessions: 5, Requests: 5},
 			}}
 		} else {
-			run.Engine = &engines.Stats{Engine: engines.Nginx, Nginx: &engines.NginxStatus{Accepts: 9, Handled: 9, Requests: 1003}}
+			run.Engine = &results.EngineStats{Engine: "nginx", Nginx: &results.NginxStatus{Accepts: 9, Handled: 9, Requests: 1003}}
 		}
 	}
 	return r

@@ -1,4 +1,4 @@
-package harness
+package results
 
 import (
 	"encoding/json"
@@ -53,7 +53,7 @@ func (h *Histogram) MergeFrom(o *Histogram) error {
 		return nil
 	}
 	if dropped := h.Merge(o.Histogram); dropped != 0 {
-		return fmt.Errorf("harness: histogram merge dropped %d values", dropped)
+		return fmt.Errorf("results: histogram merge dropped %d values", dropped)
 	}
 	return nil
 }
@@ -65,7 +65,7 @@ func (h *Histogram) MarshalJSON() ([]byte, error) {
 	}
 	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
-		return nil, fmt.Errorf("harness: encode histogram: %w", err)
+		return nil, fmt.Errorf("results: encode histogram: %w", err)
 	}
 	return json.Marshal(string(b))
 }
@@ -74,11 +74,11 @@ func (h *Histogram) MarshalJSON() ([]byte, error) {
 func (h *Histogram) UnmarshalJSON(data []byte) error {
 	var s string
 	if err := json.Unmarshal(data, &s); err != nil {
-		return fmt.Errorf("harness: histogram: %w", err)
+		return fmt.Errorf("results: histogram: %w", err)
 	}
 	d, err := hdrhistogram.Decode([]byte(s))
 	if err != nil {
-		return fmt.Errorf("harness: decode histogram: %w", err)
+		return fmt.Errorf("results: decode histogram: %w", err)
 	}
 	h.Histogram = d
 	return nil

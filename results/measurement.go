@@ -1,4 +1,4 @@
-package harness
+package results
 
 import (
 	"fmt"
@@ -35,11 +35,11 @@ type Measurement struct {
 	SendLag      *Histogram `json:"send_lag"`
 	ErrorLatency *Histogram `json:"error_latency"`
 	// Classes, in the workload's order.
-	Classes []ClassResult `json:"classes"`
+	Classes []Class `json:"classes"`
 	// Clients has one entry per named client, when the workload has them.
-	Clients []ClientResult `json:"clients,omitempty"`
+	Clients []Client `json:"clients,omitempty"`
 	// Steps has one entry per step of a steps arrival.
-	Steps []StepResult `json:"steps,omitempty"`
+	Steps []Step `json:"steps,omitempty"`
 	// Intervals are per-second latency histograms by completion time,
 	// from the start of the measured window.
 	Intervals []Interval `json:"intervals,omitempty"`
@@ -54,7 +54,7 @@ type Measurement struct {
 }
 
 // ClientResult is one named client's share of a run.
-type ClientResult struct {
+type Client struct {
 	Name     string     `json:"name"`
 	Share    float64    `json:"share"`
 	Requests uint64     `json:"requests"`
@@ -64,7 +64,7 @@ type ClientResult struct {
 }
 
 // StepResult is one step of a steps arrival, by intended send time.
-type StepResult struct {
+type Step struct {
 	RatePerSec float64       `json:"rate"`
 	Start      time.Duration `json:"start"`
 	Duration   time.Duration `json:"duration"`
@@ -142,13 +142,13 @@ func (m *Measurement) Merge(o *Measurement) error {
 		}
 	}
 	if len(m.Classes) == 0 {
-		m.Classes = make([]ClassResult, len(o.Classes))
+		m.Classes = make([]Class, len(o.Classes))
 		for i, c := range o.Classes {
-			m.Classes[i] = ClassResult{Name: c.Name}
+			m.Classes[i] = Class{Name: c.Name}
 		}
 	}
 	if len(o.Classes) != len(m.Classes) {
-		return fmt.Errorf("harness: merge: %d classes into %d", len(o.Classes), len(m.Classes))
+		return fmt.Errorf("results: merge: %d classes into %d", len(o.Classes), len(m.Classes))
 	}
 	for i, c := range o.Classes {
 		mc := &m.Classes[i]
@@ -164,7 +164,7 @@ func (m *Measurement) Merge(o *Measurement) error {
 			i++
 		}
 		if i == len(m.Clients) {
-			m.Clients = append(m.Clients, ClientResult{Name: c.Name, Share: c.Share})
+			m.Clients = append(m.Clients, Client{Name: c.Name, Share: c.Share})
 		}
 		mc := &m.Clients[i]
 		mc.Requests += c.Requests
@@ -175,7 +175,7 @@ func (m *Measurement) Merge(o *Measurement) error {
 	}
 	for i, s := range o.Steps {
 		if i == len(m.Steps) {
-			m.Steps = append(m.Steps, StepResult{RatePerSec: 0, Start: s.Start, Duration: s.Duration})
+			m.Steps = append(m.Steps, Step{RatePerSec: 0, Start: s.Start, Duration: s.Duration})
 		}
 		ms := &m.Steps[i]
 		ms.RatePerSec += s.RatePerSec
@@ -229,7 +229,7 @@ func (m *Measurement) mergeIntervals(ivs []Interval) error {
 		if err := a.MergeFrom(b); err != nil {
 			return err
 		}
-		merged, err := encodeInterval(iv.Start, iv.Length, a, m.Intervals[i].Requests+iv.Requests, m.Intervals[i].Errors+iv.Errors)
+		merged, err := EncodeInterval(iv.Start, iv.Length, a, m.Intervals[i].Requests+iv.Requests, m.Intervals[i].Errors+iv.Errors)
 		if err != nil {
 			return err
 		}
@@ -238,7 +238,9 @@ func (m *Measurement) mergeIntervals(ivs []Interval) error {
 	return nil
 }
 
-func encodeInterval(start, length time.Duration, h *Histogram, requests, errors uint64) (Interval, error) {
+// EncodeInterval stores h as the interval of the measured window that
+// starts at start and lasts length.
+func EncodeInterval(start, length time.Duration, h *Histogram, requests, errors uint64) (Interval, error) {
 	b, err := h.MarshalJSON()
 	if err != nil {
 		return Interval{}, err
@@ -258,8 +260,9 @@ func mergeInto(dst **Histogram, src *Histogram) error {
 	return (*dst).MergeFrom(src)
 }
 
-// summarize fills every Summary field from its histogram.
-func (m *Measurement) summarize() {
+// Summarize fills every Summary field of m's classes, clients and steps
+// from its histogram.
+func (m *Measurement) Summarize() {
 	for i := range m.Classes {
 		m.Classes[i].Summary = m.Classes[i].Latency.Summarize()
 	}

@@ -1,15 +1,14 @@
-package harness
+package results
 
 import (
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/lbbench/lbbench/engines"
-	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/internal/atomicfile"
+	"github.com/lbbench/lbbench/scenario"
 )
 
 // SchemaVersion is the version of the results file format. It changes only
@@ -22,7 +21,7 @@ type Results struct {
 	// Schema is SchemaVersion at the time of writing.
 	Schema int `json:"schema"`
 	// Scenario is the scenario as run, with defaults filled in.
-	Scenario Scenario `json:"scenario"`
+	Scenario scenario.Scenario `json:"scenario"`
 	// Env describes the machine and software that produced the results.
 	Env Env `json:"env"`
 	// Simulated is true when the results come from lbbench's discrete-event
@@ -39,11 +38,11 @@ type Results struct {
 	// repetition.
 	Order []string `json:"order"`
 	// Runs are the finished runs in the order they ran.
-	Runs []RunResult `json:"runs"`
+	Runs []Run `json:"runs"`
 }
 
 // RunResult is one variant × workload × repetition: the unit of statistics.
-type RunResult struct {
+type Run struct {
 	// ID names the run and its log files, for example "003-least_conn-r1".
 	ID string `json:"id"`
 	// Variant is the variant's name; Rep its repetition, from 1.
@@ -66,12 +65,12 @@ type RunResult struct {
 	Summary Summary `json:"summary"`
 
 	// Workers has one entry per worker, in index order.
-	Workers []WorkerResult `json:"workers"`
+	Workers []Worker `json:"workers"`
 	// Proxy holds the built-in proxy's counters, when there is one.
-	Proxy *balancer.Stats `json:"proxy,omitempty"`
+	Proxy *ProxyStats `json:"proxy,omitempty"`
 	// Engine holds nginx's stub_status or HAProxy's "show stat" at the end
 	// of the run, when the proxy is one of them.
-	Engine *engines.Stats `json:"engine,omitempty"`
+	Engine *EngineStats `json:"engine,omitempty"`
 
 	// Valid is false when the run was too distorted to count; Invalid
 	// gives the reasons.
@@ -80,7 +79,7 @@ type RunResult struct {
 }
 
 // ClassResult is one request class's share of a run.
-type ClassResult struct {
+type Class struct {
 	Name     string     `json:"name"`
 	Requests uint64     `json:"requests"`
 	Errors   uint64     `json:"errors"`
@@ -89,7 +88,7 @@ type ClassResult struct {
 }
 
 // WorkerResult is one worker's share of a run.
-type WorkerResult struct {
+type Worker struct {
 	Index int `json:"index"`
 	// Responses counts measured responses the client saw carrying this
 	// worker's X-Worker header.
@@ -103,7 +102,7 @@ type WorkerResult struct {
 
 // Skew returns max/min of the workers' attributed responses; +Inf when some
 // worker got none while others got some, and 0 with no workers.
-func (r RunResult) Skew() float64 {
+func (r Run) Skew() float64 {
 	counts := make([]uint64, len(r.Workers))
 	for i, w := range r.Workers {
 		counts[i] = w.Responses
@@ -135,55 +134,52 @@ func Skew(counts []uint64) float64 {
 func (r *Results) WriteFile(path string) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
-		return fmt.Errorf("harness: encode results: %w", err)
+		return fmt.Errorf("results: encode results: %w", err)
 	}
-	return WriteFileAtomic(path, append(data, '\n'))
-}
-
-// WriteFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it over path.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("harness: create %s: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("harness: write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("harness: write %s: %w", path, err)
+	if err := atomicfile.Write(path, append(data, '\n')); err != nil {
+		return fmt.Errorf("results: %w", err)
 	}
 	return nil
 }
 
-// ReadResults reads a results file written by WriteFile.
-func ReadResults(path string) (*Results, error) {
+// ReadFile reads a results file written by WriteFile.
+func ReadFile(path string) (*Results, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("harness: read results: %w", err)
+		return nil, fmt.Errorf("results: read results: %w", err)
 	}
 	var r Results
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("harness: decode results %s: %w", path, err)
+		return nil, fmt.Errorf("results: decode results %s: %w", path, err)
 	}
 	if r.Schema > SchemaVersion {
-		return nil, fmt.Errorf("harness: %s has schema %d; this lbbench reads up to %d (upgrade lbbench)", path, r.Schema, SchemaVersion)
+		return nil, fmt.Errorf("results: %s has schema %d; this lbbench reads up to %d (upgrade lbbench)", path, r.Schema, SchemaVersion)
 	}
 	return &r, nil
+}
+
+// ReadMeasurement reads one generator's measurement, as "lbbench attack -o"
+// writes it.
+func ReadMeasurement(path string) (*Measurement, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: read measurement: %w", err)
+	}
+	var m Measurement
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("results: decode measurement %s: %w", path, err)
+	}
+	return &m, nil
+}
+
+// WriteFile writes m as JSON to path atomically.
+func (m *Measurement) WriteFile(path string) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("results: encode measurement: %w", err)
+	}
+	if err := atomicfile.Write(path, data); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
 }

@@ -1,14 +1,17 @@
-package harness
+package scenario
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lbbench/lbbench/internal/field"
 
 	"go.yaml.in/yaml/v3"
 
@@ -51,6 +54,18 @@ func (s Scenario) WorkloadFor(v topologies.Variant) workloads.Spec {
 		spec.Clients = *v.Clients
 	}
 	return spec
+}
+
+// Order returns the run order of s: in each repetition every variant once,
+// shuffled with a seed derived from the workload's, so runs are interleaved,
+// balanced and reproducible.
+func (s Scenario) Order() [][]int {
+	rng := rand.New(rand.NewPCG(s.Workload.Seed, 0x5bd1e995))
+	order := make([][]int, s.Repeat)
+	for r := range order {
+		order[r] = rng.Perm(len(s.Variants))
+	}
+	return order
 }
 
 // Validity holds the bounds beyond which a run is marked invalid and left
@@ -133,61 +148,27 @@ func (s Scenario) Validate() error {
 	return nil
 }
 
-// FieldError is a scenario problem tied to a field (dotted yaml path such as
-// "workload.classes[1].weight") and, when loaded from a file, to its place.
-type FieldError struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-}
+// FieldError is a problem in the input tied to a field (dotted yaml path
+// such as "workload.classes[1].weight") and, when loaded from a file, to
+// its line. Every layer that validates input returns this one type.
+type FieldError = field.Error
 
-func (e *FieldError) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File)
-		b.WriteString(":")
-		if e.Line > 0 {
-			b.WriteString(strconv.Itoa(e.Line))
-			b.WriteString(":")
-		}
-		b.WriteString(" ")
-	}
-	if e.Field != "" {
-		b.WriteString(e.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// prefixed places a nested part's error under prefix.
+func prefixed(prefix string, err error) error { return field.Prefix(prefix, err) }
 
-// prefixed turns a nested package's field error into a FieldError whose
-// field path starts at the scenario's root.
-func prefixed(prefix string, err error) error {
-	var we *workloads.FieldError
-	var te *topologies.FieldError
-	switch {
-	case errors.As(err, &we):
-		return &FieldError{Field: prefix + "." + we.Field, Msg: we.Msg}
-	case errors.As(err, &te):
-		return &FieldError{Field: prefix + "." + te.Field, Msg: te.Msg}
-	}
-	return &FieldError{Field: prefix, Msg: err.Error()}
-}
-
-// LoadScenario reads, decodes, defaults and validates the scenario file at
+// Load reads, decodes, defaults and validates the scenario file at
 // path. Errors name the file, the line and the field.
-func LoadScenario(path string) (Scenario, error) {
+func Load(path string) (Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Scenario{}, fmt.Errorf("harness: read scenario: %w", err)
+		return Scenario{}, fmt.Errorf("scenario: read scenario: %w", err)
 	}
-	return ParseScenario(path, data)
+	return Parse(path, data)
 }
 
-// ParseScenario decodes, defaults and validates a scenario; name is used in
+// Parse decodes, defaults and validates a scenario; name is used in
 // error messages (usually the file's path). Unknown fields are errors.
-func ParseScenario(name string, data []byte) (Scenario, error) {
+func Parse(name string, data []byte) (Scenario, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return Scenario{}, yamlError(name, err)
@@ -277,7 +258,7 @@ func mapEntry(n *yaml.Node, key string) (k, v *yaml.Node) {
 func LoadWorkload(path string) (workloads.Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return workloads.Spec{}, fmt.Errorf("harness: read workload: %w", err)
+		return workloads.Spec{}, fmt.Errorf("scenario: read workload: %w", err)
 	}
 	var spec workloads.Spec
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {

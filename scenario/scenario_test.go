@@ -1,4 +1,4 @@
-package harness
+package scenario
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 )
 
 func TestScenarioFixtures(t *testing.T) {
-	files, err := filepath.Glob("testdata/scenarios/*.yaml")
+	files, err := filepath.Glob("testdata/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures: %v", err)
 	}
@@ -22,7 +22,7 @@ func TestScenarioFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = ParseScenario(name, data)
+			_, err = Parse(name, data)
 			if strings.HasSuffix(name, ".good.yaml") {
 				if err != nil {
 					t.Fatalf("good fixture: %v", err)
@@ -54,7 +54,7 @@ func TestEmbeddedScenariosValid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ParseScenario(name+".yaml", data); err != nil {
+		if _, err := Parse(name+".yaml", data); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -62,12 +62,12 @@ func TestEmbeddedScenariosValid(t *testing.T) {
 
 func TestOrderBalanced(t *testing.T) {
 	data, _ := scenarios.Get(scenarios.Default)
-	s, err := ParseScenario("default.yaml", data)
+	s, err := Parse("default.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Repeat = 6
-	order := Order(s)
+	order := s.Order()
 	distinct := map[string]bool{}
 	for _, perm := range order {
 		seen := make([]bool, len(s.Variants))
@@ -86,7 +86,7 @@ func TestOrderBalanced(t *testing.T) {
 	if len(distinct) < 2 {
 		t.Errorf("6 repetitions all in the same order %v: not randomized", order[0])
 	}
-	again := Order(s)
+	again := s.Order()
 	for r := range order {
 		for i := range order[r] {
 			if order[r][i] != again[r][i] {
@@ -96,18 +96,18 @@ func TestOrderBalanced(t *testing.T) {
 	}
 }
 
-func FuzzParseScenario(f *testing.F) {
-	files, _ := filepath.Glob("testdata/scenarios/*.yaml")
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.yaml")
 	for _, p := range files {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := ParseScenario("fuzz.yaml", data)
+		s, err := Parse("fuzz.yaml", data)
 		if err == nil {
 			if verr := s.Validate(); verr != nil {
-				t.Fatalf("ParseScenario accepted a scenario that fails Validate: %v", verr)
+				t.Fatalf("Parse accepted a scenario that fails Validate: %v", verr)
 			}
 		}
 	})

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lbbench/lbbench/internal/field"
 )
 
 var testPolicies = []string{"hash", "least_conn", "p2c", "round_robin"}
@@ -162,7 +164,7 @@ func TestValidateBalancerVariants(t *testing.T) {
 				}
 				return
 			}
-			var fe *FieldError
+			var fe *field.Error
 			if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.msg) {
 				t.Fatalf("Validate() = %v, want an error on %s containing %q", err, tc.field, tc.msg)
 			}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lbbench/lbbench/internal/field"
+
 	"github.com/lbbench/lbbench/engines"
 )
 
@@ -83,7 +85,7 @@ func TestValidateEngines(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Variant{Name: "x", Topology: Proxy, Proxy: tc.spec}.WithDefaults().Validate([]string{"least_conn", "ewma_least_conn", "peak_ewma"})
-			var fe *FieldError
+			var fe *field.Error
 			if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 				t.Fatalf("Validate() = %v, want %s: ...%s", err, tc.field, tc.want)
 			}

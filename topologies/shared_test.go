@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lbbench/lbbench/internal/field"
 )
 
 func TestRenderShared(t *testing.T) {
@@ -97,7 +99,7 @@ func TestValidateWorkerOptionsAndTarget(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.v.WithDefaults().Validate(policies)
-			var fe *FieldError
+			var fe *field.Error
 			if !errors.As(err, &fe) || fe.Field != tc.field {
 				t.Fatalf("Validate() = %v, want an error on %s", err, tc.field)
 			}
@@ -119,7 +121,7 @@ func TestValidateWorkerOptionsAndTarget(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.w.WithDefaults().Validate()
-			var fe *FieldError
+			var fe *field.Error
 			if !errors.As(err, &fe) || fe.Field != tc.field {
 				t.Fatalf("Validate() = %v, want an error on %s", err, tc.field)
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/lbbench/lbbench/internal/field"
+
 	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/workloads"
 )
@@ -137,16 +139,9 @@ type ProxySpec struct {
 // KeepAliveOn reports whether upstream keep-alive is on (nil means on).
 func (p ProxySpec) KeepAliveOn() bool { return p.UpstreamKeepAlive == nil || *p.UpstreamKeepAlive }
 
-// FieldError is a validation error naming its field by dotted yaml path.
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
-
-func fieldErr(field, format string, args ...any) error {
-	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+// fieldErr returns a *field.Error for the field at path.
+func fieldErr(path, format string, args ...any) error {
+	return field.Errorf(path, format, args...)
 }
 
 // WithDefaults returns a copy of w with zero values filled in.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lbbench/lbbench/internal/field"
 )
 
 // seqAlloc hands out ports in sequence from 20000.
@@ -104,7 +106,7 @@ func TestValidateVariant(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.v.WithDefaults().Validate(policies)
-			var fe *FieldError
+			var fe *field.Error
 			if !errors.As(err, &fe) || fe.Field != tc.field {
 				t.Fatalf("Validate() = %v, want an error on %s", err, tc.field)
 			}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lbbench/lbbench/internal/field"
 )
 
 // Arrival kinds.
@@ -230,17 +232,9 @@ type NamedClient struct {
 // KeepAliveOn reports whether client keep-alive is on (nil means on).
 func (c Clients) KeepAliveOn() bool { return c.KeepAlive == nil || *c.KeepAlive }
 
-// FieldError is a validation error that names the offending field by its
-// dotted yaml path (for example "classes[1].weight").
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
-
-func fieldErr(field, format string, args ...any) error {
-	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+// fieldErr returns a *field.Error for the field at path.
+func fieldErr(path, format string, args ...any) error {
+	return field.Errorf(path, format, args...)
 }
 
 // WarmupTime is how long the warm-up lasts: Warmup, or zero when Warmup is

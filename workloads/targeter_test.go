@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/field"
+
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
@@ -136,7 +138,7 @@ func TestValidate(t *testing.T) {
 			s := mix()
 			tc.edit(&s)
 			err := s.Validate()
-			var fe *FieldError
+			var fe *field.Error
 			if !errors.As(err, &fe) || fe.Field != tc.field {
 				t.Fatalf("Validate() = %v, want a FieldError on %s", err, tc.field)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -69,7 +70,7 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 	case o.spec != "" && o.scenario != "":
 		return errors.New("attack: give a scenario or --spec, not both")
 	case o.spec != "":
-		s, err := harness.LoadWorkload(o.spec)
+		s, err := scenario.LoadWorkload(o.spec)
 		if err != nil {
 			return err
 		}

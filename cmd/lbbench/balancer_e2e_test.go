@@ -17,7 +17,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/balancer"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
@@ -343,7 +343,7 @@ repeat: 1
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
-	res, err := harness.ReadResults(filepath.Join(dir, "out", "results.json"))
+	res, err := results.ReadFile(filepath.Join(dir, "out", "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/topologies"
 )
 
@@ -26,7 +28,7 @@ const baselineBuild = "base"
 // and, with --baseline, builds the baseline binary and adds a twin of every
 // variant that runs it. It returns the harness options that map the build
 // to its binary and a cleanup that removes the build.
-func prepareCompare(ctx context.Context, s *harness.Scenario, o runOptions, stderr io.Writer) ([]harness.Option, func(), error) {
+func prepareCompare(ctx context.Context, s *scenario.Scenario, o runOptions, stderr io.Writer) ([]harness.Option, func(), error) {
 	nothing := func() {}
 	if _, err := o.compare.options(); err != nil {
 		return nil, nothing, usageError("%w", err)
@@ -49,7 +51,7 @@ func prepareCompare(ctx context.Context, s *harness.Scenario, o runOptions, stde
 // withBaseline returns s with every variant followed by its twin that runs
 // the baseline build, named NAME@base. The harness interleaves all of them
 // in a randomized balanced order, repetition by repetition.
-func withBaseline(s harness.Scenario) harness.Scenario {
+func withBaseline(s scenario.Scenario) scenario.Scenario {
 	vs := make([]topologies.Variant, 0, 2*len(s.Variants))
 	for _, v := range s.Variants {
 		b := v
@@ -161,7 +163,7 @@ type runComparison struct {
 // compareRun compares the runs of a finished scenario and writes the
 // comparison's files into out. It compares nothing when the scenario did
 // not complete (runErr) or has a single variant.
-func compareRun(res *harness.Results, runErr error, o runOptions, out string) (*runComparison, error) {
+func compareRun(res *results.Results, runErr error, o runOptions, out string) (*runComparison, error) {
 	if runErr != nil || !res.Complete {
 		return nil, nil
 	}

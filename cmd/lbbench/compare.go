@@ -14,8 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/atomicfile"
 	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/results"
 )
 
 // Exit codes of a comparison (measurement.md, "Across runs").
@@ -174,12 +175,12 @@ func usageError(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
-func readResultsArg(arg string) (*harness.Results, error) {
+func readResultsArg(arg string) (*results.Results, error) {
 	path, err := resultsPath(arg)
 	if err != nil {
 		return nil, err
 	}
-	return harness.ReadResults(path)
+	return results.ReadFile(path)
 }
 
 func runCompare(o compareOptions, args []string, stdout io.Writer) error {
@@ -235,7 +236,7 @@ func runCompare(o compareOptions, args []string, stdout io.Writer) error {
 	return verdictExit(vs, o.inconclusive)
 }
 
-func variantList(r *harness.Results) string {
+func variantList(r *results.Results) string {
 	names := make([]string, len(r.Scenario.Variants))
 	for i, v := range r.Scenario.Variants {
 		names[i] = v.Name
@@ -245,10 +246,10 @@ func variantList(r *harness.Results) string {
 
 // calibrateOnly prints the A/A calibration of every variant of r, each
 // variant's runs split in two interleaved halves.
-func calibrateOnly(r *harness.Results, o reports.CompareOptions, stdout io.Writer) error {
+func calibrateOnly(r *results.Results, o reports.CompareOptions, stdout io.Writer) error {
 	var pairs []reports.Pair
 	for _, v := range r.Scenario.Variants {
-		var runs []harness.RunResult
+		var runs []results.Run
 		for _, run := range r.Runs {
 			if run.Variant == v.Name {
 				runs = append(runs, run)
@@ -347,7 +348,7 @@ func writeComparisonFiles(dir string, pairs []reports.Pair, vs []reports.Verdict
 		reports.BaseBenchFile:          base.Bytes(),
 		reports.CandBenchFile:          cand.Bytes(),
 	} {
-		if err := harness.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, name), data); err != nil {
 			return err
 		}
 	}

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/results"
 )
 
 // compareScenario is two workers with a fixed 10 ms service time, offered
@@ -49,7 +49,7 @@ func writeScenario(t *testing.T, dir, name, workers, variants string) string {
 }
 
 // validRuns counts r's valid runs of a variant.
-func validRuns(r *harness.Results, variant string) int {
+func validRuns(r *results.Results, variant string) int {
 	n := 0
 	for _, run := range r.Runs {
 		if run.Variant == variant && run.Valid {
@@ -96,14 +96,14 @@ func TestCompareVerdictEndToEnd(t *testing.T) {
 	// regression is called, within a bound; the A/A verdict is judged once,
 	// on all the runs.
 	aaOut, slowOut := filepath.Join(dir, "aa-out"), filepath.Join(dir, "slow-out")
-	var aaRes, slowRes *harness.Results
+	var aaRes, slowRes *results.Results
 	const minReps, maxReps = 5, 12
 	reps, code := 0, -1
 	var cmpText string
 	for ; reps < maxReps && code != 1; reps++ {
 		for _, sc := range []struct {
 			name, path string
-			res        **harness.Results
+			res        **results.Results
 		}{{"aa", aa, &aaRes}, {"slow", slow, &slowRes}} {
 			out := filepath.Join(dir, fmt.Sprintf("rep%d-%s", reps, sc.name))
 			// "run" compares the variants with the first for
@@ -120,7 +120,7 @@ func TestCompareVerdictEndToEnd(t *testing.T) {
 					t.Errorf("run wrote %d verdicts (%v), want one per metric", len(vs), err)
 				}
 			}
-			res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+			res, err := results.ReadFile(filepath.Join(out, "results.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func TestCompareVerdictEndToEnd(t *testing.T) {
 			}
 		}
 		for _, w := range []struct {
-			res *harness.Results
+			res *results.Results
 			dir string
 		}{{aaRes, aaOut}, {slowRes, slowOut}} {
 			w.res.Scenario.Repeat = reps + 1
@@ -145,7 +145,7 @@ func TestCompareVerdictEndToEnd(t *testing.T) {
 	}
 	t.Logf("%d repetitions; last comparison: exit %d\n%s", reps, code, cmpText)
 	if code != 1 {
-		for _, res := range []*harness.Results{aaRes, slowRes} {
+		for _, res := range []*results.Results{aaRes, slowRes} {
 			for _, r := range res.Runs {
 				t.Logf("slow %v %s: p50 %s, %d requests, %d errors, valid %v %v", res.Scenario.Workers.Slow, r.ID, r.Summary.P50, r.Requests, r.Errors, r.Valid, r.Invalid)
 			}
@@ -192,7 +192,7 @@ func TestCompareVerdictEndToEnd(t *testing.T) {
 		for _, f := range []string{reports.BaseBenchFile, reports.CandBenchFile} {
 			data, _ := os.ReadFile(filepath.Join(cmpOut, f))
 			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-			if want := validRuns(map[string]*harness.Results{reports.BaseBenchFile: aaRes, reports.CandBenchFile: slowRes}[f], "a"); len(lines) != want || !strings.HasPrefix(lines[0], "BenchmarkLB/variant=a 1 ") || !strings.Contains(lines[0], " p50-ns ") {
+			if want := validRuns(map[string]*results.Results{reports.BaseBenchFile: aaRes, reports.CandBenchFile: slowRes}[f], "a"); len(lines) != want || !strings.HasPrefix(lines[0], "BenchmarkLB/variant=a 1 ") || !strings.Contains(lines[0], " p50-ns ") {
 				t.Errorf("%s: %q", f, data)
 			}
 		}
@@ -220,11 +220,11 @@ func TestCompareVerdictEndToEnd(t *testing.T) {
 
 	t.Run("too few runs are inconclusive", func(t *testing.T) {
 		// The A/A results cut to two runs per variant.
-		res, err := harness.ReadResults(filepath.Join(aaOut, "results.json"))
+		res, err := results.ReadFile(filepath.Join(aaOut, "results.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var keep []harness.RunResult
+		var keep []results.Run
 		n := map[string]int{}
 		for _, r := range res.Runs {
 			if n[r.Variant]++; n[r.Variant] <= 2 {
@@ -323,7 +323,7 @@ func init() {
 	if code != 0 && code != 3 {
 		t.Fatalf("exit %d, want 0 or 3", code)
 	}
-	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

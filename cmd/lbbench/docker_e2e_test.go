@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/internal/dockertest"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
 )
 
@@ -77,7 +77,7 @@ func TestDockerEveryTopology(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, text)
 	}
-	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestDockerInterruptLeavesNothing(t *testing.T) {
 	}
 	dockertest.AssertGone(t, c, session)
 	// The partial results are there, and say what happened.
-	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil || res.Complete || res.Error == "" {
 		t.Errorf("results after SIGINT: %+v, %v", res, err)
 	}

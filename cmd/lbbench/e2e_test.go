@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
 
@@ -370,7 +370,7 @@ func TestRunWritesResults(t *testing.T) {
 	if !strings.Contains(stderr.String(), "[2/2]") {
 		t.Errorf("no progress lines:\n%s", stderr.String())
 	}
-	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +481,7 @@ func TestRunInterruptLeavesNothing(t *testing.T) {
 		t.Errorf("exit code %d after Ctrl-C, want 130\n%s", code, log.String())
 	}
 	waitNoProcs(t)
-	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatalf("no results saved after Ctrl-C: %v", err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
 	"github.com/lbbench/lbbench/topologies"
 )
@@ -366,7 +367,7 @@ func TestEnginePolicies(t *testing.T) {
 
 // checkEngineStats checks what the driver read from the engine against the
 // requests the test sent through it.
-func checkEngineStats(t *testing.T, engine string, st *engines.Stats, sent int, keepAlive bool) {
+func checkEngineStats(t *testing.T, engine string, st *results.EngineStats, sent int, keepAlive bool) {
 	t.Helper()
 	if st == nil || st.Engine != engine {
 		t.Fatalf("engine stats %+v, want %s's", st, engine)
@@ -444,7 +445,7 @@ func TestRunEnginesScenario(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("run: %v\n%s", err, b)
 	}
-	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

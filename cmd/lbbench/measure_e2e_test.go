@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
 
@@ -79,7 +79,7 @@ clients: {connections: 1}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("attack: %v\n%s", err, stderr.String())
 	}
-	m, err := harness.ReadMeasurement(out)
+	m, err := results.ReadMeasurement(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,13 +155,13 @@ workload:
 variants: [{name: rp, topology: reuseport}]
 repeat: 1
 `), 0o644)
-	runWith := func(k int) harness.RunResult {
+	runWith := func(k int) results.Run {
 		out := filepath.Join(dir, "out"+strconv.Itoa(k))
 		cmd := exec.Command(bin, "run", scen, "-o", out, "--generators", strconv.Itoa(k), "-q")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("run --generators %d: %v\n%s", k, err, b)
 		}
-		res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+		res, err := results.ReadFile(filepath.Join(out, "results.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +169,7 @@ repeat: 1
 	}
 	// Percentiles are comparable only when both generators kept their
 	// schedule; on a machine busy with other work, try again.
-	var one, two harness.RunResult
+	var one, two results.Run
 	for try := 1; ; try++ {
 		one, two = runWith(1), runWith(2)
 		if one.Valid && two.Valid {
@@ -182,7 +182,7 @@ repeat: 1
 	if two.Generator.Processes != 2 {
 		t.Fatalf("%d generator processes, want 2", two.Generator.Processes)
 	}
-	for _, r := range []harness.RunResult{one, two} {
+	for _, r := range []results.Run{one, two} {
 		if got := uint64(r.Latency.TotalCount()); got != r.Requests || r.Requests < 700 || r.Requests > 900 {
 			t.Errorf("histogram holds %d of %d requests (about 800 scheduled)", got, r.Requests)
 		}
@@ -207,7 +207,7 @@ func TestOverdrivenGeneratorIsInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, b)
 	}
-	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/atomicfile"
 	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/scenarios"
@@ -220,7 +221,7 @@ func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout
 	if err := res.WriteFile(resultsPath); err != nil {
 		return errors.Join(simErr, err)
 	}
-	if err := harness.WriteFileAtomic(filepath.Join(out, "summary.txt"), table.Bytes()); err != nil {
+	if err := atomicfile.Write(filepath.Join(out, "summary.txt"), table.Bytes()); err != nil {
 		return errors.Join(simErr, err)
 	}
 	if _, err := reports.WriteDir(out, res); err != nil {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/model"
+	"github.com/lbbench/lbbench/results"
 )
 
 // lbbench runs the built binary to completion and returns its stdout,
@@ -79,7 +79,7 @@ func TestModelSim(t *testing.T) {
 	if n := strings.Count(errOut, "simulated in"); n != 6 {
 		t.Errorf("%d progress lines, want 6:\n%s", n, errOut)
 	}
-	r, err := harness.ReadResults(filepath.Join(sim, "results.json"))
+	r, err := results.ReadFile(filepath.Join(sim, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

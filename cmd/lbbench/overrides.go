@@ -3,9 +3,8 @@ package main
 import (
 	"time"
 
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/spf13/pflag"
-
-	"github.com/lbbench/lbbench/harness"
 )
 
 // overrides are the flags that adjust a scenario from the command line;
@@ -26,7 +25,7 @@ func (v *overrides) bind(f *pflag.FlagSet, what string) {
 }
 
 // apply sets the flags the user gave on s.
-func (v *overrides) apply(s *harness.Scenario, changed func(string) bool) {
+func (v *overrides) apply(s *scenario.Scenario, changed func(string) bool) {
 	if changed("repeat") {
 		s.Repeat = v.repeat
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/scenario"
 )
 
 // progressOptions returns the harness options that show progress on w: on
@@ -20,7 +21,7 @@ import (
 // and p99), then the run's result line; otherwise the plain lines of
 // progressPrinter, which scripts and tests read.
 // The returned func ends a live line left open by a run that failed.
-func progressOptions(w io.Writer, s harness.Scenario) ([]harness.Option, func()) {
+func progressOptions(w io.Writer, s scenario.Scenario) ([]harness.Option, func()) {
 	plain := progressPrinter(w, s)
 	width, ok := terminalWidth(w)
 	if !ok {
@@ -64,7 +65,7 @@ type livePrinter struct {
 	runT0   time.Time
 }
 
-func newLivePrinter(w io.Writer, s harness.Scenario, plain func(harness.Progress), now time.Time) *livePrinter {
+func newLivePrinter(w io.Writer, s scenario.Scenario, plain func(harness.Progress), now time.Time) *livePrinter {
 	return &livePrinter{w: w, plain: plain, start: now,
 		perRun: s.Workload.WarmupTime() + s.Workload.Duration + 2*time.Second}
 }

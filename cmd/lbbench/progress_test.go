@@ -8,11 +8,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
 )
 
 func TestLivePrinter(t *testing.T) {
 	var buf bytes.Buffer
-	s := harness.Scenario{Name: "s"}
+	s := scenario.Scenario{Name: "s"}
 	s.Workload.Duration = 10 * time.Second
 	plain := progressPrinter(&buf, s)
 	lp := newLivePrinter(&buf, s, plain, time.Now())
@@ -29,7 +31,7 @@ func TestLivePrinter(t *testing.T) {
 	}
 	// The result line replaces the live line; later stats are not drawn.
 	buf.Reset()
-	run := &harness.RunResult{Valid: true}
+	run := &results.Run{Valid: true}
 	lp.progress(harness.Progress{Index: 1, Total: 3, Variant: "reuseport", Rep: 2, Done: true, Run: run})
 	lp.live(harness.LiveStats{Elapsed: 11 * time.Second, Planned: 10 * time.Second})
 	if out := buf.String(); !strings.HasPrefix(out, eraseLine+"[1/3] reuseport rep 2: 0 req/s") || strings.Count(out, eraseLine) != 1 || !strings.HasSuffix(out, "\n") {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/results"
 )
 
 type reportOptions struct {
@@ -76,7 +76,7 @@ func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.W
 		if err != nil {
 			return err
 		}
-		r, err := harness.ReadResults(path)
+		r, err := results.ReadFile(path)
 		if err != nil {
 			return err
 		}

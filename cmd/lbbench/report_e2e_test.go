@@ -25,10 +25,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/internal/browser"
 	"github.com/lbbench/lbbench/internal/browser/browsertest"
 	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/results"
 )
 
 // evilName is a scenario name that would run script if it were not
@@ -112,7 +112,7 @@ func eval[T any](t *testing.T, p *browser.Page, expr string) T {
 func TestReportInChromium(t *testing.T) {
 	exe := browsertest.Require(t)
 	out := runReportScenario(t)
-	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

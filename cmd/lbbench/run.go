@@ -14,7 +14,10 @@ import (
 
 	"github.com/lbbench/lbbench/docker"
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/atomicfile"
 	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/scenarios"
 )
 
@@ -77,17 +80,17 @@ finished.`,
 }
 
 // loadScenario reads a scenario file, or a built-in scenario by name.
-func loadScenario(arg string) (harness.Scenario, error) {
+func loadScenario(arg string) (scenario.Scenario, error) {
 	// A directory is not a scenario file: "engines" is both a built-in
 	// scenario and a folder of the source tree.
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
-		return harness.LoadScenario(arg)
+		return scenario.Load(arg)
 	}
 	data, err := scenarios.Get(arg)
 	if err != nil {
-		return harness.Scenario{}, fmt.Errorf("no scenario file %q and no built-in scenario of that name (built-in: %v)", arg, scenarios.Names())
+		return scenario.Scenario{}, fmt.Errorf("no scenario file %q and no built-in scenario of that name (built-in: %v)", arg, scenarios.Names())
 	}
-	return harness.ParseScenario("scenarios/"+arg+".yaml", data)
+	return scenario.Parse("scenarios/"+arg+".yaml", data)
 }
 
 func runScenario(ctx context.Context, o runOptions, changed func(string) bool, stdout, stderr io.Writer) error {
@@ -122,7 +125,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 
 	opts := []harness.Option{
 		harness.WithVersion(version, commit),
-		harness.WithCheckpoint(func(r *harness.Results) error { return r.WriteFile(resultsPath) }),
+		harness.WithCheckpoint(func(r *results.Results) error { return r.WriteFile(resultsPath) }),
 	}
 	opts = append(opts, baseOpts...)
 	endProgress := func() {}
@@ -157,7 +160,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err := reports.WriteText(&table, res); err != nil {
 		return errors.Join(runErr, err)
 	}
-	if err := harness.WriteFileAtomic(filepath.Join(out, "summary.txt"), table.Bytes()); err != nil {
+	if err := atomicfile.Write(filepath.Join(out, "summary.txt"), table.Bytes()); err != nil {
 		return errors.Join(runErr, err)
 	}
 	cmp, err := compareRun(res, runErr, o, out)
@@ -182,7 +185,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 }
 
 // progressPrinter prints one line when a run starts and one when it ends.
-func progressPrinter(w io.Writer, s harness.Scenario) func(harness.Progress) {
+func progressPrinter(w io.Writer, s scenario.Scenario) func(harness.Progress) {
 	start := time.Now()
 	return func(p harness.Progress) {
 		if !p.Done {

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
 
@@ -547,7 +547,7 @@ func TestRunExecTarget(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, b)
 	}
-	res, err := harness.ReadResults(filepath.Join(out, "results.json"))
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
