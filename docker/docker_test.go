@@ -13,6 +13,7 @@ import (
 	"github.com/lbbench/lbbench/docker"
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/internal/dockertest"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
@@ -94,10 +95,10 @@ func TestImageBuildsWithoutRegistry(t *testing.T) {
 }
 
 // plan renders topology for n workers on d.
-func plan(t *testing.T, d *docker.Driver, v topologies.Variant, n int, id string) topologies.Plan {
+func plan(t *testing.T, d *docker.Driver, v scenario.Variant, n int, id string) topologies.Plan {
 	t.Helper()
 	v = v.WithDefaults()
-	p, err := topologies.Render(v, topologies.Workers{Count: n}.WithDefaults(), d)
+	p, err := topologies.Render(v, scenario.Workers{Count: n}.WithDefaults(), d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestUpAttackDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dockertest.AssertGone(t, c, d.Session())
-	p := plan(t, d, topologies.Variant{Name: "lc", Topology: topologies.Proxy}, 3, "001-lc-r1")
+	p := plan(t, d, scenario.Variant{Name: "lc", Topology: scenario.Proxy}, 3, "001-lc-r1")
 	dep, err := d.Up(ctx, p)
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +198,7 @@ func TestEarlyExitShowsLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dockertest.AssertGone(t, c, d.Session())
-	p := plan(t, d, topologies.Variant{Name: "r", Topology: topologies.ReusePort}, 2, "001-r-r1")
+	p := plan(t, d, scenario.Variant{Name: "r", Topology: scenario.ReusePort}, 2, "001-r-r1")
 	// An unknown flag: serve exits at once with a usage error.
 	p.Processes[0].Args = append(p.Processes[0].Args, "--no-such-flag")
 	start := time.Now()
@@ -304,7 +305,7 @@ func TestEnginesInContainers(t *testing.T) {
 	}
 	c := dockertest.Connect(t)
 	ctx := context.Background()
-	for _, engine := range []string{topologies.Nginx, topologies.HAProxy} {
+	for _, engine := range []string{scenario.Nginx, scenario.HAProxy} {
 		t.Run(engine, func(t *testing.T) {
 			if _, err := exec.LookPath(engine); err != nil {
 				if _, err2 := os.Stat("/usr/sbin/" + engine); err2 != nil && os.Getenv("CI") == "" {
@@ -324,7 +325,7 @@ func TestEnginesInContainers(t *testing.T) {
 				t.Errorf("version %q does not name the image", bin.Version)
 			}
 			off := false
-			p := plan(t, d, topologies.Variant{Name: "e", Topology: topologies.Proxy, Proxy: topologies.ProxySpec{Engine: engine, Policy: "least_conn", UpstreamKeepAlive: &off}}, 2, "001-e-r1")
+			p := plan(t, d, scenario.Variant{Name: "e", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{Engine: engine, Policy: "least_conn", UpstreamKeepAlive: &off}}, 2, "001-e-r1")
 			dep, err := d.Up(ctx, p)
 			if err != nil {
 				t.Fatal(err)
@@ -348,10 +349,10 @@ func TestEnginesInContainers(t *testing.T) {
 			if served < m.Requests {
 				t.Errorf("workers served %d of %d requests", served, m.Requests)
 			}
-			if engine == topologies.HAProxy && (st.Engine == nil || len(st.Engine.HAProxy) == 0) {
+			if engine == scenario.HAProxy && (st.Engine == nil || len(st.Engine.HAProxy) == 0) {
 				t.Errorf("no HAProxy stats: %+v", st.Engine)
 			}
-			if engine == topologies.Nginx && bin.StubStatus && (st.Engine == nil || st.Engine.Nginx == nil || st.Engine.Nginx.Requests < m.Requests) {
+			if engine == scenario.Nginx && bin.StubStatus && (st.Engine == nil || st.Engine.Nginx == nil || st.Engine.Nginx.Requests < m.Requests) {
 				t.Errorf("nginx stub_status %+v, want at least %d requests", st.Engine, m.Requests)
 			}
 			if err := dep.Down(ctx); err != nil {

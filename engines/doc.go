@@ -8,9 +8,9 @@
 // every path it writes (pid file, logs, temp files, HAProxy's stats socket)
 // inside the process's own working directory, written as DirPlaceholder.
 // Nothing goes to /etc or /var. The package starts nothing: a driver
-// (harness.LocalDriver) writes the files, runs the check, starts the engine,
-// waits for Config.Health and reads its counters with ReadNginxStatus or
-// ReadHAProxyStats.
+// (harness.LocalDriver or docker.Driver) writes the files, runs the check,
+// starts the engine, waits for Config.Health and reads its counters with
+// ReadNginxStatus or ReadHAProxyStats.
 //
 // Policies map to the engines as follows (see Policies):
 //

@@ -101,7 +101,7 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 		wg.Add(1)
 		go func(rec *recorder) {
 			defer wg.Done()
-			results := atk.Attack(tg.Vegeta(), pacer, 0, "")
+			results := atk.Attack(vegetaTargeter(tg), pacer, 0, "")
 			stop := context.AfterFunc(ctx, func() { atk.Stop() })
 			defer stop()
 			for res := range results {
@@ -168,4 +168,20 @@ func maxRSS() int64 {
 		return 0
 	}
 	return ru.Maxrss * 1024
+}
+
+// The workload's pacer is a vegeta.Pacer: its schedule is what vegeta's
+// attack loop follows.
+var _ vegeta.Pacer = (*workloads.Pacer)(nil)
+
+// vegetaTargeter hands tg's requests to vegeta, one Target per request.
+func vegetaTargeter(tg *workloads.Targeter) vegeta.Targeter {
+	return func(tgt *vegeta.Target) error {
+		var r workloads.Request
+		if err := tg.Target(&r); err != nil {
+			return err
+		}
+		tgt.Method, tgt.URL, tgt.Header, tgt.Body = r.Method, r.URL, r.Header, r.Body
+		return nil
+	}
 }

@@ -19,7 +19,7 @@ func engineVersions(ctx context.Context, s scenario.Scenario, d Driver) (map[str
 	}
 	var out map[string]string
 	for i, v := range s.Variants {
-		if (v.Topology != topologies.Proxy && v.Topology != topologies.Unix) || v.Proxy.Engine == topologies.Builtin {
+		if (v.Topology != scenario.Proxy && v.Topology != scenario.Unix) || v.Proxy.Engine == scenario.Builtin {
 			continue
 		}
 		b, err := find(ctx, v.Proxy.Engine)

@@ -192,7 +192,7 @@ func runID(i int, variant string, rep int) string {
 // runOne brings variant v up, offers the workload, collects counters and
 // takes the variant down, whatever happens. A run interrupted by ctx is not
 // returned: a partial run would bias the statistics.
-func runOne(ctx context.Context, c *config, s scenario.Scenario, v topologies.Variant, d Driver, id string) (run *results.Run, err error) {
+func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Variant, d Driver, id string) (run *results.Run, err error) {
 	plan, err := topologies.Render(v, s.Workers, d)
 	if err != nil {
 		return nil, err

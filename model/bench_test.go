@@ -15,12 +15,12 @@ import (
 // requests of 2ms mean, 10% long of 40ms) offered to `workers` single-task
 // workers with 8 client connections per worker, for about `requests`
 // requests and no warm-up.
-func scaledDefault(tb testing.TB, workers, requests int, variants ...topologies.Variant) scenario.Scenario {
+func scaledDefault(tb testing.TB, workers, requests int, variants ...scenario.Variant) scenario.Scenario {
 	tb.Helper()
 	rate := 0.7 * float64(workers) / 0.0058
 	s := scenario.Scenario{
 		Name:    "scaled",
-		Workers: topologies.Workers{Count: workers},
+		Workers: scenario.Workers{Count: workers},
 		Workload: workloads.Spec{
 			Arrival:  workloads.Arrival{Kind: workloads.Poisson, RatePerSec: rate},
 			Duration: time.Duration(float64(requests) / rate * float64(time.Second)),
@@ -34,7 +34,7 @@ func scaledDefault(tb testing.TB, workers, requests int, variants ...topologies.
 		Variants: variants,
 		Repeat:   1,
 	}.WithDefaults()
-	if err := s.Validate(); err != nil {
+	if err := s.Validate(topologies.Catalog()); err != nil {
 		tb.Fatal(err)
 	}
 	return s
@@ -46,8 +46,8 @@ func scaledDefault(tb testing.TB, workers, requests int, variants ...topologies.
 //
 //	go test -run '^$' -bench Simulate1000 -benchtime 1x ./model/
 func BenchmarkSimulate1000Workers10M(b *testing.B) {
-	for _, v := range []topologies.Variant{
-		{Name: "reuseport", Topology: topologies.ReusePort},
+	for _, v := range []scenario.Variant{
+		{Name: "reuseport", Topology: scenario.ReusePort},
 		proxyVariant("least_conn"),
 		proxyVariant("p2c"),
 	} {

@@ -15,7 +15,6 @@ import (
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/targets/balancer"
-	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -28,7 +27,7 @@ const Driver = "sim"
 // either way). The shared topology is not modelled: which worker takes a
 // connection from a shared socket depends on the accept strategy and the
 // kernel in ways the model does not capture.
-var Topologies = []string{topologies.L4, topologies.L7, topologies.L7Pools, topologies.Proxy, topologies.ReusePort, topologies.Unix}
+var Topologies = []string{scenario.L4, scenario.L7, scenario.L7Pools, scenario.Proxy, scenario.ReusePort, scenario.Unix}
 
 // ErrUnsupported is returned (wrapped) for what the model does not
 // simulate: a topology not in Topologies, or a foreign workers.target.
@@ -190,7 +189,7 @@ func streamsOf(spec workloads.Spec) []streamSpec {
 // once, as repetition rep (from 1), and returns the run in the measured
 // schema (its ID is left for the caller) and its exact means. The run is
 // valid unless it has no measured request.
-func SimulateRun(ctx context.Context, s scenario.Scenario, v topologies.Variant, rep int) (*results.Run, Stats, error) {
+func SimulateRun(ctx context.Context, s scenario.Scenario, v scenario.Variant, rep int) (*results.Run, Stats, error) {
 	if !slices.Contains(Topologies, v.Topology) {
 		return nil, Stats{}, fmt.Errorf("%w: variant %s has topology %q (simulated: %s)", ErrUnsupported, v.Name, v.Topology, strings.Join(Topologies, ", "))
 	}
@@ -252,7 +251,7 @@ func SimulateRun(ctx context.Context, s scenario.Scenario, v topologies.Variant,
 }
 
 // newEngine builds the model of variant v with workers w under spec.
-func newEngine(w topologies.Workers, v topologies.Variant, spec workloads.Spec) (*engine, error) {
+func newEngine(w scenario.Workers, v scenario.Variant, spec workloads.Spec) (*engine, error) {
 	ss := streamsOf(spec)
 	e := &engine{
 		freeReq:     none,
@@ -285,10 +284,10 @@ func newEngine(w topologies.Workers, v topologies.Variant, spec workloads.Spec) 
 		e.workers[sl.Index].slow = sl.Factor
 	}
 	switch v.Topology {
-	case topologies.ReusePort:
+	case scenario.ReusePort:
 		e.mode = modeReusePort
 		return e, nil
-	case topologies.L4:
+	case scenario.L4:
 		e.mode = modeL4
 	default:
 		e.mode = modeL7

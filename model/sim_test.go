@@ -15,12 +15,12 @@ import (
 // of `slots` slots each, with exponential service times of mean `mean`:
 // the M/M/c family. The measured window holds about n requests after a
 // warm-up of about n/50.
-func queueScenario(t *testing.T, workers, slots int, rate float64, mean time.Duration, n int, variants ...topologies.Variant) scenario.Scenario {
+func queueScenario(t *testing.T, workers, slots int, rate float64, mean time.Duration, n int, variants ...scenario.Variant) scenario.Scenario {
 	t.Helper()
 	dur := time.Duration(float64(n) / rate * float64(time.Second))
 	s := scenario.Scenario{
 		Name:    "queue",
-		Workers: topologies.Workers{Count: workers, Concurrency: slots},
+		Workers: scenario.Workers{Count: workers, Concurrency: slots},
 		Workload: workloads.Spec{
 			Arrival:  workloads.Arrival{Kind: workloads.Poisson, RatePerSec: rate},
 			Duration: dur,
@@ -34,20 +34,20 @@ func queueScenario(t *testing.T, workers, slots int, rate float64, mean time.Dur
 		Variants: variants,
 		Repeat:   1,
 	}.WithDefaults()
-	if err := s.Validate(); err != nil {
+	if err := s.Validate(topologies.Catalog()); err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func proxyVariant(policy string) topologies.Variant {
-	return topologies.Variant{Name: policy, Topology: topologies.Proxy, Proxy: topologies.ProxySpec{Policy: policy}}.WithDefaults()
+func proxyVariant(policy string) scenario.Variant {
+	return scenario.Variant{Name: policy, Topology: scenario.Proxy, Proxy: scenario.ProxySpec{Policy: policy}}.WithDefaults()
 }
 
-var reusePort = topologies.Variant{Name: "reuseport", Topology: topologies.ReusePort}
+var reusePort = scenario.Variant{Name: "reuseport", Topology: scenario.ReusePort}
 
 // simulate runs variant v of s once and returns its exact means.
-func simulate(t *testing.T, s scenario.Scenario, v topologies.Variant) Stats {
+func simulate(t *testing.T, s scenario.Scenario, v scenario.Variant) Stats {
 	t.Helper()
 	_, st, err := SimulateRun(context.Background(), s, v, 1)
 	if err != nil {

@@ -25,7 +25,7 @@ func defaultScenario(t *testing.T, d time.Duration) scenario.Scenario {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := scenario.Parse("default", data)
+	s, err := scenario.Parse("default", data, topologies.Catalog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func defaultScenario(t *testing.T, d time.Duration) scenario.Scenario {
 	return s
 }
 
-func run(t *testing.T, s scenario.Scenario, v topologies.Variant) (*results.Run, Stats) {
+func run(t *testing.T, s scenario.Scenario, v scenario.Variant) (*results.Run, Stats) {
 	t.Helper()
 	r, st, err := SimulateRun(context.Background(), s, v, 1)
 	if err != nil {
@@ -42,7 +42,7 @@ func run(t *testing.T, s scenario.Scenario, v topologies.Variant) (*results.Run,
 	return r, st
 }
 
-func variant(t *testing.T, s scenario.Scenario, name string) topologies.Variant {
+func variant(t *testing.T, s scenario.Scenario, name string) scenario.Variant {
 	t.Helper()
 	for _, v := range s.Variants {
 		if v.Name == name {
@@ -50,7 +50,7 @@ func variant(t *testing.T, s scenario.Scenario, name string) topologies.Variant 
 		}
 	}
 	t.Fatalf("no variant %s", name)
-	return topologies.Variant{}
+	return scenario.Variant{}
 }
 
 // TestDefaultScenarioOrdering: at 70% load with keep-alive connections
@@ -148,7 +148,7 @@ func TestRequestsPerConn(t *testing.T) {
 // keep-alive connections land 8 on each of 8 workers.
 func TestL4BalancesConnections(t *testing.T) {
 	s := defaultScenario(t, 2*time.Second)
-	v := topologies.Variant{Name: "l4", Topology: topologies.L4}.WithDefaults()
+	v := scenario.Variant{Name: "l4", Topology: scenario.L4}.WithDefaults()
 	r, _ := run(t, s, v)
 	for _, w := range r.Workers {
 		if w.Connections != 8 {
@@ -164,12 +164,12 @@ func TestL4BalancesConnections(t *testing.T) {
 func TestPoolsRoute(t *testing.T) {
 	s := defaultScenario(t, time.Second)
 	s.Workload.Classes[1].Path = "/event"
-	v := topologies.Variant{Name: "pools", Topology: topologies.L7Pools, Proxy: topologies.ProxySpec{Pools: []topologies.Pool{
+	v := scenario.Variant{Name: "pools", Topology: scenario.L7Pools, Proxy: scenario.ProxySpec{Pools: []scenario.Pool{
 		{Name: "write", Prefix: "/event", Workers: []int{0, 1}},
 		{Name: "read", Prefix: "/", Policy: "round_robin", Workers: []int{2, 3, 4, 5, 6, 7}},
 	}}}.WithDefaults()
-	s.Variants = []topologies.Variant{v}
-	if err := s.Validate(); err != nil {
+	s.Variants = []scenario.Variant{v}
+	if err := s.Validate(topologies.Catalog()); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := run(t, s, v)
@@ -186,7 +186,7 @@ func TestEveryPolicyRuns(t *testing.T) {
 	s := defaultScenario(t, time.Second)
 	for _, p := range []string{"round_robin", "random", "p2c", "least_conn", "ewma_least_conn", "peak_ewma", "hash"} {
 		t.Run(p, func(t *testing.T) {
-			v := topologies.Variant{Name: p, Topology: topologies.L7, Proxy: topologies.ProxySpec{Policy: p}}.WithDefaults()
+			v := scenario.Variant{Name: p, Topology: scenario.L7, Proxy: scenario.ProxySpec{Policy: p}}.WithDefaults()
 			r, _ := run(t, s, v)
 			if !r.Valid || r.Proxy.Decisions != r.Requests+r.WarmupRequests {
 				t.Errorf("valid %v, %d decisions for %d requests", r.Valid, r.Proxy.Decisions, r.Requests+r.WarmupRequests)
@@ -204,7 +204,7 @@ func isInf(x float64) bool { return x > 1e300 }
 // share, so it is busier; least_conn sends it less.
 func TestSlowWorker(t *testing.T) {
 	s := defaultScenario(t, 5*time.Second)
-	s.Workers.Slow = []topologies.Slow{{Index: 0, Factor: 3}}
+	s.Workers.Slow = []scenario.Slow{{Index: 0, Factor: 3}}
 	_, rr := run(t, s, proxyVariant("round_robin"))
 	lcRun, _ := run(t, s, proxyVariant("least_conn"))
 	if rr.Utilization[0] < 2*rr.Utilization[1] {
@@ -221,7 +221,7 @@ func TestNamedClientsAndSteps(t *testing.T) {
 	s.Workload.Arrival = workloads.Arrival{Kind: workloads.Steps, Steps: []workloads.Step{{RatePerSec: 300, Duration: time.Second}, {RatePerSec: 900, Duration: time.Second}}}
 	s.Workload.Clients = workloads.Clients{Named: []workloads.NamedClient{{Name: "big", Share: 3, Connections: 8}, {Name: "small", Share: 1}}}
 	s.Workload = s.Workload.WithDefaults()
-	if err := s.Validate(); err != nil {
+	if err := s.Validate(topologies.Catalog()); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := run(t, s, reusePort)
@@ -338,7 +338,7 @@ func TestSimulateResults(t *testing.T) {
 
 func TestUnsupportedTopology(t *testing.T) {
 	s := defaultScenario(t, time.Second)
-	v := topologies.Variant{Name: "x", Topology: "shared"}
+	v := scenario.Variant{Name: "x", Topology: "shared"}
 	if _, _, err := SimulateRun(context.Background(), s, v, 1); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("got %v, want ErrUnsupported", err)
 	}
@@ -347,7 +347,7 @@ func TestUnsupportedTopology(t *testing.T) {
 		t.Errorf("got %v, want ErrUnsupported naming variants[3] (x)", err)
 	}
 	s.Variants = s.Variants[:3]
-	s.Workers.Target = &topologies.Target{Exec: "my-server --port {port}"}
+	s.Workers.Target = &scenario.Target{Exec: "my-server --port {port}"}
 	if _, err := Simulate(context.Background(), s); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "workers.target") {
 		t.Errorf("got %v, want ErrUnsupported naming workers.target", err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/results"
-	"github.com/lbbench/lbbench/topologies"
+	"github.com/lbbench/lbbench/scenario"
 )
 
 // Metric names Compare knows.
@@ -166,7 +166,7 @@ func runsOf(r *results.Results, name string) []results.Run {
 func PairVariants(base, cand *results.Results) ([]Pair, error) {
 	var pairs []Pair
 	for _, v := range cand.Scenario.Variants {
-		if !slices.ContainsFunc(base.Scenario.Variants, func(b topologies.Variant) bool { return b.Name == v.Name }) {
+		if !slices.ContainsFunc(base.Scenario.Variants, func(b scenario.Variant) bool { return b.Name == v.Name }) {
 			continue
 		}
 		pairs = append(pairs, Pair{Variant: v.Name, Baseline: v.Name + BuildSeparator + "base",
@@ -182,7 +182,7 @@ func PairVariants(base, cand *results.Results) ([]Pair, error) {
 // PairWith pairs every other variant of r with its variant named baseline,
 // in scenario order.
 func PairWith(r *results.Results, baseline string) ([]Pair, error) {
-	if !slices.ContainsFunc(r.Scenario.Variants, func(v topologies.Variant) bool { return v.Name == baseline }) {
+	if !slices.ContainsFunc(r.Scenario.Variants, func(v scenario.Variant) bool { return v.Name == baseline }) {
 		return nil, fmt.Errorf("reports: compare: no baseline variant %q (variants: %s)", baseline, variantNames(r))
 	}
 	base := runsOf(r, baseline)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/results"
-	"github.com/lbbench/lbbench/topologies"
+	"github.com/lbbench/lbbench/scenario"
 )
 
 // synthRun is a run whose latencies are a fixed exponential-like shape
@@ -426,7 +426,7 @@ func TestCompareOptionsValidate(t *testing.T) {
 	}
 }
 
-func withVariants(variants ...topologies.Variant) *results.Results {
+func withVariants(variants ...scenario.Variant) *results.Results {
 	r := &results.Results{}
 	r.Scenario.Variants = variants
 	for _, v := range variants {
@@ -438,8 +438,8 @@ func withVariants(variants ...topologies.Variant) *results.Results {
 }
 
 func TestPairing(t *testing.T) {
-	a := withVariants(topologies.Variant{Name: "rp"}, topologies.Variant{Name: "lc"}, topologies.Variant{Name: "old"})
-	b := withVariants(topologies.Variant{Name: "lc"}, topologies.Variant{Name: "rp"}, topologies.Variant{Name: "new"})
+	a := withVariants(scenario.Variant{Name: "rp"}, scenario.Variant{Name: "lc"}, scenario.Variant{Name: "old"})
+	b := withVariants(scenario.Variant{Name: "lc"}, scenario.Variant{Name: "rp"}, scenario.Variant{Name: "new"})
 	pairs, err := PairVariants(a, b)
 	if err != nil {
 		t.Fatal(err)
@@ -447,7 +447,7 @@ func TestPairing(t *testing.T) {
 	if len(pairs) != 2 || pairs[0].Variant != "lc" || pairs[0].Baseline != "lc@base" || pairs[1].Variant != "rp" || len(pairs[0].Base) != 3 || len(pairs[0].Cand) != 3 {
 		t.Errorf("PairVariants: %+v", pairs)
 	}
-	if _, err := PairVariants(a, withVariants(topologies.Variant{Name: "x"})); err == nil {
+	if _, err := PairVariants(a, withVariants(scenario.Variant{Name: "x"})); err == nil {
 		t.Error("no shared variant, no error")
 	}
 
@@ -461,12 +461,12 @@ func TestPairing(t *testing.T) {
 	if _, err := PairWith(a, "nope"); err == nil || !strings.Contains(err.Error(), "no baseline variant \"nope\"") {
 		t.Errorf("PairWith unknown: %v", err)
 	}
-	if _, err := PairWith(withVariants(topologies.Variant{Name: "solo"}), "solo"); err == nil {
+	if _, err := PairWith(withVariants(scenario.Variant{Name: "solo"}), "solo"); err == nil {
 		t.Error("PairWith a single variant")
 	}
 
-	c := withVariants(topologies.Variant{Name: "rp"}, topologies.Variant{Name: "rp@base", Build: "base"},
-		topologies.Variant{Name: "lc@base", Build: "base"}, topologies.Variant{Name: "lc"})
+	c := withVariants(scenario.Variant{Name: "rp"}, scenario.Variant{Name: "rp@base", Build: "base"},
+		scenario.Variant{Name: "lc@base", Build: "base"}, scenario.Variant{Name: "lc"})
 	pairs = PairBuilds(c)
 	if len(pairs) != 2 || pairs[0].Variant != "rp" || pairs[0].Baseline != "rp@base" || pairs[1].Variant != "lc" || pairs[1].Baseline != "lc@base" {
 		t.Errorf("PairBuilds: %+v", pairs)

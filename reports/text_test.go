@@ -12,7 +12,6 @@ import (
 
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
-	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -42,10 +41,10 @@ func fakeResults() *results.Results {
 	return &results.Results{
 		Scenario: scenario.Scenario{
 			Name:    "golden",
-			Workers: topologies.Workers{Count: 2, Concurrency: 1},
+			Workers: scenario.Workers{Count: 2, Concurrency: 1},
 			Workload: workloads.Spec{Arrival: workloads.Arrival{Kind: "poisson", RatePerSec: 100},
 				Duration: 10 * time.Second, Warmup: 2 * time.Second},
-			Variants: []topologies.Variant{{Name: "reuseport"}, {Name: "least_conn"}},
+			Variants: []scenario.Variant{{Name: "reuseport"}, {Name: "least_conn"}},
 			Repeat:   2,
 		},
 		Complete: true,

@@ -15,8 +15,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/lbbench/lbbench/targets/balancer"
-	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -35,11 +33,11 @@ type Scenario struct {
 	// Description says what question the scenario answers.
 	Description string `yaml:"description,omitempty" json:"description,omitempty"`
 	// Workers are the worker replicas every variant runs.
-	Workers topologies.Workers `yaml:"workers" json:"workers"`
+	Workers Workers `yaml:"workers" json:"workers"`
 	// Workload is the load offered to every variant.
 	Workload workloads.Spec `yaml:"workload" json:"workload"`
 	// Variants are the arrangements compared; at least one.
-	Variants []topologies.Variant `yaml:"variants" json:"variants"`
+	Variants []Variant `yaml:"variants" json:"variants"`
 	// Repeat is the number of runs per variant; zero means DefaultRepeat.
 	Repeat int `yaml:"repeat" json:"repeat"`
 	// Validity sets when a run is too distorted to count.
@@ -48,7 +46,7 @@ type Scenario struct {
 
 // WorkloadFor returns the workload variant v is run with: the scenario's,
 // with v's client model in place of the scenario's when v has one.
-func (s Scenario) WorkloadFor(v topologies.Variant) workloads.Spec {
+func (s Scenario) WorkloadFor(v Variant) workloads.Spec {
 	spec := s.Workload
 	if v.Clients != nil {
 		spec.Clients = *v.Clients
@@ -83,7 +81,7 @@ type Validity struct {
 func (s Scenario) WithDefaults() Scenario {
 	s.Workers = s.Workers.WithDefaults()
 	s.Workload = s.Workload.WithDefaults()
-	vs := make([]topologies.Variant, len(s.Variants))
+	vs := make([]Variant, len(s.Variants))
 	for i, v := range s.Variants {
 		vs[i] = v.WithDefaults()
 		if v.Clients != nil {
@@ -106,7 +104,7 @@ func (s Scenario) WithDefaults() Scenario {
 
 // Validate reports the first problem in s as a *FieldError naming the field
 // by its dotted yaml path. Call it on the result of WithDefaults.
-func (s Scenario) Validate() error {
+func (s Scenario) Validate(cat Catalog) error {
 	if s.Name == "" {
 		return &FieldError{Field: "name", Msg: "is required"}
 	}
@@ -122,7 +120,7 @@ func (s Scenario) Validate() error {
 	seen := map[string]bool{}
 	for i, v := range s.Variants {
 		f := fmt.Sprintf("variants[%d]", i)
-		if err := v.Validate(balancer.Policies()); err != nil {
+		if err := v.Validate(cat); err != nil {
 			return prefixed(f, err)
 		}
 		if seen[v.Name] {
@@ -132,6 +130,14 @@ func (s Scenario) Validate() error {
 			w := s.WorkloadFor(v)
 			if err := w.Validate(); err != nil {
 				return prefixed(f, err)
+			}
+		}
+		for j, pl := range v.Proxy.Pools {
+			for k, wi := range pl.Workers {
+				if wi >= s.Workers.Count {
+					return &FieldError{Field: fmt.Sprintf("%s.proxy.pools[%d].workers[%d]", f, j, k),
+						Msg: fmt.Sprintf("names worker %d, but workers.count is %d (indexes 0 to %d)", wi, s.Workers.Count, s.Workers.Count-1)}
+				}
 			}
 		}
 		seen[v.Name] = true
@@ -158,17 +164,17 @@ func prefixed(prefix string, err error) error { return field.Prefix(prefix, err)
 
 // Load reads, decodes, defaults and validates the scenario file at
 // path. Errors name the file, the line and the field.
-func Load(path string) (Scenario, error) {
+func Load(path string, cat Catalog) (Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Scenario{}, fmt.Errorf("scenario: read scenario: %w", err)
 	}
-	return Parse(path, data)
+	return Parse(path, data, cat)
 }
 
 // Parse decodes, defaults and validates a scenario; name is used in
 // error messages (usually the file's path). Unknown fields are errors.
-func Parse(name string, data []byte) (Scenario, error) {
+func Parse(name string, data []byte, cat Catalog) (Scenario, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return Scenario{}, yamlError(name, err)
@@ -183,7 +189,7 @@ func Parse(name string, data []byte) (Scenario, error) {
 		return Scenario{}, yamlError(name, err)
 	}
 	s = s.WithDefaults()
-	if err := s.Validate(); err != nil {
+	if err := s.Validate(cat); err != nil {
 		var fe *FieldError
 		if errors.As(err, &fe) {
 			fe.File = name

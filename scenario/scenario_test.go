@@ -1,4 +1,4 @@
-package scenario
+package scenario_test
 
 import (
 	"errors"
@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/scenarios"
+	"github.com/lbbench/lbbench/topologies"
 )
 
 func TestScenarioFixtures(t *testing.T) {
@@ -22,7 +24,7 @@ func TestScenarioFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = Parse(name, data)
+			_, err = scenario.Parse(name, data, topologies.Catalog())
 			if strings.HasSuffix(name, ".good.yaml") {
 				if err != nil {
 					t.Fatalf("good fixture: %v", err)
@@ -37,7 +39,7 @@ func TestScenarioFixtures(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error, want %q", want)
 			}
-			var fe *FieldError
+			var fe *scenario.FieldError
 			if !errors.As(err, &fe) {
 				t.Errorf("error %T is not a *FieldError", err)
 			}
@@ -54,7 +56,7 @@ func TestEmbeddedScenariosValid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Parse(name+".yaml", data); err != nil {
+		if _, err := scenario.Parse(name+".yaml", data, topologies.Catalog()); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -62,7 +64,7 @@ func TestEmbeddedScenariosValid(t *testing.T) {
 
 func TestOrderBalanced(t *testing.T) {
 	data, _ := scenarios.Get(scenarios.Default)
-	s, err := Parse("default.yaml", data)
+	s, err := scenario.Parse("default.yaml", data, topologies.Catalog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +106,9 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := Parse("fuzz.yaml", data)
+		s, err := scenario.Parse("fuzz.yaml", data, topologies.Catalog())
 		if err == nil {
-			if verr := s.Validate(); verr != nil {
+			if verr := s.Validate(topologies.Catalog()); verr != nil {
 				t.Fatalf("Parse accepted a scenario that fails Validate: %v", verr)
 			}
 		}

@@ -7,9 +7,8 @@ import (
 	"testing"
 
 	"github.com/lbbench/lbbench/internal/field"
+	"github.com/lbbench/lbbench/scenario"
 )
-
-var testPolicies = []string{"hash", "least_conn", "p2c", "round_robin"}
 
 // args returns every value of a repeated flag.
 func allArgs(args []string, flag string) []string {
@@ -26,21 +25,21 @@ func TestRenderBalancerTopologies(t *testing.T) {
 	off := false
 	tests := []struct {
 		name  string
-		v     Variant
+		v     scenario.Variant
 		want  map[string]string   // single flags
 		multi map[string][]string // repeated flags
 		none  []string            // flags that must be absent
 	}{
 		{
 			name: "l4",
-			v:    Variant{Name: "a", Topology: L4, Proxy: ProxySpec{Policy: "round_robin", Retries: 1}},
+			v:    scenario.Variant{Name: "a", Topology: scenario.L4, Proxy: scenario.ProxySpec{Policy: "round_robin", Retries: 1}},
 			want: map[string]string{"--mode": "l4", "--policy": "round_robin", "--retries": "1",
 				"--upstreams": "127.0.0.1:20000,127.0.0.1:20001,127.0.0.1:20002,127.0.0.1:20003"},
 			none: []string{"--pool", "--close-after", "--max-idle", "--policy-arg"},
 		},
 		{
 			name: "l7 with connection controls",
-			v: Variant{Name: "b", Topology: L7, Proxy: ProxySpec{Policy: "p2c", CloseAfter: 5, MaxIdle: 2,
+			v: scenario.Variant{Name: "b", Topology: scenario.L7, Proxy: scenario.ProxySpec{Policy: "p2c", CloseAfter: 5, MaxIdle: 2,
 				PolicyArgs: map[string]string{"seed": "3"}}},
 			want: map[string]string{"--mode": "l7", "--policy": "p2c", "--close-after": "5", "--max-idle": "2",
 				"--upstream-keepalive": "true", "--policy-arg": "seed=3"},
@@ -48,12 +47,12 @@ func TestRenderBalancerTopologies(t *testing.T) {
 		},
 		{
 			name: "l7 keep-alive off, default policy",
-			v:    Variant{Name: "c", Topology: L7, Proxy: ProxySpec{UpstreamKeepAlive: &off}},
-			want: map[string]string{"--policy": DefaultPolicy, "--upstream-keepalive": "false"},
+			v:    scenario.Variant{Name: "c", Topology: scenario.L7, Proxy: scenario.ProxySpec{UpstreamKeepAlive: &off}},
+			want: map[string]string{"--policy": scenario.DefaultPolicy, "--upstream-keepalive": "false"},
 		},
 		{
 			name: "l7-pools",
-			v: Variant{Name: "d", Topology: L7Pools, Proxy: ProxySpec{Policy: "least_conn", Pools: []Pool{
+			v: scenario.Variant{Name: "d", Topology: scenario.L7Pools, Proxy: scenario.ProxySpec{Policy: "least_conn", Pools: []scenario.Pool{
 				{Name: "read", Prefix: "/", Workers: []int{0, 1, 2}},
 				{Name: "write", Prefix: "/event", Policy: "hash", PolicyArgs: map[string]string{"key": "header:X-User"}, Workers: []int{3}},
 			}}},
@@ -67,9 +66,9 @@ func TestRenderBalancerTopologies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := Workers{Count: 4}.WithDefaults()
+			w := scenario.Workers{Count: 4}.WithDefaults()
 			v := tt.v.WithDefaults()
-			if err := v.Validate(testPolicies); err != nil {
+			if err := v.Validate(Catalog()); err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
 			p, err := Render(v, w, &seqAlloc{})
@@ -110,11 +109,11 @@ func TestRenderBalancerTopologies(t *testing.T) {
 }
 
 func TestRenderPoolsWorkerOutOfRange(t *testing.T) {
-	v := Variant{Name: "p", Topology: L7Pools, Proxy: ProxySpec{Pools: []Pool{{Name: "all", Prefix: "/", Workers: []int{0, 4}}}}}.WithDefaults()
-	if err := v.Validate(testPolicies); err != nil {
+	v := scenario.Variant{Name: "p", Topology: scenario.L7Pools, Proxy: scenario.ProxySpec{Pools: []scenario.Pool{{Name: "all", Prefix: "/", Workers: []int{0, 4}}}}}.WithDefaults()
+	if err := v.Validate(Catalog()); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Render(v, Workers{Count: 4}.WithDefaults(), &seqAlloc{})
+	_, err := Render(v, scenario.Workers{Count: 4}.WithDefaults(), &seqAlloc{})
 	if err == nil || !strings.Contains(err.Error(), "proxy.pools[0].workers[1]: worker 4 does not exist (workers.count is 4)") {
 		t.Fatalf("Render = %v", err)
 	}
@@ -122,42 +121,42 @@ func TestRenderPoolsWorkerOutOfRange(t *testing.T) {
 
 func TestValidateBalancerVariants(t *testing.T) {
 	off := false
-	pools := func(ps ...Pool) ProxySpec { return ProxySpec{Pools: ps} }
-	all := Pool{Name: "all", Prefix: "/", Workers: []int{0}}
+	pools := func(ps ...scenario.Pool) scenario.ProxySpec { return scenario.ProxySpec{Pools: ps} }
+	all := scenario.Pool{Name: "all", Prefix: "/", Workers: []int{0}}
 	for _, tc := range []struct {
 		name  string
-		v     Variant
+		v     scenario.Variant
 		field string // "" means valid
 		msg   string
 	}{
-		{"l4 ok", Variant{Name: "x", Topology: L4}, "", ""},
-		{"l7-pools ok", Variant{Name: "x", Topology: L7Pools, Proxy: pools(all, Pool{Name: "w-1", Prefix: "/e", Workers: []int{0, 1}})}, "", ""},
-		{"proxy keeps working", Variant{Name: "x", Topology: Proxy}, "", ""},
-		{"close_after on proxy", Variant{Name: "x", Topology: Proxy, Proxy: ProxySpec{CloseAfter: 2}}, "proxy.close_after", "only for topologies l4, l7 and l7-pools"},
-		{"pools on reuseport", Variant{Name: "x", Topology: ReusePort, Proxy: pools(all)}, "proxy.pools", ""},
-		{"other engine", Variant{Name: "x", Topology: L7, Proxy: ProxySpec{Engine: "nginx"}}, "proxy.engine", "built-in proxy only"},
-		{"unknown policy", Variant{Name: "x", Topology: L4, Proxy: ProxySpec{Policy: "fastest"}}, "proxy.policy", `unknown policy "fastest"`},
-		{"bad argument name", Variant{Name: "x", Topology: L7, Proxy: ProxySpec{PolicyArgs: map[string]string{"a.b": "1"}}}, "proxy.policy_args", `"a.b"`},
-		{"hash in l4", Variant{Name: "x", Topology: L4, Proxy: ProxySpec{Policy: "hash"}}, "proxy.policy", "hash needs the request"},
-		{"close_after in l4", Variant{Name: "x", Topology: L4, Proxy: ProxySpec{CloseAfter: 3}}, "proxy.close_after", "layer 4"},
-		{"max_idle in l4", Variant{Name: "x", Topology: L4, Proxy: ProxySpec{MaxIdle: 3}}, "proxy.max_idle", "layer 4"},
-		{"close_after without keep-alive", Variant{Name: "x", Topology: L7, Proxy: ProxySpec{CloseAfter: 3, UpstreamKeepAlive: &off}}, "proxy.close_after", "upstream_keepalive"},
-		{"negative retries", Variant{Name: "x", Topology: L7, Proxy: ProxySpec{Retries: -1}}, "proxy.retries", ""},
-		{"negative close_after", Variant{Name: "x", Topology: L7, Proxy: ProxySpec{CloseAfter: -1}}, "proxy.close_after", ""},
-		{"pools in l7", Variant{Name: "x", Topology: L7, Proxy: pools(all)}, "proxy.pools", "l7-pools"},
-		{"l7-pools without pools", Variant{Name: "x", Topology: L7Pools}, "proxy.pools", "at least one pool"},
-		{"no catch-all", Variant{Name: "x", Topology: L7Pools, Proxy: pools(Pool{Name: "w", Prefix: "/e", Workers: []int{0}})}, "proxy.pools", "prefix /"},
-		{"pool named default", Variant{Name: "x", Topology: L7Pools, Proxy: pools(Pool{Name: "default", Prefix: "/", Workers: []int{0}})}, "proxy.pools[0].name", ""},
-		{"duplicate pool name", Variant{Name: "x", Topology: L7Pools, Proxy: pools(all, Pool{Name: "all", Prefix: "/e", Workers: []int{0}})}, "proxy.pools[1].name", "duplicate"},
-		{"duplicate prefix", Variant{Name: "x", Topology: L7Pools, Proxy: pools(all, Pool{Name: "b", Prefix: "/", Workers: []int{0}})}, "proxy.pools[1].prefix", "duplicate"},
-		{"prefix with a colon", Variant{Name: "x", Topology: L7Pools, Proxy: pools(all, Pool{Name: "b", Prefix: "/a:b", Workers: []int{0}})}, "proxy.pools[1].prefix", ""},
-		{"pool policy unknown", Variant{Name: "x", Topology: L7Pools, Proxy: pools(Pool{Name: "a", Prefix: "/", Policy: "x", Workers: []int{0}})}, "proxy.pools[0].policy", ""},
-		{"pool without workers", Variant{Name: "x", Topology: L7Pools, Proxy: pools(Pool{Name: "a", Prefix: "/"})}, "proxy.pools[0].workers", ""},
-		{"negative worker", Variant{Name: "x", Topology: L7Pools, Proxy: pools(Pool{Name: "a", Prefix: "/", Workers: []int{-1}})}, "proxy.pools[0].workers[0]", ""},
-		{"worker twice", Variant{Name: "x", Topology: L7Pools, Proxy: pools(Pool{Name: "a", Prefix: "/", Workers: []int{1, 1}})}, "proxy.pools[0].workers[1]", "twice"},
+		{"l4 ok", scenario.Variant{Name: "x", Topology: scenario.L4}, "", ""},
+		{"l7-pools ok", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(all, scenario.Pool{Name: "w-1", Prefix: "/e", Workers: []int{0, 1}})}, "", ""},
+		{"proxy keeps working", scenario.Variant{Name: "x", Topology: scenario.Proxy}, "", ""},
+		{"close_after on proxy", scenario.Variant{Name: "x", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{CloseAfter: 2}}, "proxy.close_after", "only for topologies l4, l7 and l7-pools"},
+		{"pools on reuseport", scenario.Variant{Name: "x", Topology: scenario.ReusePort, Proxy: pools(all)}, "proxy.pools", ""},
+		{"other engine", scenario.Variant{Name: "x", Topology: scenario.L7, Proxy: scenario.ProxySpec{Engine: "nginx"}}, "proxy.engine", "built-in proxy only"},
+		{"unknown policy", scenario.Variant{Name: "x", Topology: scenario.L4, Proxy: scenario.ProxySpec{Policy: "fastest"}}, "proxy.policy", `unknown policy "fastest"`},
+		{"bad argument name", scenario.Variant{Name: "x", Topology: scenario.L7, Proxy: scenario.ProxySpec{PolicyArgs: map[string]string{"a.b": "1"}}}, "proxy.policy_args", `"a.b"`},
+		{"hash in l4", scenario.Variant{Name: "x", Topology: scenario.L4, Proxy: scenario.ProxySpec{Policy: "hash"}}, "proxy.policy", "hash needs the request"},
+		{"close_after in l4", scenario.Variant{Name: "x", Topology: scenario.L4, Proxy: scenario.ProxySpec{CloseAfter: 3}}, "proxy.close_after", "layer 4"},
+		{"max_idle in l4", scenario.Variant{Name: "x", Topology: scenario.L4, Proxy: scenario.ProxySpec{MaxIdle: 3}}, "proxy.max_idle", "layer 4"},
+		{"close_after without keep-alive", scenario.Variant{Name: "x", Topology: scenario.L7, Proxy: scenario.ProxySpec{CloseAfter: 3, UpstreamKeepAlive: &off}}, "proxy.close_after", "upstream_keepalive"},
+		{"negative retries", scenario.Variant{Name: "x", Topology: scenario.L7, Proxy: scenario.ProxySpec{Retries: -1}}, "proxy.retries", ""},
+		{"negative close_after", scenario.Variant{Name: "x", Topology: scenario.L7, Proxy: scenario.ProxySpec{CloseAfter: -1}}, "proxy.close_after", ""},
+		{"pools in l7", scenario.Variant{Name: "x", Topology: scenario.L7, Proxy: pools(all)}, "proxy.pools", "l7-pools"},
+		{"l7-pools without pools", scenario.Variant{Name: "x", Topology: scenario.L7Pools}, "proxy.pools", "at least one pool"},
+		{"no catch-all", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(scenario.Pool{Name: "w", Prefix: "/e", Workers: []int{0}})}, "proxy.pools", "prefix /"},
+		{"pool named default", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(scenario.Pool{Name: "default", Prefix: "/", Workers: []int{0}})}, "proxy.pools[0].name", ""},
+		{"duplicate pool name", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(all, scenario.Pool{Name: "all", Prefix: "/e", Workers: []int{0}})}, "proxy.pools[1].name", "duplicate"},
+		{"duplicate prefix", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(all, scenario.Pool{Name: "b", Prefix: "/", Workers: []int{0}})}, "proxy.pools[1].prefix", "duplicate"},
+		{"prefix with a colon", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(all, scenario.Pool{Name: "b", Prefix: "/a:b", Workers: []int{0}})}, "proxy.pools[1].prefix", ""},
+		{"pool policy unknown", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(scenario.Pool{Name: "a", Prefix: "/", Policy: "x", Workers: []int{0}})}, "proxy.pools[0].policy", ""},
+		{"pool without workers", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(scenario.Pool{Name: "a", Prefix: "/"})}, "proxy.pools[0].workers", ""},
+		{"negative worker", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(scenario.Pool{Name: "a", Prefix: "/", Workers: []int{-1}})}, "proxy.pools[0].workers[0]", ""},
+		{"worker twice", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(scenario.Pool{Name: "a", Prefix: "/", Workers: []int{1, 1}})}, "proxy.pools[0].workers[1]", "twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.v.WithDefaults().Validate(testPolicies)
+			err := tc.v.WithDefaults().Validate(Catalog())
 			if tc.field == "" {
 				if err != nil {
 					t.Fatalf("Validate() = %v, want nil", err)
@@ -173,15 +172,15 @@ func TestValidateBalancerVariants(t *testing.T) {
 }
 
 func TestBalancerDefaults(t *testing.T) {
-	v := Variant{Name: "x", Topology: L7Pools, Proxy: ProxySpec{Policy: "p2c", Pools: []Pool{{Name: "a"}, {Name: "b", Policy: "hash"}}}}
+	v := scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: scenario.ProxySpec{Policy: "p2c", Pools: []scenario.Pool{{Name: "a"}, {Name: "b", Policy: "hash"}}}}
 	d := v.WithDefaults()
-	if d.Proxy.Engine != Builtin || d.Proxy.Pools[0].Policy != "p2c" || d.Proxy.Pools[1].Policy != "hash" {
+	if d.Proxy.Engine != scenario.Builtin || d.Proxy.Pools[0].Policy != "p2c" || d.Proxy.Pools[1].Policy != "hash" {
 		t.Errorf("defaults %+v", d.Proxy)
 	}
 	if v.Proxy.Pools[0].Policy != "" {
 		t.Error("WithDefaults changed its receiver's pools")
 	}
-	if d := (Variant{Topology: L4}).WithDefaults(); d.Proxy.Policy != DefaultPolicy || d.Proxy.Engine != Builtin {
+	if d := (scenario.Variant{Topology: scenario.L4}).WithDefaults(); d.Proxy.Policy != scenario.DefaultPolicy || d.Proxy.Engine != scenario.Builtin {
 		t.Errorf("l4 defaults %+v", d.Proxy)
 	}
 }

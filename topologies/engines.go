@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/lbbench/lbbench/engines"
+	"github.com/lbbench/lbbench/scenario"
 )
 
 // GuardCommand is the lbbench subcommand an engine runs under: it passes
@@ -32,7 +33,7 @@ type EngineFinder interface {
 // up, so this runs no command in a scenario); a missing engine is an error
 // that says how to install it.
 // With a non-nil finder the binary comes from it instead of this machine.
-func EngineProcess(p ProxySpec, ups []string, listen, admin string, finder EngineFinder) (Process, error) {
+func EngineProcess(p scenario.ProxySpec, ups []string, listen, admin string, finder EngineFinder) (Process, error) {
 	find := engines.Find
 	if finder != nil {
 		find = finder.FindEngine

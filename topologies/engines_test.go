@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lbbench/lbbench/internal/field"
+	"github.com/lbbench/lbbench/scenario"
 
 	"github.com/lbbench/lbbench/engines"
 )
@@ -19,17 +20,17 @@ func TestDirPlaceholderMatchesEngines(t *testing.T) {
 }
 
 func TestRenderProxyEngines(t *testing.T) {
-	w := Workers{Count: 3}.WithDefaults()
+	w := scenario.Workers{Count: 3}.WithDefaults()
 	for _, tc := range []struct {
 		engine, kind, check string
 	}{
-		{Nginx, StatsNginx, "-t"},
-		{HAProxy, StatsHAProxy, "-c"},
+		{scenario.Nginx, StatsNginx, "-t"},
+		{scenario.HAProxy, StatsHAProxy, "-c"},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
 			off := false
-			v := Variant{Name: "e", Topology: Proxy, Proxy: ProxySpec{Engine: tc.engine, Policy: "p2c", UpstreamKeepAlive: &off}}.WithDefaults()
-			if err := v.Validate(nil); err != nil {
+			v := scenario.Variant{Name: "e", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{Engine: tc.engine, Policy: "p2c", UpstreamKeepAlive: &off}}.WithDefaults()
+			if err := v.Validate(Catalog()); err != nil {
 				t.Fatal(err)
 			}
 			p, err := Render(v, w, &seqAlloc{})
@@ -75,16 +76,16 @@ func TestRenderProxyEngines(t *testing.T) {
 func TestValidateEngines(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		spec  ProxySpec
+		spec  scenario.ProxySpec
 		field string
 		want  string
 	}{
-		{"nginx ewma", ProxySpec{Engine: Nginx, Policy: "ewma_least_conn"}, "proxy.policy", `engine nginx does not support policy "ewma_least_conn" (nginx supports: [hash least_conn p2c random round_robin])`},
-		{"haproxy peak_ewma", ProxySpec{Engine: HAProxy, Policy: "peak_ewma"}, "proxy.policy", "engine haproxy does not support"},
-		{"envoy", ProxySpec{Engine: "envoy"}, "proxy.engine", `unknown engine "envoy" (known: builtin, haproxy, nginx)`},
+		{"nginx ewma", scenario.ProxySpec{Engine: scenario.Nginx, Policy: "ewma_least_conn"}, "proxy.policy", `engine nginx does not support policy "ewma_least_conn" (nginx supports: [hash least_conn p2c random round_robin])`},
+		{"haproxy peak_ewma", scenario.ProxySpec{Engine: scenario.HAProxy, Policy: "peak_ewma"}, "proxy.policy", "engine haproxy does not support"},
+		{"envoy", scenario.ProxySpec{Engine: "envoy"}, "proxy.engine", `unknown engine "envoy" (known: builtin, haproxy, nginx)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Variant{Name: "x", Topology: Proxy, Proxy: tc.spec}.WithDefaults().Validate([]string{"least_conn", "ewma_least_conn", "peak_ewma"})
+			err := scenario.Variant{Name: "x", Topology: scenario.Proxy, Proxy: tc.spec}.WithDefaults().Validate(Catalog())
 			var fe *field.Error
 			if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 				t.Fatalf("Validate() = %v, want %s: ...%s", err, tc.field, tc.want)
@@ -92,9 +93,9 @@ func TestValidateEngines(t *testing.T) {
 		})
 	}
 	// Every policy an engine supports validates.
-	for _, e := range []string{Nginx, HAProxy} {
+	for _, e := range []string{scenario.Nginx, scenario.HAProxy} {
 		for _, p := range engines.Policies(e) {
-			if err := (Variant{Name: "x", Topology: Proxy, Proxy: ProxySpec{Engine: e, Policy: p}}).Validate(nil); err != nil {
+			if err := (scenario.Variant{Name: "x", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{Engine: e, Policy: p}}).Validate(Catalog()); err != nil {
 				t.Errorf("%s %s: %v", e, p, err)
 			}
 		}

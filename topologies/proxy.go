@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/lbbench/lbbench/scenario"
 )
 
-func init() { renderers[Proxy] = renderProxy }
+func init() { renderers[scenario.Proxy] = renderProxy }
 
 // renderProxy: one "lbbench serve" with worker i on its own port base+i, and
 // the proxy of v.Proxy.Engine (built-in, nginx or HAProxy) listing those
 // ports as upstreams.
-func renderProxy(v Variant, w Workers, a *alloc) (Plan, error) {
+func renderProxy(v scenario.Variant, w scenario.Workers, a *alloc) (Plan, error) {
 	base, err := a.ports(w.Count)
 	if err != nil {
 		return Plan{}, err
@@ -39,8 +41,8 @@ func renderProxy(v Variant, w Workers, a *alloc) (Plan, error) {
 
 // proxyProcess is the proxy of v.Proxy.Engine (built-in, nginx or HAProxy)
 // listening on listen with its admin API on padmin, in front of ups.
-func proxyProcess(v Variant, ups []string, listen, padmin string, a *alloc) (Process, error) {
-	if v.Proxy.Engine != Builtin {
+func proxyProcess(v scenario.Variant, ups []string, listen, padmin string, a *alloc) (Process, error) {
+	if v.Proxy.Engine != scenario.Builtin {
 		// nginx or HAProxy in place of the built-in proxy (engines.go),
 		// from the driver when it supplies the engines.
 		finder, _ := a.a.(EngineFinder)

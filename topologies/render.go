@@ -3,17 +3,19 @@ package topologies
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/lbbench/lbbench/scenario"
 )
 
 // renderer renders one topology. Each topology registers one in its own
 // file, so adding a topology touches no other.
-type renderer func(v Variant, w Workers, a *alloc) (Plan, error)
+type renderer func(v scenario.Variant, w scenario.Workers, a *alloc) (Plan, error)
 
 var renderers = map[string]renderer{}
 
 // Render turns variant v with workers w into a plan, taking addresses from
 // a. v and w must have been through WithDefaults and Validate.
-func Render(v Variant, w Workers, a Allocator) (Plan, error) {
+func Render(v scenario.Variant, w scenario.Workers, a Allocator) (Plan, error) {
 	r, ok := renderers[v.Topology]
 	if !ok {
 		return Plan{}, fmt.Errorf("topologies: unknown topology %q (known: %v)", v.Topology, Names())
@@ -54,7 +56,7 @@ func (a *alloc) hostPort(p int) string { return a.a.Host() + ":" + strconv.Itoa(
 
 // serve is the "lbbench serve" process running w with the given listen
 // mode on host:port, with its admin API on admin.
-func serve(w Workers, listen, host string, port int, admin string) Process {
+func serve(w scenario.Workers, listen, host string, port int, admin string) Process {
 	args := []string{"serve",
 		"--workers", strconv.Itoa(w.Count),
 		"--listen", listen,
@@ -67,7 +69,7 @@ func serve(w Workers, listen, host string, port int, admin string) Process {
 	for _, s := range w.Slow {
 		args = append(args, "--slowdown", strconv.Itoa(s.Index)+"="+strconv.FormatFloat(s.Factor, 'g', -1, 64))
 	}
-	args = append(args, w.targetArgs()...) // target.go: --exec for a foreign server
+	args = append(args, targetArgs(w)...) // target.go: --exec for a foreign server
 	return Process{
 		Role:      RoleWorkers,
 		Args:      args,

@@ -1,10 +1,12 @@
 package topologies
 
-func init() { renderers[ReusePort] = renderReusePort }
+import "github.com/lbbench/lbbench/scenario"
+
+func init() { renderers[scenario.ReusePort] = renderReusePort }
 
 // renderReusePort: one "lbbench serve" whose N workers each hold a socket
 // on the same port with SO_REUSEPORT; load goes straight to that port.
-func renderReusePort(_ Variant, w Workers, a *alloc) (Plan, error) {
+func renderReusePort(_ scenario.Variant, w scenario.Workers, a *alloc) (Plan, error) {
 	port, err := a.ports(1)
 	if err != nil {
 		return Plan{}, err

@@ -7,19 +7,20 @@ import (
 	"testing"
 
 	"github.com/lbbench/lbbench/internal/field"
+	"github.com/lbbench/lbbench/scenario"
 )
 
 func TestRenderShared(t *testing.T) {
 	tests := []struct {
 		name       string
-		v          Variant
-		w          Workers
+		v          scenario.Variant
+		w          scenario.Workers
 		wantAccept string
 		wantMax    string
 	}{
-		{name: "default accept", v: Variant{Name: "s", Topology: Shared}, w: Workers{Count: 4}, wantAccept: "netpoll", wantMax: "0"},
-		{name: "epoll exclusive", v: Variant{Name: "s", Topology: Shared, Accept: "epoll-exclusive", MaxConns: 1}, w: Workers{Count: 4}, wantAccept: "epoll-exclusive", wantMax: "1"},
-		{name: "exec target", v: Variant{Name: "s", Topology: Shared}, w: Workers{Count: 2, Target: &Target{Exec: "srv --fd {fd} -w {workers}", Probe: "/h"}}},
+		{name: "default accept", v: scenario.Variant{Name: "s", Topology: scenario.Shared}, w: scenario.Workers{Count: 4}, wantAccept: "netpoll", wantMax: "0"},
+		{name: "epoll exclusive", v: scenario.Variant{Name: "s", Topology: scenario.Shared, Accept: "epoll-exclusive", MaxConns: 1}, w: scenario.Workers{Count: 4}, wantAccept: "epoll-exclusive", wantMax: "1"},
+		{name: "exec target", v: scenario.Variant{Name: "s", Topology: scenario.Shared}, w: scenario.Workers{Count: 2, Target: &scenario.Target{Exec: "srv --fd {fd} -w {workers}", Probe: "/h"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,15 +49,15 @@ func TestRenderShared(t *testing.T) {
 			}
 		})
 	}
-	_, err := Render(Variant{Name: "s", Topology: Shared, Accept: "blocking"}, Workers{Count: 2, Target: &Target{Exec: "x {port}"}}.WithDefaults(), &seqAlloc{})
+	_, err := Render(scenario.Variant{Name: "s", Topology: scenario.Shared, Accept: "blocking"}, scenario.Workers{Count: 2, Target: &scenario.Target{Exec: "x {port}"}}.WithDefaults(), &seqAlloc{})
 	if err == nil || !strings.Contains(err.Error(), "accept and max_conns need the built-in worker") {
 		t.Errorf("accept with an exec target: %v", err)
 	}
 }
 
 func TestRenderUnix(t *testing.T) {
-	w := Workers{Count: 3}.WithDefaults()
-	p, err := Render(Variant{Name: "u", Topology: Unix}.WithDefaults(), w, &seqAlloc{})
+	w := scenario.Workers{Count: 3}.WithDefaults()
+	p, err := Render(scenario.Variant{Name: "u", Topology: scenario.Unix}.WithDefaults(), w, &seqAlloc{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,52 +73,51 @@ func TestRenderUnix(t *testing.T) {
 	if got := arg(t, proxy, "--upstreams"); got != want {
 		t.Errorf("upstreams %s, want %s", got, want)
 	}
-	if arg(t, proxy, "--policy") != DefaultPolicy || p.Entry != "http://"+arg(t, proxy, "--listen") {
+	if arg(t, proxy, "--policy") != scenario.DefaultPolicy || p.Entry != "http://"+arg(t, proxy, "--listen") {
 		t.Errorf("proxy args %v, entry %s", proxy, p.Entry)
 	}
 	// Two plans never share a socket dir.
 	a := &seqAlloc{}
-	p1, _ := Render(Variant{Name: "u", Topology: Unix}.WithDefaults(), w, a)
-	p2, _ := Render(Variant{Name: "u", Topology: Unix}.WithDefaults(), w, a)
+	p1, _ := Render(scenario.Variant{Name: "u", Topology: scenario.Unix}.WithDefaults(), w, a)
+	p2, _ := Render(scenario.Variant{Name: "u", Topology: scenario.Unix}.WithDefaults(), w, a)
 	if arg(t, p1.Processes[0].Args, "--socket-dir") == arg(t, p2.Processes[0].Args, "--socket-dir") {
 		t.Error("two plans got the same socket dir")
 	}
 }
 
 func TestValidateWorkerOptionsAndTarget(t *testing.T) {
-	policies := []string{"least_conn"}
 	for _, tc := range []struct {
 		name  string
-		v     Variant
+		v     scenario.Variant
 		field string
 	}{
-		{"accept on reuseport", Variant{Name: "x", Topology: ReusePort, Accept: "blocking"}, "accept"},
-		{"unknown accept", Variant{Name: "x", Topology: Shared, Accept: "fifo"}, "accept"},
-		{"max conns on proxy", Variant{Name: "x", Topology: Proxy, MaxConns: 1}, "max_conns"},
-		{"negative max conns", Variant{Name: "x", Topology: Shared, MaxConns: -1}, "max_conns"},
-		{"unknown unix policy", Variant{Name: "x", Topology: Unix, Proxy: ProxySpec{Policy: "leastconn"}}, "proxy.policy"},
+		{"accept on reuseport", scenario.Variant{Name: "x", Topology: scenario.ReusePort, Accept: "blocking"}, "accept"},
+		{"unknown accept", scenario.Variant{Name: "x", Topology: scenario.Shared, Accept: "fifo"}, "accept"},
+		{"max conns on proxy", scenario.Variant{Name: "x", Topology: scenario.Proxy, MaxConns: 1}, "max_conns"},
+		{"negative max conns", scenario.Variant{Name: "x", Topology: scenario.Shared, MaxConns: -1}, "max_conns"},
+		{"unknown unix policy", scenario.Variant{Name: "x", Topology: scenario.Unix, Proxy: scenario.ProxySpec{Policy: "leastconn"}}, "proxy.policy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.v.WithDefaults().Validate(policies)
+			err := tc.v.WithDefaults().Validate(Catalog())
 			var fe *field.Error
 			if !errors.As(err, &fe) || fe.Field != tc.field {
 				t.Fatalf("Validate() = %v, want an error on %s", err, tc.field)
 			}
 		})
 	}
-	if err := (Variant{Name: "x", Topology: Shared, Accept: "epoll-exclusive", MaxConns: 2}).WithDefaults().Validate(policies); err != nil {
+	if err := (scenario.Variant{Name: "x", Topology: scenario.Shared, Accept: "epoll-exclusive", MaxConns: 2}).WithDefaults().Validate(Catalog()); err != nil {
 		t.Errorf("valid shared variant: %v", err)
 	}
 	for _, tc := range []struct {
 		name  string
-		w     Workers
+		w     scenario.Workers
 		field string
 	}{
-		{"no exec", Workers{Count: 2, Target: &Target{}}, "target.exec"},
-		{"bad quote", Workers{Count: 2, Target: &Target{Exec: "srv '{port}"}}, "target.exec"},
-		{"blank", Workers{Count: 2, Target: &Target{Exec: "  "}}, "target.exec"},
-		{"bad probe", Workers{Count: 2, Target: &Target{Exec: "srv {port}", Probe: "healthz"}}, "target.probe"},
-		{"slow", Workers{Count: 2, Target: &Target{Exec: "srv {port}"}, Slow: []Slow{{Index: 0, Factor: 2}}}, "slow"},
+		{"no exec", scenario.Workers{Count: 2, Target: &scenario.Target{}}, "target.exec"},
+		{"bad quote", scenario.Workers{Count: 2, Target: &scenario.Target{Exec: "srv '{port}"}}, "target.exec"},
+		{"blank", scenario.Workers{Count: 2, Target: &scenario.Target{Exec: "  "}}, "target.exec"},
+		{"bad probe", scenario.Workers{Count: 2, Target: &scenario.Target{Exec: "srv {port}", Probe: "healthz"}}, "target.probe"},
+		{"slow", scenario.Workers{Count: 2, Target: &scenario.Target{Exec: "srv {port}"}, Slow: []scenario.Slow{{Index: 0, Factor: 2}}}, "slow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.w.WithDefaults().Validate()

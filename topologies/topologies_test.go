@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/internal/field"
+	"github.com/lbbench/lbbench/scenario"
 )
 
 // seqAlloc hands out ports in sequence from 20000.
@@ -37,8 +39,8 @@ func arg(t *testing.T, args []string, flag string) string {
 }
 
 func TestRenderReusePort(t *testing.T) {
-	w := Workers{Count: 4}.WithDefaults()
-	p, err := Render(Variant{Name: "rp", Topology: ReusePort}.WithDefaults(), w, &seqAlloc{})
+	w := scenario.Workers{Count: 4}.WithDefaults()
+	p, err := Render(scenario.Variant{Name: "rp", Topology: scenario.ReusePort}.WithDefaults(), w, &seqAlloc{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,15 +54,15 @@ func TestRenderReusePort(t *testing.T) {
 	if p.Entry != "http://127.0.0.1:"+arg(t, args, "--port") {
 		t.Errorf("entry %s does not match the serve port in %v", p.Entry, args)
 	}
-	if p.Variant != "rp" || p.Topology != ReusePort {
+	if p.Variant != "rp" || p.Topology != scenario.ReusePort {
 		t.Errorf("plan names %q %q", p.Variant, p.Topology)
 	}
 }
 
 func TestRenderProxy(t *testing.T) {
-	w := Workers{Count: 3}.WithDefaults()
+	w := scenario.Workers{Count: 3}.WithDefaults()
 	off := false
-	v := Variant{Name: "lc", Topology: Proxy, Proxy: ProxySpec{UpstreamKeepAlive: &off}}.WithDefaults()
+	v := scenario.Variant{Name: "lc", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{UpstreamKeepAlive: &off}}.WithDefaults()
 	p, err := Render(v, w, &seqAlloc{})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +78,7 @@ func TestRenderProxy(t *testing.T) {
 	if got := arg(t, proxy, "--upstreams"); got != want {
 		t.Errorf("upstreams %s, want %s", got, want)
 	}
-	if arg(t, proxy, "--policy") != DefaultPolicy || arg(t, proxy, "--upstream-keepalive") != "false" {
+	if arg(t, proxy, "--policy") != scenario.DefaultPolicy || arg(t, proxy, "--upstream-keepalive") != "false" {
 		t.Errorf("proxy args %v", proxy)
 	}
 	if p.Entry != "http://"+arg(t, proxy, "--listen") {
@@ -92,24 +94,45 @@ func TestRenderProxy(t *testing.T) {
 }
 
 func TestValidateVariant(t *testing.T) {
-	policies := []string{"least_conn", "round_robin"}
 	for _, tc := range []struct {
 		name  string
-		v     Variant
+		v     scenario.Variant
 		field string
 	}{
-		{"no name", Variant{Topology: ReusePort}, "name"},
-		{"no topology", Variant{Name: "x"}, "topology"},
-		{"unknown topology", Variant{Name: "x", Topology: "mesh"}, "topology"},
-		{"unknown policy", Variant{Name: "x", Topology: Proxy, Proxy: ProxySpec{Policy: "leastconn"}}, "proxy.policy"},
-		{"unknown engine", Variant{Name: "x", Topology: Proxy, Proxy: ProxySpec{Engine: "envoy"}}, "proxy.engine"},
+		{"no name", scenario.Variant{Topology: scenario.ReusePort}, "name"},
+		{"no topology", scenario.Variant{Name: "x"}, "topology"},
+		{"unknown topology", scenario.Variant{Name: "x", Topology: "mesh"}, "topology"},
+		{"unknown policy", scenario.Variant{Name: "x", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{Policy: "leastconn"}}, "proxy.policy"},
+		{"unknown engine", scenario.Variant{Name: "x", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{Engine: "envoy"}}, "proxy.engine"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.v.WithDefaults().Validate(policies)
+			err := tc.v.WithDefaults().Validate(Catalog())
 			var fe *field.Error
 			if !errors.As(err, &fe) || fe.Field != tc.field {
 				t.Fatalf("Validate() = %v, want an error on %s", err, tc.field)
 			}
 		})
+	}
+}
+
+// TestRendersEveryScenarioTopology: the scenario format's topology names
+// and this package's renderers are the same set.
+func TestRendersEveryScenarioTopology(t *testing.T) {
+	if got, want := Names(), scenario.Topologies(); !slices.Equal(got, want) {
+		t.Errorf("topologies render %v; scenarios name %v", got, want)
+	}
+}
+
+// TestCatalogEngines: the engine names a scenario uses are package
+// engines' names, and each engine's policies reach the catalog.
+func TestCatalogEngines(t *testing.T) {
+	cat := Catalog()
+	for _, e := range []string{scenario.Nginx, scenario.HAProxy} {
+		if len(cat.EnginePolicies[e]) == 0 {
+			t.Errorf("engine %q has no policies in the catalog (engines knows %v)", e, engines.Names())
+		}
+	}
+	if len(cat.EnginePolicies) != 2 || len(cat.Policies) == 0 || len(cat.Accept) == 0 {
+		t.Errorf("catalog %+v", cat)
 	}
 }

@@ -5,15 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
 
-// Unix gives each worker its own Unix socket and puts a reverse proxy (any
-// engine of the proxy topology) in front of them: the proxy topology
-// without TCP between the proxy and the workers.
-const Unix = "unix"
-
-func init() { renderers[Unix] = renderUnix }
+func init() { renderers[scenario.Unix] = renderUnix }
 
 // renderUnix: one "lbbench serve --listen unix" with worker i on
 // DIR/worker-i.sock, and the proxy of v.Proxy listing those sockets as
@@ -21,7 +17,7 @@ func init() { renderers[Unix] = renderUnix }
 // (socket paths are limited to 107 bytes), named after a port taken from
 // the allocator so that concurrent plans never share it; serve makes it
 // and removes it.
-func renderUnix(v Variant, w Workers, a *alloc) (Plan, error) {
+func renderUnix(v scenario.Variant, w scenario.Workers, a *alloc) (Plan, error) {
 	var addrs [4]string // unique token, workers' admin, proxy listen, proxy admin
 	for i := range addrs {
 		var err error

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 // TestDrawMatchesTarget: Draw yields the class and service time Target
@@ -34,7 +32,7 @@ func TestDrawMatchesTarget(t *testing.T) {
 	}
 	seen := make([]int, len(spec.Classes))
 	for i := range 5000 {
-		var tgt vegeta.Target
+		var tgt Request
 		if err := byTarget.Target(&tgt); err != nil {
 			t.Fatal(err)
 		}

@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	vegeta "github.com/tsenart/vegeta/v12/lib"
-
 	"github.com/lbbench/lbbench/internal/sleep"
 )
 
@@ -45,8 +43,6 @@ type Pacer struct {
 	ring      [ScheduleWindow]atomic.Int64
 	began     atomic.Pointer[time.Time]
 }
-
-var _ vegeta.Pacer = (*Pacer)(nil)
 
 // NewPacer returns a Pacer for s's arrival process covering the warm-up and
 // the measured duration. s must have been through WithDefaults and Validate.

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 // classParam is the query parameter that tags each request with its class
@@ -31,7 +29,7 @@ type Targeter struct {
 	classes []Class
 	cum     []float64     // cumulative weights
 	prefix  []string      // per class: base + path + "?" or "&"
-	headers []http.Header // per class, shared read-only (vegeta copies them)
+	headers []http.Header // per class, shared read-only
 	bodies  [][]byte      // per class, shared read-only
 
 	mu  sync.Mutex
@@ -85,9 +83,19 @@ func (t *Targeter) Classes() []string {
 	return names
 }
 
-// Target fills tgt with the next request. It implements vegeta.Targeter's
-// signature.
-func (t *Targeter) Target(tgt *vegeta.Target) error {
+// Request is one request a Targeter asks for. A generator copies it into
+// its HTTP client's request (harness into vegeta's Target). Header and Body
+// are shared between requests of a class: read them, never modify them.
+type Request struct {
+	Method string
+	URL    string
+	Header http.Header
+	Body   []byte
+}
+
+// Target fills tgt with the next request. It never fails; the error is
+// there for the generator's targeter signature.
+func (t *Targeter) Target(tgt *Request) error {
 	t.mu.Lock()
 	x := t.rng.Float64() * t.cum[len(t.cum)-1]
 	i := 0
@@ -108,9 +116,6 @@ func (t *Targeter) Target(tgt *vegeta.Target) error {
 	tgt.URL += "&" + classParam + strconv.Itoa(i)
 	return nil
 }
-
-// Vegeta returns t as a vegeta.Targeter.
-func (t *Targeter) Vegeta() vegeta.Targeter { return t.Target }
 
 func (d Service) draw(rng *rand.Rand) time.Duration {
 	switch d.Dist {

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/internal/field"
-
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 func mix() Spec {
@@ -34,7 +32,7 @@ func TestTargeterMix(t *testing.T) {
 	counts := [2]int{}
 	var shortSum time.Duration
 	for range n {
-		var tgt vegeta.Target
+		var tgt Request
 		if err := tg.Target(&tgt); err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +76,7 @@ func TestTargeterSeeded(t *testing.T) {
 		tg, _ := NewTargeter(mix(), "http://127.0.0.1:9")
 		var out []string
 		for range 50 {
-			var tgt vegeta.Target
+			var tgt Request
 			tg.Target(&tgt)
 			out = append(out, tgt.URL)
 		}
@@ -158,7 +156,7 @@ func TestTargeterClassOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tgt vegeta.Target
+	var tgt Request
 	tg.Target(&tgt)
 	if tgt.Method != "POST" || len(tgt.Body) != 100 || tgt.Header.Get("X-Tenant") != "a" {
 		t.Errorf("target %+v", tgt)

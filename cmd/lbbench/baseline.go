@@ -41,7 +41,7 @@ func prepareCompare(ctx context.Context, s *scenario.Scenario, o runOptions, std
 		return nil, nothing, err
 	}
 	*s = withBaseline(*s)
-	if err := s.Validate(); err != nil {
+	if err := s.Validate(topologies.Catalog()); err != nil {
 		cleanup()
 		return nil, nothing, fmt.Errorf("with the baseline variants: %w", err)
 	}
@@ -52,7 +52,7 @@ func prepareCompare(ctx context.Context, s *scenario.Scenario, o runOptions, std
 // the baseline build, named NAME@base. The harness interleaves all of them
 // in a randomized balanced order, repetition by repetition.
 func withBaseline(s scenario.Scenario) scenario.Scenario {
-	vs := make([]topologies.Variant, 0, 2*len(s.Variants))
+	vs := make([]scenario.Variant, 0, 2*len(s.Variants))
 	for _, v := range s.Variants {
 		b := v
 		b.Name = v.Name + reports.BuildSeparator + baselineBuild

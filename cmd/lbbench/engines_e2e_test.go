@@ -23,6 +23,7 @@ import (
 	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/targets/prefork"
 	"github.com/lbbench/lbbench/topologies"
 )
@@ -91,7 +92,7 @@ func (ws workerSet) counters(t *testing.T) (reqs, conns [engineWorkers]uint64) {
 // proxy topology renders it.
 func engineProc(t *testing.T, engine, policy string, keepAlive bool, ups []string) topologies.Process {
 	t.Helper()
-	p, err := topologies.EngineProcess(topologies.ProxySpec{Engine: engine, Policy: policy, UpstreamKeepAlive: &keepAlive}, ups,
+	p, err := topologies.EngineProcess(scenario.ProxySpec{Engine: engine, Policy: policy, UpstreamKeepAlive: &keepAlive}, ups,
 		"127.0.0.1:"+strconv.Itoa(freePort(t)), "127.0.0.1:"+strconv.Itoa(freePort(t)), nil)
 	if err != nil {
 		t.Fatalf("%v (make setup installs the engines)", err)

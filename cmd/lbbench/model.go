@@ -17,6 +17,7 @@ import (
 	"github.com/lbbench/lbbench/internal/atomicfile"
 	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/scenarios"
 	"github.com/lbbench/lbbench/topologies"
 )
@@ -172,9 +173,9 @@ func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout
 		}
 	}
 	if len(o.variants) > 0 {
-		var keep []topologies.Variant
+		var keep []scenario.Variant
 		for _, name := range o.variants {
-			i := slices.IndexFunc(s.Variants, func(v topologies.Variant) bool { return v.Name == name })
+			i := slices.IndexFunc(s.Variants, func(v scenario.Variant) bool { return v.Name == name })
 			if i < 0 {
 				return fmt.Errorf("--variant: scenario %s has no variant %q", s.Name, name)
 			}
@@ -182,7 +183,7 @@ func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout
 		}
 		s.Variants = keep
 	}
-	if err := s.Validate(); err != nil {
+	if err := s.Validate(topologies.Catalog()); err != nil {
 		return fmt.Errorf("after command-line overrides: %w", err)
 	}
 	if err := model.Check(s); err != nil {

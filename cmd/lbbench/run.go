@@ -19,6 +19,7 @@ import (
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/scenarios"
+	"github.com/lbbench/lbbench/topologies"
 )
 
 type runOptions struct {
@@ -84,13 +85,13 @@ func loadScenario(arg string) (scenario.Scenario, error) {
 	// A directory is not a scenario file: "engines" is both a built-in
 	// scenario and a folder of the source tree.
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
-		return scenario.Load(arg)
+		return scenario.Load(arg, topologies.Catalog())
 	}
 	data, err := scenarios.Get(arg)
 	if err != nil {
 		return scenario.Scenario{}, fmt.Errorf("no scenario file %q and no built-in scenario of that name (built-in: %v)", arg, scenarios.Names())
 	}
-	return scenario.Parse("scenarios/"+arg+".yaml", data)
+	return scenario.Parse("scenarios/"+arg+".yaml", data, topologies.Catalog())
 }
 
 func runScenario(ctx context.Context, o runOptions, changed func(string) bool, stdout, stderr io.Writer) error {
@@ -99,7 +100,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		return err
 	}
 	o.overrides.apply(&s, changed)
-	if err := s.Validate(); err != nil {
+	if err := s.Validate(topologies.Catalog()); err != nil {
 		return fmt.Errorf("after command-line overrides: %w", err)
 	}
 	baseOpts, cleanup, err := prepareCompare(ctx, &s, o, stderr)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/lbbench/lbbench/internal/shellwords"
 )
 
 // Placeholders an Exec command template may use. Each is replaced inside
@@ -62,7 +64,7 @@ type Exec struct {
 
 // validate checks e for listen mode m; e has its defaults.
 func (e *Exec) validate(m ListenMode) error {
-	words, err := SplitCommand(e.Command)
+	words, err := shellwords.Split(e.Command)
 	if err != nil {
 		return fmt.Errorf("prefork: exec: %w", err)
 	}
@@ -93,7 +95,7 @@ type instanceVars struct {
 
 // argv expands e's command for one instance.
 func (e *Exec) argv(v instanceVars) []string {
-	words, _ := SplitCommand(e.Command) // validated
+	words, _ := shellwords.Split(e.Command) // validated
 	r := strings.NewReplacer(
 		PlaceholderPort, v.port,
 		PlaceholderHost, v.host,
@@ -113,69 +115,3 @@ func (e *Exec) usesFD() bool { return strings.Contains(e.Command, PlaceholderFD)
 
 // inheritedFD is the descriptor number of the main listener in a child.
 const inheritedFD = 3
-
-// SplitCommand splits s into words as a POSIX shell would, without
-// expanding anything: whitespace separates words; single quotes keep
-// everything literally; double quotes keep everything but a backslash
-// before one of $ ` " \ or a newline; elsewhere a backslash keeps the next
-// character. It reports an unterminated quote or a trailing backslash.
-func SplitCommand(s string) ([]string, error) {
-	var (
-		words []string
-		cur   strings.Builder
-		in    bool // a word is open, perhaps empty ("")
-	)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		case c == '\\':
-			if i+1 == len(s) {
-				return nil, errors.New("command ends with a backslash")
-			}
-			i++
-			if s[i] != '\n' { // backslash-newline joins lines
-				cur.WriteByte(s[i])
-				in = true
-			}
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated single quote at byte %d", i)
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			in = true
-		case c == '"':
-			start := i
-			for i++; ; i++ {
-				if i == len(s) {
-					return nil, fmt.Errorf("unterminated double quote at byte %d", start)
-				}
-				if s[i] == '"' {
-					break
-				}
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
-					i++
-					if s[i] == '\n' {
-						continue
-					}
-				}
-				cur.WriteByte(s[i])
-			}
-			in = true
-		default:
-			cur.WriteByte(c)
-			in = true
-		}
-	}
-	if in {
-		words = append(words, cur.String())
-	}
-	return words, nil
-}

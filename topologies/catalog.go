@@ -1,0 +1,23 @@
+package topologies
+
+import (
+	"github.com/lbbench/lbbench/engines"
+	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/targets/worker"
+)
+
+// Catalog returns what this lbbench supports, for validating a scenario:
+// the built-in proxy's policies, each engine's policies and the built-in
+// worker's accept strategies.
+func Catalog() scenario.Catalog {
+	cat := scenario.Catalog{
+		Policies:       balancer.Policies(),
+		EnginePolicies: map[string][]string{},
+		Accept:         worker.AcceptStrategies(),
+	}
+	for _, e := range engines.Names() {
+		cat.EnginePolicies[e] = engines.Policies(e)
+	}
+	return cat
+}
