@@ -199,14 +199,14 @@ func TestEarlyExitShowsLogs(t *testing.T) {
 	}
 	defer dockertest.AssertGone(t, c, d.Session())
 	p := plan(t, d, scenario.Variant{Name: "r", Topology: scenario.ReusePort}, 2, "001-r-r1")
-	// An unknown flag: serve exits at once with a usage error.
-	p.Processes[0].Args = append(p.Processes[0].Args, "--no-such-flag")
+	// An unknown listen mode: serve exits at once, saying so.
+	p.Processes[0].Serve.Listen = "no-such-listen"
 	start := time.Now()
 	_, err = d.Up(ctx, p)
 	if err == nil {
 		t.Fatal("Up succeeded with a worker that cannot start")
 	}
-	if !strings.Contains(err.Error(), "exited early") || !strings.Contains(err.Error(), "no-such-flag") {
+	if !strings.Contains(err.Error(), "exited early") || !strings.Contains(err.Error(), "no-such-listen") {
 		t.Errorf("error does not say the container exited and show its log:\n%v", err)
 	}
 	if el := time.Since(start); el > docker.ReadyTimeout/2 {
@@ -221,7 +221,7 @@ func TestEngineNeedsImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := topologies.Plan{ID: "001-n-r1", Processes: []topologies.Process{{Role: "proxy", Args: []string{topologies.GuardCommand, "--", "/usr/sbin/nginx"}}}}
+	p := topologies.Plan{ID: "001-n-r1", Processes: []topologies.Process{{Role: "proxy", Engine: &topologies.EngineCommand{Engine: "nginx", Path: "/usr/sbin/nginx"}}}}
 	if _, err := d.Up(ctx, p); err == nil || !strings.Contains(err.Error(), "nginx") {
 		t.Errorf("Up of an engine plan = %v, want a clear error", err)
 	}

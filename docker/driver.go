@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/guard"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
@@ -232,7 +232,7 @@ func (d *Driver) Up(ctx context.Context, p topologies.Plan) (harness.Deployment,
 // supported rejects plans that need something the image does not hold.
 func supported(p topologies.Plan) error {
 	for _, proc := range p.Processes {
-		if slices.Contains(proc.Args, "--exec") {
+		if proc.Serve != nil && proc.Serve.Exec != nil {
 			return fmt.Errorf("docker: %s: workers.target runs a command from this machine, which is not in the lbbench image; run it with --driver local", p.ID)
 		}
 	}
@@ -372,7 +372,8 @@ func (dep *deployment) startProcess(ctx context.Context, i int, spec topologies.
 	}
 	var image string
 	var entrypoint, cmd []string
-	if engine := engineOf(spec); engine != "" {
+	if spec.Engine != nil {
+		engine := spec.Engine.Engine
 		// nginx or HAProxy from its image: the engine itself is the
 		// container's process (lbbench guard's work is Docker's here).
 		if image, err = dep.d.engineImage(engine); err != nil {
@@ -381,14 +382,14 @@ func (dep *deployment) startProcess(ctx context.Context, i int, spec topologies.
 		// As PID 1, HAProxy ignores SIGTERM: lbbench guard, mounted from
 		// this machine (it is static), runs the engine and passes signals
 		// on, as it does for local processes.
-		entrypoint, cmd = []string{ImageBinary, topologies.GuardCommand, "--", spec.Args[2]}, subst(spec.Args[3:])
-		if len(spec.Check) > 3 {
+		entrypoint, cmd = append([]string{ImageBinary}, guard.Args(spec.Engine.Path)...), subst(spec.Engine.Args)
+		if len(spec.Engine.Check) > 0 {
 			// In the server's namespace, where the configuration's
 			// addresses resolve and bind.
 			if i == 0 {
 				return nil, fmt.Errorf("docker: %s: the engine cannot be the plan's first process", dep.plan.ID)
 			}
-			out, code, err := dep.d.runOnce(ctx, "check", image, spec.Check[2:3], subst(spec.Check[3:]), mounts, "container:"+dep.boxes[0].id)
+			out, code, err := dep.d.runOnce(ctx, "check", image, []string{spec.Engine.Path}, subst(spec.Engine.Check), mounts, "container:"+dep.boxes[0].id)
 			if err != nil {
 				return nil, err
 			}
@@ -400,7 +401,7 @@ func (dep *deployment) startProcess(ctx context.Context, i int, spec topologies.
 		if image, err = dep.d.imageFor(ctx, spec.Exe); err != nil {
 			return nil, err
 		}
-		cmd = subst(spec.Args)
+		cmd = subst(spec.Args())
 	}
 	if entrypoint != nil {
 		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: dep.d.exe, Target: ImageBinary, ReadOnly: true})
@@ -485,7 +486,7 @@ func (dep *deployment) waitReady(ctx context.Context, b *box) error {
 	probed := make(chan result, 1)
 	go func() {
 		var out bytes.Buffer
-		code, err := dep.d.c.Exec(ctx, dep.gen.id, []string{"/lbbench", "probe", "--timeout", ReadyTimeout.String(), b.spec.Health}, &out, &out)
+		code, err := dep.d.c.Exec(ctx, dep.gen.id, append([]string{ImageBinary}, harness.ProbeCommand{URL: b.spec.Health, Timeout: ReadyTimeout}.Args()...), &out, &out)
 		probed <- result{code, strings.TrimSpace(out.String()), err}
 	}()
 	select {
@@ -545,7 +546,7 @@ func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 			continue
 		}
 		var out, errOut bytes.Buffer
-		code, err := dep.d.c.Exec(ctx, dep.gen.id, []string{"/lbbench", "probe", "--get", b.spec.Stats}, &out, &errOut)
+		code, err := dep.d.c.Exec(ctx, dep.gen.id, append([]string{ImageBinary}, harness.ProbeCommand{URL: b.spec.Stats, Get: true}.Args()...), &out, &errOut)
 		if err == nil && code != 0 {
 			err = fmt.Errorf("%s", strings.TrimSpace(errOut.String()))
 		}
@@ -564,107 +565,29 @@ func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 // their histograms. When ctx ends it kills the generator container (the
 // run is void anyway).
 func (dep *deployment) Attack(ctx context.Context, spec workloads.Spec, k int) (*results.Measurement, error) {
-	if k > 1 && len(spec.Clients.Named) > 0 {
-		return nil, errors.New("docker: named clients need a single generator (each owns its connections)")
-	}
-	dir := dep.gen.hostDir // made by startGenerator, mounted at OutDir
-	outs := make([]string, k)
-	errs := make([]error, k)
-	var wg sync.WaitGroup
-	for i := range k {
-		s := spec
-		if k > 1 {
-			s = harness.SplitSpec(spec, i, k)
-		}
-		data, err := json.Marshal(s)
-		if err != nil {
-			return nil, err
-		}
-		base := "generator-" + strconv.Itoa(i)
-		if err := os.WriteFile(filepath.Join(dir, base+".spec.json"), data, 0o644); err != nil {
-			return nil, fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
-		}
-		outs[i] = filepath.Join(dir, base+".json")
-		os.Remove(outs[i])
-		logPath := filepath.Join(dir, base+".log")
-		logf, err := os.Create(logPath)
-		if err != nil {
-			return nil, fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
-		}
-		cmd := []string{"/lbbench", "attack", "--target", dep.plan.Entry, "--spec", OutDir + "/" + base + ".spec.json", "--out", OutDir + "/" + base + ".json", "--quiet"}
-		var stderr io.Writer = logf
-		if live := harness.LiveFunc(ctx); live != nil && k == 1 {
-			// One generator: its live figures are the run's.
-			lw := &liveWriter{f: live}
-			defer lw.close()
-			cmd = append(cmd, "--live")
-			stderr = io.MultiWriter(logf, lw)
-		}
-		wg.Go(func() {
-			defer logf.Close()
-			code, err := dep.d.c.Exec(ctx, dep.gen.id, cmd, logf, stderr)
+	g := harness.Generators{
+		K:       k,
+		Entry:   dep.plan.Entry,
+		HostDir: dep.gen.hostDir, // made by startGenerator, mounted at OutDir
+		Dir:     OutDir,
+		Live:    harness.LiveFunc(ctx),
+		Exec: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			code, err := dep.d.c.Exec(ctx, dep.gen.id, append([]string{ImageBinary}, args...), stdout, stderr)
 			if err == nil && code != 0 {
-				err = fmt.Errorf("generator %d: exit status %d (log: %s)%s", i, code, logPath, fileTail(logPath))
+				err = fmt.Errorf("exit status %d", code)
 			}
-			errs[i] = err
-		})
+			return err
+		},
 	}
 	stop := context.AfterFunc(ctx, func() {
 		dep.d.c.api.ContainerKill(context.Background(), dep.gen.id, "KILL")
 	})
-	wg.Wait()
-	stop()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := errors.Join(errs...); err != nil {
+	defer stop()
+	m, err := g.Run(ctx, spec)
+	if err != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
 	}
-	return harness.MergeFiles(outs)
-}
-
-// liveWriter decodes the JSON lines of "lbbench attack --live" into
-// harness.LiveStats for the progress display, and ignores other lines. It
-// calls f from one goroutine at a time, and never after close.
-type liveWriter struct {
-	mu     sync.Mutex
-	f      func(harness.LiveStats)
-	buf    []byte
-	closed bool
-}
-
-func (w *liveWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			break
-		}
-		line := w.buf[:i]
-		var ls harness.LiveStats
-		if !w.closed && len(line) > 0 && line[0] == '{' && json.Unmarshal(line, &ls) == nil {
-			w.f(ls)
-		}
-		w.buf = w.buf[i+1:]
-	}
-	return len(p), nil
-}
-
-func (w *liveWriter) close() {
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
-}
-
-func fileTail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) == 0 {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return "\n    " + strings.Join(lines[max(0, len(lines)-10):], "\n    ")
+	return m, err
 }
 
 // Down stops the plan's containers in reverse order (SIGTERM: the workers

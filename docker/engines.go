@@ -20,7 +20,6 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/lbbench/lbbench/engines"
-	"github.com/lbbench/lbbench/topologies"
 )
 
 // HostImage, as the image of an engine (--engine-image nginx=host), asks
@@ -130,15 +129,6 @@ func (d *Driver) runOnce(ctx context.Context, role, image string, entrypoint, cm
 	var out bytes.Buffer
 	stdcopy.StdCopy(&out, &out, rc)
 	return out.String(), code, nil
-}
-
-// engineOf returns the engine an engine process runs ("" for an lbbench
-// process): the plan runs it as lbbench guard -- ENGINE ARGS...
-func engineOf(p topologies.Process) string {
-	if len(p.Args) < 3 || p.Args[0] != topologies.GuardCommand || p.Args[1] != "--" {
-		return ""
-	}
-	return filepath.Base(p.Args[2])
 }
 
 var lddPath = regexp.MustCompile(`(?m)(?:=>\s*)?(/\S+)\s+\(0x`)

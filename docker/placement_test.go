@@ -3,9 +3,6 @@ package docker
 import (
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/lbbench/lbbench/harness"
 )
 
 func TestPlacement(t *testing.T) {
@@ -47,24 +44,5 @@ func TestPlacement(t *testing.T) {
 	}
 	if _, err := newPlacement(2, "fastest"); err == nil || !strings.Contains(err.Error(), "cpusets") {
 		t.Errorf("unknown mode: %v, want an error listing the modes", err)
-	}
-}
-
-func TestLiveWriter(t *testing.T) {
-	var got []harness.LiveStats
-	w := &liveWriter{f: func(ls harness.LiveStats) { got = append(got, ls) }}
-	// Lines arrive in pieces, mixed with other output.
-	for _, chunk := range []string{`{"Elapsed":1000000000,"Requests":10`, `0,"RatePerSec":99.5,"P99":2000000}` + "\nattack: a word\n", `{"Elapsed":2000000000}` + "\n{bad\n"} {
-		if n, err := w.Write([]byte(chunk)); n != len(chunk) || err != nil {
-			t.Fatalf("Write = %d, %v", n, err)
-		}
-	}
-	if len(got) != 2 || got[0].Requests != 100 || got[0].RatePerSec != 99.5 || got[0].P99 != 2*time.Millisecond || got[1].Elapsed != 2*time.Second {
-		t.Fatalf("decoded %+v", got)
-	}
-	w.close()
-	w.Write([]byte(`{"Elapsed":3000000000}` + "\n"))
-	if len(got) != 2 {
-		t.Errorf("called after close: %+v", got)
 	}
 }

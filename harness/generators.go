@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/lbbench/lbbench/results"
@@ -26,64 +28,109 @@ func SplitSpec(spec workloads.Spec, i, k int) workloads.Spec {
 	return s
 }
 
-// attackProcesses offers spec's load to entry from k `lbbench attack`
-// processes (the lbbench binary at exe), each carrying 1/k of it, and merges
-// what they recorded. Their specs and outputs go to dir.
-func attackProcesses(ctx context.Context, exe, dir, entry string, spec workloads.Spec, k int) (*results.Measurement, error) {
-	if len(spec.Clients.Named) > 0 {
+// ExecFunc runs the lbbench binary with args (an "lbbench attack" command
+// line), its standard output and error going to stdout and stderr, and
+// waits for it. It returns an error when the command cannot run or exits
+// non-zero, and returns promptly once ctx ends (the generator then stops
+// sending and exits, or is killed).
+type ExecFunc func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
+// Generators offers a workload from K "lbbench attack" processes, each
+// carrying 1/K of it (SplitSpec), and merges what they recorded without
+// loss. Both drivers launch generators through it: the local driver as
+// child processes (LocalExec), the docker driver in its generator
+// container.
+type Generators struct {
+	// K is the number of generator processes; at least 1.
+	K int
+	// Entry is the base URL load goes to.
+	Entry string
+	// HostDir is the directory on this machine where each generator's
+	// spec, measurement and log go; Dir is the same directory as the
+	// generator processes see it (HostDir itself for local processes).
+	HostDir, Dir string
+	// Exec runs one generator's command.
+	Exec ExecFunc
+	// Live, when set and K is 1, receives the generator's live figures
+	// (LiveStats) as it prints them.
+	Live func(LiveStats)
+}
+
+// Run offers spec's load and returns the merged measurement. A generator
+// that fails is an error naming it, its log and the log's last lines.
+func (g Generators) Run(ctx context.Context, spec workloads.Spec) (*results.Measurement, error) {
+	k := max(g.K, 1)
+	if k > 1 && len(spec.Clients.Named) > 0 {
 		return nil, errors.New("harness: named clients need a single generator (each owns its connections)")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(g.HostDir, 0o755); err != nil {
 		return nil, fmt.Errorf("harness: generators: %w", err)
 	}
-	cmds := make([]*exec.Cmd, k)
 	outs := make([]string, k)
+	errs := make([]error, k)
+	var wg sync.WaitGroup
 	for i := range k {
-		data, err := json.Marshal(SplitSpec(spec, i, k))
+		s := spec
+		if k > 1 {
+			s = SplitSpec(spec, i, k)
+		}
+		data, err := json.Marshal(s)
 		if err != nil {
 			return nil, fmt.Errorf("harness: generator %d: %w", i, err)
 		}
-		specPath := filepath.Join(dir, "generator-"+strconv.Itoa(i)+".spec.json")
-		if err := os.WriteFile(specPath, data, 0o644); err != nil {
+		base := "generator-" + strconv.Itoa(i)
+		if err := os.WriteFile(filepath.Join(g.HostDir, base+".spec.json"), data, 0o644); err != nil {
 			return nil, fmt.Errorf("harness: generator %d: %w", i, err)
 		}
-		outs[i] = filepath.Join(dir, "generator-"+strconv.Itoa(i)+".json")
-		logf, err := os.Create(filepath.Join(dir, "generator-"+strconv.Itoa(i)+".log"))
+		outs[i] = filepath.Join(g.HostDir, base+".json")
+		os.Remove(outs[i]) // a measurement left from an earlier run must not count
+		logPath := filepath.Join(g.HostDir, base+".log")
+		logf, err := os.Create(logPath)
 		if err != nil {
 			return nil, fmt.Errorf("harness: generator %d: %w", i, err)
 		}
-		cmd := exec.Command(exe, "attack", "--target", entry, "--spec", specPath, "--out", outs[i], "--quiet")
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		err = cmd.Start()
-		logf.Close()
-		if err != nil {
-			killAll(cmds[:i])
-			return nil, fmt.Errorf("harness: start generator %d: %w", i, err)
+		cmd := AttackCommand{Target: g.Entry, Spec: g.Dir + "/" + base + ".spec.json", Out: g.Dir + "/" + base + ".json", Quiet: true}
+		var stderr io.Writer = logf
+		if g.Live != nil && k == 1 {
+			// One generator: its live figures are the run's.
+			lw := &liveWriter{f: g.Live}
+			defer lw.close()
+			cmd.Live = true
+			stderr = io.MultiWriter(logf, lw)
 		}
-		cmds[i] = cmd
+		wg.Go(func() {
+			defer logf.Close()
+			if err := g.Exec(ctx, cmd.Args(), logf, stderr); err != nil && ctx.Err() == nil {
+				errs[i] = fmt.Errorf("generator %d: %w (log: %s)%s", i, err, logPath, LogTail(logPath, 10))
+			}
+		})
 	}
-	// On cancellation, interrupt the generators: they stop sending and
-	// exit.
-	stop := context.AfterFunc(ctx, func() {
-		for _, c := range cmds {
-			syscall.Kill(-c.Process.Pid, syscall.SIGINT)
-		}
-	})
-	defer stop()
-	var errs []error
-	for i, c := range cmds {
-		if err := c.Wait(); err != nil && ctx.Err() == nil {
-			errs = append(errs, fmt.Errorf("generator %d: %w (log: %s)", i, err, filepath.Join(dir, "generator-"+strconv.Itoa(i)+".log")))
-		}
-	}
+	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("harness: %w", errors.Join(errs...))
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("harness: %w", err)
 	}
 	return MergeFiles(outs)
+}
+
+// LocalExec returns an ExecFunc that runs the lbbench binary at exe as a
+// child process in a process group of its own, dying with this process
+// (Pdeathsig). When ctx ends it interrupts the group: the generator stops
+// sending, writes what it recorded and exits.
+func LocalExec(exe string) ExecFunc {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		cmd := exec.Command(exe, args...)
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		stop := context.AfterFunc(ctx, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) })
+		defer stop()
+		return cmd.Wait()
+	}
 }
 
 // MergeFiles reads the measurements that generator processes wrote to paths
@@ -104,11 +151,15 @@ func MergeFiles(paths []string) (*results.Measurement, error) {
 	return &total, nil
 }
 
-func killAll(cmds []*exec.Cmd) {
-	for _, c := range cmds {
-		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-		c.Wait()
+// LogTail returns the last n lines of the file at path, each on a line of
+// its own and indented, for an error message; "" when there are none.
+func LogTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) == 0 {
+		return ""
 	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return "\n    " + strings.Join(lines[max(0, len(lines)-n):], "\n    ")
 }
 
 // Attack offers spec's load to entry from this process, open loop, and

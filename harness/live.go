@@ -1,7 +1,9 @@
 package harness
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -189,4 +191,39 @@ func (m *liveMeter) stop() {
 	}
 	m.stopOnce.Do(func() { close(m.done) })
 	m.wg.Wait()
+}
+
+// liveWriter decodes the JSON lines of "lbbench attack --live" into
+// LiveStats for the progress display, and ignores other lines. It
+// calls f from one goroutine at a time, and never after close.
+type liveWriter struct {
+	mu     sync.Mutex
+	f      func(LiveStats)
+	buf    []byte
+	closed bool
+}
+
+func (w *liveWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := w.buf[:i]
+		var ls LiveStats
+		if !w.closed && len(line) > 0 && line[0] == '{' && json.Unmarshal(line, &ls) == nil {
+			w.f(ls)
+		}
+		w.buf = w.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+func (w *liveWriter) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
 }

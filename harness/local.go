@@ -173,8 +173,8 @@ func (d *LocalDriver) start(ctx context.Context, id string, spec topologies.Proc
 			return nil, fmt.Errorf("harness: %s: %w", id, err)
 		}
 	}
-	args := make([]string, len(spec.Args))
-	for i, a := range spec.Args {
+	args := spec.Args()
+	for i, a := range args {
 		args[i] = subst(a)
 	}
 	exe := d.exe
@@ -182,8 +182,8 @@ func (d *LocalDriver) start(ctx context.Context, id string, spec topologies.Proc
 		exe = spec.Exe
 	}
 	spec.Stats = subst(spec.Stats)
-	if len(spec.Check) > 0 {
-		if err := check(ctx, exe, dir, spec.Check, subst); err != nil {
+	if ca := spec.CheckArgs(); len(ca) > 0 {
+		if err := check(ctx, exe, dir, ca, subst); err != nil {
 			return nil, fmt.Errorf("harness: %s: %s: %w", id, spec.Role, err)
 		}
 	}

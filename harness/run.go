@@ -236,7 +236,8 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 	if a, ok := dep.(Attacker); ok {
 		m, err = a.Attack(withLiveStats(ctx, c.live), spec, max(1, c.generators))
 	} else if c.generators > 1 {
-		m, err = attackProcesses(ctx, c.exe, filepath.Join(c.workDir, id), dep.Entry(), spec, c.generators)
+		dir := filepath.Join(c.workDir, id)
+		m, err = Generators{K: c.generators, Entry: dep.Entry(), HostDir: dir, Dir: dir, Exec: LocalExec(c.exe)}.Run(ctx, spec)
 	} else {
 		var raw *os.File
 		if c.rawDir != "" {

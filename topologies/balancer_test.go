@@ -78,10 +78,10 @@ func TestRenderBalancerTopologies(t *testing.T) {
 			if len(p.Processes) != 2 || p.Processes[1].Role != RoleProxy || p.Processes[1].StatsKind != StatsProxy {
 				t.Fatalf("processes %+v", p.Processes)
 			}
-			if arg(t, p.Processes[0].Args, "--listen") != "ports" {
-				t.Errorf("serve args %v", p.Processes[0].Args)
+			if arg(t, p.Processes[0].Args(), "--listen") != "ports" {
+				t.Errorf("serve args %v", p.Processes[0].Args())
 			}
-			args := p.Processes[1].Args
+			args := p.Processes[1].Args()
 			if args[0] != "proxy" || p.Entry != "http://"+arg(t, args, "--listen") {
 				t.Errorf("proxy args %v, entry %s", args, p.Entry)
 			}
@@ -101,8 +101,8 @@ func TestRenderBalancerTopologies(t *testing.T) {
 				}
 			}
 			again, _ := Render(v, w, &seqAlloc{})
-			if !slices.Equal(again.Processes[1].Args, args) {
-				t.Errorf("rendering twice differs:\n%v\n%v", args, again.Processes[1].Args)
+			if !slices.Equal(again.Processes[1].Args(), args) {
+				t.Errorf("rendering twice differs:\n%v\n%v", args, again.Processes[1].Args())
 			}
 		})
 	}

@@ -4,17 +4,10 @@ import (
 	"context"
 	"os"
 	"os/user"
-	"slices"
 
 	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/scenario"
 )
-
-// GuardCommand is the lbbench subcommand an engine runs under: it passes
-// SIGTERM on to the engine when lbbench dies, even by SIGKILL, and kills
-// what is left of the process group (nginx's workers outlive a killed
-// master). Args after it: "--", the engine's path and its arguments.
-const GuardCommand = "guard"
 
 // EngineFinder is an Allocator that supplies the proxy engines' binaries
 // itself: the docker driver runs nginx and HAProxy from images, not from
@@ -27,7 +20,7 @@ type EngineFinder interface {
 // EngineProcess is the proxy process of spec p run by nginx or HAProxy
 // (p.Engine) in front of the upstreams ups ("host:port" or "unix:/path"),
 // serving on listen with its health and status on admin. It runs the engine
-// under lbbench's GuardCommand, checks its configuration first (Check) and
+// under "lbbench guard", checks its configuration first (Check) and
 // reads its counters by StatsNginx or StatsHAProxy. It finds the engine's
 // binary (engines.Find remembers it, and harness.Run has already looked it
 // up, so this runs no command in a scenario); a missing engine is an error
@@ -55,11 +48,9 @@ func EngineProcess(p scenario.ProxySpec, ups []string, listen, admin string, fin
 	if err != nil {
 		return Process{}, err
 	}
-	guard := []string{GuardCommand, "--", bin.Path}
 	proc := Process{
 		Role:   RoleProxy,
-		Args:   append(slices.Clip(guard), cfg.Args...),
-		Check:  append(slices.Clip(guard), cfg.CheckArgs...),
+		Engine: &EngineCommand{Engine: p.Engine, Path: bin.Path, Args: cfg.Args, Check: cfg.CheckArgs},
 		Health: cfg.Health,
 		Stats:  cfg.Stats,
 	}

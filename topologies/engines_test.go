@@ -4,10 +4,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/lbbench/lbbench/internal/field"
+	"github.com/lbbench/lbbench/internal/guard"
 	"github.com/lbbench/lbbench/scenario"
 
 	"github.com/lbbench/lbbench/engines"
@@ -45,13 +47,20 @@ func TestRenderProxyEngines(t *testing.T) {
 				t.Fatalf("want workers then proxy, got %+v", p.Processes)
 			}
 			proxy := p.Processes[1]
-			// lbbench guard -- /usr/sbin/ENGINE ARGS...
-			if proxy.Exe != "" || len(proxy.Args) < 4 || proxy.Args[0] != GuardCommand || proxy.Args[1] != "--" ||
-				!filepath.IsAbs(proxy.Args[2]) || filepath.Base(proxy.Args[2]) != tc.engine {
-				t.Errorf("exe %q args %q: want lbbench guard -- the %s binary", proxy.Exe, proxy.Args, tc.engine)
+			en := proxy.Engine
+			if proxy.Exe != "" || proxy.Serve != nil || proxy.Proxy != nil || en == nil || en.Engine != tc.engine ||
+				!filepath.IsAbs(en.Path) || filepath.Base(en.Path) != tc.engine || len(en.Args) == 0 {
+				t.Fatalf("process %+v: want the %s binary as an engine command", proxy, tc.engine)
 			}
-			if len(proxy.Check) < 4 || proxy.Check[2] != proxy.Args[2] || proxy.Check[3] != tc.check {
-				t.Errorf("check args %v", proxy.Check)
+			if len(en.Check) == 0 || en.Check[0] != tc.check {
+				t.Errorf("check args %v, want %s first", en.Check, tc.check)
+			}
+			// lbbench guard -- /usr/sbin/ENGINE ARGS..., and its check likewise.
+			if want := append([]string{guard.Subcommand, "--", en.Path}, en.Args...); !slices.Equal(proxy.Args(), want) {
+				t.Errorf("args %q, want %q", proxy.Args(), want)
+			}
+			if want := append([]string{guard.Subcommand, "--", en.Path}, en.Check...); !slices.Equal(proxy.CheckArgs(), want) {
+				t.Errorf("check args %q, want %q", proxy.CheckArgs(), want)
 			}
 			if proxy.StatsKind != tc.kind || proxy.Stats == "" {
 				t.Errorf("stats %q of kind %q", proxy.Stats, proxy.StatsKind)

@@ -2,12 +2,10 @@ package topologies
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/targets/prefork"
 )
 
 func init() { renderers[scenario.L7] = renderL7 }
@@ -34,62 +32,42 @@ func renderBalancer(v scenario.Variant, w scenario.Workers, a *alloc, mode strin
 	}
 	wadmin, listen, padmin := addrs[0], addrs[1], addrs[2]
 	p := v.Proxy
-	args := []string{"proxy",
-		"--mode", mode,
-		"--listen", listen,
-		"--admin", padmin,
-		"--policy", p.Policy,
-		"--upstream-keepalive=" + strconv.FormatBool(p.KeepAliveOn()),
-	}
+	cmd := &balancer.Command{Listen: listen, Admin: padmin, Config: balancer.Config{
+		Mode:              balancer.Mode(mode),
+		Policy:            p.Policy,
+		PolicyArgs:        p.PolicyArgs,
+		UpstreamKeepAlive: p.KeepAliveOn(),
+		CloseAfter:        p.CloseAfter,
+		MaxIdle:           p.MaxIdle,
+		Retries:           p.Retries,
+	}}
 	if len(p.Pools) == 0 {
-		ups := make([]string, w.Count)
-		for i := range ups {
-			ups[i] = a.hostPort(base + i)
+		cmd.Upstreams = make([]string, w.Count)
+		for i := range cmd.Upstreams {
+			cmd.Upstreams[i] = a.hostPort(base + i)
 		}
-		args = append(args, "--upstreams", strings.Join(ups, ","))
 	}
 	for i, pl := range p.Pools {
 		ups := make([]string, len(pl.Workers))
 		for j, wi := range pl.Workers {
-			if wi >= w.Count {
+			if wi >= w.Count { // scenario.Validate refuses this; Render may be called without it
 				return Plan{}, fmt.Errorf("topologies: %s: proxy.pools[%d].workers[%d]: worker %d does not exist (workers.count is %d)", v.Name, i, j, wi, w.Count)
 			}
 			ups[j] = a.hostPort(base + wi)
 		}
-		args = append(args, "--pool", pl.Name+":"+pl.Prefix+":"+pl.Policy+":"+strings.Join(ups, ","))
-	}
-	args = appendPolicyArgs(args, "", p.PolicyArgs)
-	for _, pl := range p.Pools {
-		args = appendPolicyArgs(args, pl.Name+".", pl.PolicyArgs)
-	}
-	for _, f := range []struct {
-		flag string
-		n    int
-	}{{"--close-after", p.CloseAfter}, {"--max-idle", p.MaxIdle}, {"--retries", p.Retries}} {
-		if f.n > 0 {
-			args = append(args, f.flag, strconv.Itoa(f.n))
-		}
+		cmd.Pools = append(cmd.Pools, balancer.Pool{Name: pl.Name, Prefix: pl.Prefix, Policy: pl.Policy, PolicyArgs: pl.PolicyArgs, Upstreams: ups})
 	}
 	return Plan{
 		Entry: "http://" + listen,
 		Processes: []Process{
-			serve(w, "ports", a.a.Host(), base, wadmin),
+			serve(w, prefork.Ports, a.a.Host(), base, wadmin),
 			{
 				Role:      RoleProxy,
-				Args:      args,
+				Proxy:     cmd,
 				Health:    "http://" + padmin + "/healthz",
 				Stats:     "http://" + padmin + "/stats",
 				StatsKind: StatsProxy,
 			},
 		},
 	}, nil
-}
-
-// appendPolicyArgs adds --policy-arg flags in key order, so plans are
-// reproducible.
-func appendPolicyArgs(args []string, scope string, m map[string]string) []string {
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		args = append(args, "--policy-arg", scope+k+"="+m[k])
-	}
-	return args
 }

@@ -2,10 +2,10 @@ package topologies
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/targets/prefork"
 )
 
 func init() { renderers[scenario.Proxy] = renderProxy }
@@ -35,7 +35,7 @@ func renderProxy(v scenario.Variant, w scenario.Workers, a *alloc) (Plan, error)
 	}
 	return Plan{
 		Entry:     "http://" + listen,
-		Processes: []Process{serve(w, "ports", a.a.Host(), base, wadmin), proxy},
+		Processes: []Process{serve(w, prefork.Ports, a.a.Host(), base, wadmin), proxy},
 	}, nil
 }
 
@@ -54,13 +54,11 @@ func proxyProcess(v scenario.Variant, ups []string, listen, padmin string, a *al
 	}
 	return Process{
 		Role: RoleProxy,
-		Args: []string{"proxy",
-			"--listen", listen,
-			"--admin", padmin,
-			"--upstreams", strings.Join(ups, ","),
-			"--policy", v.Proxy.Policy,
-			"--upstream-keepalive=" + strconv.FormatBool(v.Proxy.KeepAliveOn()),
-		},
+		Proxy: &balancer.Command{Listen: listen, Admin: padmin, Config: balancer.Config{
+			Upstreams:         ups,
+			Policy:            v.Proxy.Policy,
+			UpstreamKeepAlive: v.Proxy.KeepAliveOn(),
+		}},
 		Health:    "http://" + padmin + "/healthz",
 		Stats:     "http://" + padmin + "/stats",
 		StatsKind: StatsProxy,

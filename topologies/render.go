@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/targets/prefork"
+	"github.com/lbbench/lbbench/targets/worker"
 )
 
 // renderer renders one topology. Each topology registers one in its own
@@ -56,23 +58,27 @@ func (a *alloc) hostPort(p int) string { return a.a.Host() + ":" + strconv.Itoa(
 
 // serve is the "lbbench serve" process running w with the given listen
 // mode on host:port, with its admin API on admin.
-func serve(w scenario.Workers, listen, host string, port int, admin string) Process {
-	args := []string{"serve",
-		"--workers", strconv.Itoa(w.Count),
-		"--listen", listen,
-		"--host", host,
-		"--port", strconv.Itoa(port),
-		"--admin", admin,
-		"--concurrency", strconv.Itoa(w.Concurrency),
-		"--mode", w.Mode,
+func serve(w scenario.Workers, listen prefork.ListenMode, host string, port int, admin string) Process {
+	c := &prefork.ServeConfig{
+		Config: prefork.Config{
+			Workers: w.Count,
+			Listen:  listen,
+			Host:    host,
+			Port:    port,
+			Worker:  worker.Config{Concurrency: w.Concurrency, Mode: w.Mode},
+			Exec:    targetExec(w),
+		},
+		Admin: admin,
 	}
 	for _, s := range w.Slow {
-		args = append(args, "--slowdown", strconv.Itoa(s.Index)+"="+strconv.FormatFloat(s.Factor, 'g', -1, 64))
+		if c.Slowdown == nil {
+			c.Slowdown = map[int]float64{}
+		}
+		c.Slowdown[s.Index] = s.Factor
 	}
-	args = append(args, targetArgs(w)...) // target.go: --exec for a foreign server
 	return Process{
 		Role:      RoleWorkers,
-		Args:      args,
+		Serve:     c,
 		Health:    "http://" + admin + "/healthz",
 		Stats:     "http://" + admin + "/stats",
 		StatsKind: StatsWorkers,

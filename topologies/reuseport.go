@@ -1,6 +1,9 @@
 package topologies
 
-import "github.com/lbbench/lbbench/scenario"
+import (
+	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/targets/prefork"
+)
 
 func init() { renderers[scenario.ReusePort] = renderReusePort }
 
@@ -17,6 +20,6 @@ func renderReusePort(_ scenario.Variant, w scenario.Workers, a *alloc) (Plan, er
 	}
 	return Plan{
 		Entry:     "http://" + a.hostPort(port),
-		Processes: []Process{serve(w, "reuseport", a.a.Host(), port, admin)},
+		Processes: []Process{serve(w, prefork.ReusePort, a.a.Host(), port, admin)},
 	}, nil
 }

@@ -2,9 +2,9 @@ package topologies
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/targets/prefork"
 	"github.com/lbbench/lbbench/targets/worker"
 )
 
@@ -26,13 +26,13 @@ func renderShared(v scenario.Variant, w scenario.Workers, a *alloc) (Plan, error
 	if err != nil {
 		return Plan{}, err
 	}
-	p := serve(w, "shared", a.a.Host(), port, admin)
+	p := serve(w, prefork.Shared, a.a.Host(), port, admin)
 	if w.Target == nil {
 		accept := v.Accept
 		if accept == "" {
 			accept = worker.DefaultAccept
 		}
-		p.Args = append(p.Args, "--accept", accept, "--max-conns", strconv.Itoa(v.MaxConns))
+		p.Serve.Worker.Accept, p.Serve.Worker.MaxConns = accept, v.MaxConns
 	}
 	return Plan{Entry: "http://" + a.hostPort(port), Processes: []Process{p}}, nil
 }

@@ -16,10 +16,10 @@ func TestRenderShared(t *testing.T) {
 		v          scenario.Variant
 		w          scenario.Workers
 		wantAccept string
-		wantMax    string
+		wantMax    int
 	}{
-		{name: "default accept", v: scenario.Variant{Name: "s", Topology: scenario.Shared}, w: scenario.Workers{Count: 4}, wantAccept: "netpoll", wantMax: "0"},
-		{name: "epoll exclusive", v: scenario.Variant{Name: "s", Topology: scenario.Shared, Accept: "epoll-exclusive", MaxConns: 1}, w: scenario.Workers{Count: 4}, wantAccept: "epoll-exclusive", wantMax: "1"},
+		{name: "default accept", v: scenario.Variant{Name: "s", Topology: scenario.Shared}, w: scenario.Workers{Count: 4}, wantAccept: "netpoll", wantMax: 0},
+		{name: "epoll exclusive", v: scenario.Variant{Name: "s", Topology: scenario.Shared, Accept: "epoll-exclusive", MaxConns: 1}, w: scenario.Workers{Count: 4}, wantAccept: "epoll-exclusive", wantMax: 1},
 		{name: "exec target", v: scenario.Variant{Name: "s", Topology: scenario.Shared}, w: scenario.Workers{Count: 2, Target: &scenario.Target{Exec: "srv --fd {fd} -w {workers}", Probe: "/h"}}},
 	}
 	for _, tt := range tests {
@@ -31,7 +31,7 @@ func TestRenderShared(t *testing.T) {
 			if len(p.Processes) != 1 || p.Processes[0].Role != RoleWorkers {
 				t.Fatalf("processes %+v", p.Processes)
 			}
-			args := p.Processes[0].Args
+			args := p.Processes[0].Args()
 			if arg(t, args, "--listen") != "shared" || p.Entry != "http://127.0.0.1:"+arg(t, args, "--port") {
 				t.Errorf("args %v, entry %s", args, p.Entry)
 			}
@@ -44,8 +44,11 @@ func TestRenderShared(t *testing.T) {
 				}
 				return
 			}
-			if arg(t, args, "--accept") != tt.wantAccept || arg(t, args, "--max-conns") != tt.wantMax {
-				t.Errorf("args %v, want --accept %s --max-conns %s", args, tt.wantAccept, tt.wantMax)
+			if w := p.Processes[0].Serve.Worker; w.Accept != tt.wantAccept || w.MaxConns != tt.wantMax {
+				t.Errorf("worker config %+v, want accept %s, max_conns %d", w, tt.wantAccept, tt.wantMax)
+			}
+			if arg(t, args, "--accept") != tt.wantAccept {
+				t.Errorf("args %v, want --accept %s", args, tt.wantAccept)
 			}
 		})
 	}
@@ -64,7 +67,7 @@ func TestRenderUnix(t *testing.T) {
 	if len(p.Processes) != 2 {
 		t.Fatalf("processes %+v", p.Processes)
 	}
-	serve, proxy := p.Processes[0].Args, p.Processes[1].Args
+	serve, proxy := p.Processes[0].Args(), p.Processes[1].Args()
 	dir := arg(t, serve, "--socket-dir")
 	if arg(t, serve, "--listen") != "unix" || !filepath.IsAbs(dir) || len(dir)+len("/worker-99.sock") > 107 {
 		t.Errorf("serve args %v", serve)
@@ -80,7 +83,7 @@ func TestRenderUnix(t *testing.T) {
 	a := &seqAlloc{}
 	p1, _ := Render(scenario.Variant{Name: "u", Topology: scenario.Unix}.WithDefaults(), w, a)
 	p2, _ := Render(scenario.Variant{Name: "u", Topology: scenario.Unix}.WithDefaults(), w, a)
-	if arg(t, p1.Processes[0].Args, "--socket-dir") == arg(t, p2.Processes[0].Args, "--socket-dir") {
+	if arg(t, p1.Processes[0].Args(), "--socket-dir") == arg(t, p2.Processes[0].Args(), "--socket-dir") {
 		t.Error("two plans got the same socket dir")
 	}
 }

@@ -7,10 +7,10 @@ import (
 	"github.com/lbbench/lbbench/targets/prefork"
 )
 
-// targetArgs are the "lbbench serve" flags that run w.Target; none for the
+// targetExec is the foreign server that runs w.Target; nil for the
 // built-in worker. Dir is made absolute here, in the process that reads
 // the scenario, since serve runs in a working directory of its own.
-func targetArgs(w scenario.Workers) []string {
+func targetExec(w scenario.Workers) *prefork.Exec {
 	t := w.Target
 	if t == nil {
 		return nil
@@ -23,5 +23,5 @@ func targetArgs(w scenario.Workers) []string {
 	if probe == "" {
 		probe = prefork.DefaultProbe
 	}
-	return []string{"--exec", t.Exec, "--probe", probe, "--exec-dir", dir}
+	return &prefork.Exec{Command: t.Exec, Probe: probe, Dir: dir}
 }

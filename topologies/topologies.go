@@ -2,6 +2,10 @@ package topologies
 
 import (
 	"slices"
+
+	"github.com/lbbench/lbbench/internal/guard"
+	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/targets/prefork"
 )
 
 // Names returns the known topology names, sorted.
@@ -47,26 +51,28 @@ type Plan struct {
 	Processes []Process `json:"processes"`
 }
 
-// DirPlaceholder in a Process's Args or Files stands for the process's own
+// DirPlaceholder in a Process's arguments or Files stands for the process's own
 // working directory, which the driver creates (config files, pid and temp
 // paths of engines such as nginx go there).
 const DirPlaceholder = "{dir}"
 
-// Process is one process of a plan.
+// Process is one process of a plan: what it runs, as a typed command, and
+// how a driver knows it is ready and reads its counters. Exactly one of
+// Serve, Proxy and Engine is set.
 type Process struct {
 	// Role is RoleWorkers or RoleProxy.
 	Role string `json:"role"`
-	// Exe is the executable to run; empty means the lbbench binary itself.
+	// Serve runs "lbbench serve": the workers.
+	Serve *prefork.ServeConfig `json:"serve,omitempty"`
+	// Proxy runs "lbbench proxy": the built-in proxy.
+	Proxy *balancer.Command `json:"proxy,omitempty"`
+	// Engine runs nginx or HAProxy under "lbbench guard".
+	Engine *EngineCommand `json:"engine,omitempty"`
+	// Exe is the lbbench binary that runs the process; empty means the
+	// running one. harness.Run sets it for a variant of another build.
 	Exe string `json:"exe,omitempty"`
-	// Args are the arguments; for lbbench they start with the subcommand.
-	Args []string `json:"args"`
 	// Files are written into the working directory before the start.
 	Files []File `json:"files,omitempty"`
-	// Check, when set, are the arguments of a run of Exe, in the working
-	// directory after Files are written, that must exit 0 before the
-	// process starts: a configuration test such as "nginx -t". A driver
-	// reports its output when it fails. May use DirPlaceholder.
-	Check []string `json:"check,omitempty"`
 	// Health is a URL that answers 200 once the process is ready.
 	Health string `json:"health"`
 	// Stats is a URL whose JSON answer has the process's counters, or
@@ -75,6 +81,48 @@ type Process struct {
 	// StatsKind says how to read Stats: StatsWorkers, StatsProxy,
 	// StatsNginx or StatsHAProxy.
 	StatsKind string `json:"stats_kind"`
+}
+
+// EngineCommand is nginx or HAProxy in place of the built-in proxy.
+type EngineCommand struct {
+	// Engine is scenario.Nginx or scenario.HAProxy.
+	Engine string `json:"engine"`
+	// Path is the engine's binary: on this machine, or in the image the
+	// driver runs it from (an EngineFinder's Binary.Path).
+	Path string `json:"path"`
+	// Args are the engine's arguments; they may use DirPlaceholder.
+	Args []string `json:"args"`
+	// Check, when set, are the arguments of a run of the engine, in the
+	// working directory after Files are written, that must exit 0 before
+	// the process starts (nginx -t). A driver reports its output when it
+	// fails. May use DirPlaceholder.
+	Check []string `json:"check,omitempty"`
+}
+
+// Args returns the arguments the lbbench binary runs p with: the
+// subcommand and its flags, or for an engine "guard", "--" and the engine's
+// command line. Drivers run the lbbench binary (p.Exe, or their own) with
+// them, after replacing DirPlaceholder.
+func (p Process) Args() []string {
+	switch {
+	case p.Serve != nil:
+		return p.Serve.Args()
+	case p.Proxy != nil:
+		return p.Proxy.Args()
+	case p.Engine != nil:
+		return guard.Args(append([]string{p.Engine.Path}, p.Engine.Args...)...)
+	}
+	return nil
+}
+
+// CheckArgs returns the arguments the lbbench binary runs p's
+// configuration check with (guard and the engine's check command line), or
+// nil when p has no check.
+func (p Process) CheckArgs() []string {
+	if p.Engine == nil || len(p.Engine.Check) == 0 {
+		return nil
+	}
+	return guard.Args(append([]string{p.Engine.Path}, p.Engine.Check...)...)
 }
 
 // File is a file a process needs, such as an engine's configuration.

@@ -47,7 +47,7 @@ func TestRenderReusePort(t *testing.T) {
 	if len(p.Processes) != 1 || p.Processes[0].Role != RoleWorkers {
 		t.Fatalf("processes %+v", p.Processes)
 	}
-	args := p.Processes[0].Args
+	args := p.Processes[0].Args()
 	if args[0] != "serve" || arg(t, args, "--listen") != "reuseport" || arg(t, args, "--workers") != "4" {
 		t.Errorf("serve args %v", args)
 	}
@@ -70,7 +70,7 @@ func TestRenderProxy(t *testing.T) {
 	if len(p.Processes) != 2 || p.Processes[0].Role != RoleWorkers || p.Processes[1].Role != RoleProxy {
 		t.Fatalf("want workers then proxy, got %+v", p.Processes)
 	}
-	serve, proxy := p.Processes[0].Args, p.Processes[1].Args
+	serve, proxy := p.Processes[0].Args(), p.Processes[1].Args()
 	if arg(t, serve, "--listen") != "ports" {
 		t.Errorf("serve args %v", serve)
 	}

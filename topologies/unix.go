@@ -32,8 +32,8 @@ func renderUnix(v scenario.Variant, w scenario.Workers, a *alloc) (Plan, error) 
 	for i := range ups {
 		ups[i] = prefork.UnixPrefix + prefork.SocketPath(dir, i)
 	}
-	workers := serve(w, "unix", a.a.Host(), 0, wadmin)
-	workers.Args = append(workers.Args, "--socket-dir", dir)
+	workers := serve(w, prefork.Unix, a.a.Host(), 0, wadmin)
+	workers.Serve.SocketDir = dir
 	proxy, err := proxyProcess(v, ups, listen, padmin, a)
 	if err != nil {
 		return Plan{}, err

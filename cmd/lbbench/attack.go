@@ -51,16 +51,16 @@ section) or from --spec, a workload spec in YAML or JSON.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.target, "target", "", "base URL to attack, for example http://127.0.0.1:8080 (required)")
-	f.StringVar(&o.spec, "spec", "", "workload spec file (YAML or JSON) instead of a scenario")
-	f.StringVarP(&o.out, "out", "o", "", "write the measurement JSON here (default: standard output)")
+	f.StringVar(&o.target, harness.FlagTarget, "", "base URL to attack, for example http://127.0.0.1:8080 (required)")
+	f.StringVar(&o.spec, harness.FlagSpec, "", "workload spec file (YAML or JSON) instead of a scenario")
+	f.StringVarP(&o.out, harness.FlagOut, "o", "", "write the measurement JSON here (default: standard output)")
 	f.StringVar(&o.raw, "raw", "", "also write one CSV line per measured request to this file")
 	f.Float64Var(&o.rate, "rate", 0, "intended rate per second (overrides the workload's constant or poisson rate)")
 	f.DurationVar(&o.duration, "duration", 0, "measured duration (overrides the workload)")
 	f.DurationVar(&o.warmup, "warmup", 0, "warm-up, not recorded; 0 for none (overrides the workload)")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "no summary on standard error")
-	f.BoolVar(&o.live, "live", false, "print the live figures (harness.LiveStats) as a JSON line per second on standard error")
-	cmd.MarkFlagRequired("target")
+	f.BoolVarP(&o.quiet, harness.FlagQuiet, "q", false, "no summary on standard error")
+	f.BoolVar(&o.live, harness.FlagLive, false, "print the live figures (harness.LiveStats) as a JSON line per second on standard error")
+	cmd.MarkFlagRequired(harness.FlagTarget)
 	return cmd
 }
 

@@ -1,122 +1,31 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"runtime"
-	"strconv"
-	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
+
+	"github.com/lbbench/lbbench/internal/guard"
 )
 
-// guardStopTimeout bounds how long guard waits for its command to exit
-// after passing on SIGTERM, before it kills the whole process group.
-const guardStopTimeout = 5 * time.Second
-
-// guardArmed marks the second stage of guard (see runGuard).
-const guardArmed = "--armed"
-
 // newGuardCmd is the hidden command the proxy topology runs nginx and
-// HAProxy under. A driver gives each process Pdeathsig, so it dies with
-// lbbench; but nginx's worker processes outlive a killed master and go on
-// serving. guard has the kernel send it SIGTERM when its parent dies (even
-// by SIGKILL), passes that on to the command, and kills what is left of its
-// process group if the command does not stop in time.
+// HAProxy under (package guard says why).
 func newGuardCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:                "guard -- COMMAND [ARG...]",
+		Use:                guard.Subcommand + " -- COMMAND [ARG...]",
 		Short:              "Run a command and take its process group down with it, even when lbbench is killed",
 		Hidden:             true,
 		DisableFlagParsing: true, // the command's own flags (nginx -t) pass through
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runGuard(cmd.Context(), args)
+			if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
+				return cmd.Help()
+			}
+			err := guard.Run(cmd.Context(), args)
+			var ge *guard.ExitError
+			if errors.As(err, &ge) {
+				return &exitError{code: ge.Code, err: ge.Err}
+			}
+			return err
 		},
 	}
-}
-
-// runGuard runs in two stages. The parent-death signal is a property of
-// each thread, and the driver set SIGKILL on the thread that started this
-// process, which would kill guard before it could act. So the first stage
-// sets SIGTERM on its own thread and re-executes itself from that thread:
-// after execve it is the only thread, with SIGTERM. The second stage
-// (guardArmed PPID -- COMMAND...) runs the command.
-func runGuard(ctx context.Context, args []string) error {
-	if len(args) >= 2 && args[0] == guardArmed {
-		ppid, err := strconv.Atoi(args[1])
-		if err != nil {
-			return fmt.Errorf("guard: bad parent pid %q", args[1])
-		}
-		if os.Getppid() != ppid {
-			return errors.New("guard: the parent exited before the command started")
-		}
-		return superviseGuarded(ctx, trimDashes(args[2:]))
-	}
-	args = trimDashes(args)
-	if len(args) == 0 {
-		return errors.New("guard: no command given (usage: lbbench guard -- COMMAND [ARG...])")
-	}
-	runtime.LockOSThread() // prctl and execve on the same thread
-	ppid := os.Getppid()
-	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err != nil {
-		return fmt.Errorf("guard: prctl: %w", err)
-	}
-	argv := append([]string{os.Args[0], "guard", guardArmed, strconv.Itoa(ppid), "--"}, args...)
-	// /proc/self/exe is this very binary, even if a rebuild replaced the file.
-	return fmt.Errorf("guard: re-exec: %w", syscall.Exec("/proc/self/exe", argv, os.Environ()))
-}
-
-func trimDashes(args []string) []string {
-	if len(args) > 0 && args[0] == "--" {
-		return args[1:]
-	}
-	return args
-}
-
-// superviseGuarded runs args in this process's group and returns its exit
-// status. ctx ends on SIGTERM or SIGINT (main's NotifyContext): from the
-// driver stopping the group, or from the kernel when lbbench died.
-func superviseGuarded(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		return errors.New("guard: no command given")
-	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("guard: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		// nginx's master stops its workers on SIGTERM before it exits.
-		cmd.Process.Signal(syscall.SIGTERM)
-		t := time.NewTimer(guardStopTimeout)
-		defer t.Stop()
-		select {
-		case err = <-done:
-		case <-t.C:
-			// Kills this process too: there is nothing left to do.
-			syscall.Kill(0, syscall.SIGKILL)
-		}
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if code := ee.ExitCode(); code > 0 {
-			return &exitError{code: code} // the command has said why
-		}
-		return &exitError{code: 1, err: fmt.Errorf("guard: %s: %w", args[0], err)}
-	}
-	if err != nil {
-		return fmt.Errorf("guard: %w", err)
-	}
-	return nil
 }

@@ -30,8 +30,8 @@ func newProbeCmd() *cobra.Command {
 			return probeReady(cmd.Context(), args[0], timeout)
 		},
 	}
-	cmd.Flags().DurationVar(&timeout, "timeout", 15*time.Second, "give up after this long")
-	cmd.Flags().BoolVar(&get, "get", false, "fetch URL once and print its body")
+	cmd.Flags().DurationVar(&timeout, harness.FlagTimeout, 15*time.Second, "give up after this long")
+	cmd.Flags().BoolVar(&get, harness.FlagGet, false, "fetch URL once and print its body")
 	return cmd
 }
 

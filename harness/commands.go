@@ -1,0 +1,81 @@
+package harness
+
+import (
+	"time"
+)
+
+// AttackSubcommand is the lbbench subcommand that runs Attack in a process
+// of its own: a generator.
+const AttackSubcommand = "attack"
+
+// The flags of "lbbench attack" that drivers give. AttackCommand.Args
+// writes them and the command's flag set (cmd/lbbench) declares them, both
+// by these names.
+const (
+	FlagTarget = "target"
+	FlagSpec   = "spec"
+	FlagOut    = "out"
+	FlagQuiet  = "quiet"
+	FlagLive   = "live"
+)
+
+// AttackCommand is how a driver runs one generator process.
+type AttackCommand struct {
+	// Target is the base URL load goes to.
+	Target string
+	// Spec is the path of the workload spec file (JSON, as
+	// json.Marshal(workloads.Spec) writes it).
+	Spec string
+	// Out is where the generator writes its results.Measurement.
+	Out string
+	// Quiet leaves out the summary on standard error.
+	Quiet bool
+	// Live prints a LiveStats JSON line per second on standard error.
+	Live bool
+}
+
+// Args returns the "lbbench attack" command line (subcommand first).
+func (c AttackCommand) Args() []string {
+	a := []string{AttackSubcommand, "--" + FlagTarget, c.Target, "--" + FlagSpec, c.Spec, "--" + FlagOut, c.Out}
+	if c.Quiet {
+		a = append(a, "--"+FlagQuiet)
+	}
+	if c.Live {
+		a = append(a, "--"+FlagLive)
+	}
+	return a
+}
+
+// ProbeSubcommand is the lbbench subcommand that runs WaitHTTP or Fetch in
+// a process of its own, where the driver cannot reach the URL itself (the
+// docker driver runs it in the generator's container, on the run's
+// network).
+const ProbeSubcommand = "probe"
+
+// The flags of "lbbench probe".
+const (
+	FlagTimeout = "timeout"
+	FlagGet     = "get"
+)
+
+// ProbeCommand is one readiness wait (WaitHTTP) or, with Get, one fetch
+// (Fetch) of a URL.
+type ProbeCommand struct {
+	URL string
+	// Timeout bounds the wait or the fetch; zero means the command's
+	// default.
+	Timeout time.Duration
+	Get     bool
+}
+
+// Args returns the "lbbench probe" command line (subcommand first).
+func (c ProbeCommand) Args() []string {
+	a := []string{ProbeSubcommand}
+	if c.Timeout != 0 {
+		a = append(a, "--"+FlagTimeout, c.Timeout.String())
+	}
+	if c.Get {
+		a = append(a, "--"+FlagGet)
+	}
+	return append(a, c.URL)
+}

@@ -1,0 +1,169 @@
+package balancer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Subcommand is the lbbench subcommand that runs Command.
+const Subcommand = "proxy"
+
+// The flags of "lbbench proxy". Command.Args writes them and the command's
+// flag set (cmd/lbbench) declares them, both by these names.
+const (
+	FlagListen            = "listen"
+	FlagAdmin             = "admin"
+	FlagMode              = "mode"
+	FlagUpstreams         = "upstreams"
+	FlagPolicy            = "policy"
+	FlagPolicyArg         = "policy-arg"
+	FlagPool              = "pool"
+	FlagUpstreamKeepAlive = "upstream-keepalive"
+	FlagCloseAfter        = "close-after"
+	FlagMaxIdle           = "max-idle"
+	FlagRetries           = "retries"
+	FlagDownFor           = "down-for"
+	FlagTimeout           = "timeout"
+)
+
+// DefaultListen is the address "lbbench proxy" serves on when none is given.
+const DefaultListen = "127.0.0.1:8080"
+
+// Command is the configuration of "lbbench proxy": the proxy's Config and
+// the addresses it serves on. Topologies render it; Args turns it into the
+// command line a driver runs.
+type Command struct {
+	// Listen is the address proxied traffic arrives on; empty means
+	// DefaultListen.
+	Listen string `json:"listen"`
+	// Admin is the address of /healthz and /stats; empty means none.
+	Admin string `json:"admin,omitempty"`
+	Config
+}
+
+// String returns the command-line form of p that ParsePool reads,
+// NAME:PREFIX:POLICY:ADDR[,ADDR...]. Policy arguments travel separately.
+func (p Pool) String() string {
+	return p.Name + ":" + p.Prefix + ":" + p.Policy + ":" + strings.Join(p.Upstreams, ",")
+}
+
+// Args returns the "lbbench proxy" command line (subcommand first) that
+// runs c. Zero fields are left out, so the command's defaults apply, except
+// upstream keep-alive, which is always given; policy arguments are given
+// in key order, so a command line is reproducible.
+func (c Command) Args() []string {
+	a := []string{Subcommand}
+	flag := func(name, value string) { a = append(a, "--"+name, value) }
+	if c.Mode != "" {
+		flag(FlagMode, string(c.Mode))
+	}
+	if c.Listen != "" {
+		flag(FlagListen, c.Listen)
+	}
+	if c.Admin != "" {
+		flag(FlagAdmin, c.Admin)
+	}
+	if c.Policy != "" {
+		flag(FlagPolicy, c.Policy)
+	}
+	a = append(a, "--"+FlagUpstreamKeepAlive+"="+strconv.FormatBool(c.UpstreamKeepAlive))
+	if len(c.Upstreams) > 0 {
+		flag(FlagUpstreams, strings.Join(c.Upstreams, ","))
+	}
+	for _, p := range c.Pools {
+		flag(FlagPool, p.String())
+	}
+	policyArgs := func(scope string, m map[string]string) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			flag(FlagPolicyArg, scope+k+"="+m[k])
+		}
+	}
+	policyArgs("", c.PolicyArgs)
+	for _, p := range c.Pools {
+		policyArgs(p.Name+".", p.PolicyArgs)
+	}
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{FlagCloseAfter, c.CloseAfter}, {FlagMaxIdle, c.MaxIdle}, {FlagRetries, c.Retries}} {
+		if f.n != 0 {
+			flag(f.name, strconv.Itoa(f.n))
+		}
+	}
+	if c.DownFor != 0 {
+		flag(FlagDownFor, c.DownFor.String())
+	}
+	if c.Timeout != 0 {
+		flag(FlagTimeout, c.Timeout.String())
+	}
+	return a
+}
+
+// Run is "lbbench proxy": it builds the proxy of c, listens on c.Listen
+// and c.Admin (an address in use is an error naming the flag to change),
+// reports readiness on stderr and serves until ctx ends, then drains (see
+// Proxy.Serve).
+func Run(ctx context.Context, stderr io.Writer, c Command) error {
+	p, err := New(c.Config)
+	if err != nil {
+		return err
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	ln, err := listenFlag(ctx, c.Listen, FlagListen)
+	if err != nil {
+		return err
+	}
+	var adminLn net.Listener
+	adminAt := "off"
+	if c.Admin != "" {
+		if adminLn, err = listenFlag(ctx, c.Admin, FlagAdmin); err != nil {
+			ln.Close()
+			return err
+		}
+		adminAt = "on " + adminLn.Addr().String()
+	}
+	cfg := c.Config.WithDefaults()
+	pools := []string{}
+	if len(cfg.Upstreams) > 0 {
+		pools = append(pools, fmt.Sprintf("%s %s x%d", DefaultPool, cfg.Policy, len(cfg.Upstreams)))
+	}
+	for _, pl := range cfg.Pools {
+		pools = append(pools, fmt.Sprintf("%s %s %s x%d", pl.Name, pl.Prefix, pl.Policy, len(pl.Upstreams)))
+	}
+	upstream := "keep-alive off"
+	switch {
+	case cfg.Mode == L4:
+		upstream = "one upstream connection per client connection"
+	case cfg.UpstreamKeepAlive && cfg.CloseAfter > 0:
+		upstream = fmt.Sprintf("keep-alive on, close after %d, max idle %d", cfg.CloseAfter, cfg.MaxIdle)
+	case cfg.UpstreamKeepAlive:
+		upstream = fmt.Sprintf("keep-alive on, max idle %d", cfg.MaxIdle)
+	}
+	fmt.Fprintf(stderr, "lbbench proxy: ready: %s listening on %s (pools: %s; upstream %s; retries %d); admin %s\n",
+		cfg.Mode, ln.Addr(), strings.Join(pools, ", "), upstream, cfg.Retries, adminAt)
+	return p.Serve(ctx, ln, adminLn)
+}
+
+// listenFlag listens on addr, given by the named flag, with an error that
+// says what to do when the port is taken.
+func listenFlag(ctx context.Context, addr, flag string) (net.Listener, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("proxy: listen %s: %w (pick another --%s)", addr, syscall.EADDRINUSE, flag)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
+	}
+	return ln, nil
+}
