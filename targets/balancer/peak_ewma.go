@@ -51,16 +51,6 @@ func NewPeakEWMA(decay time.Duration) *PeakEWMA {
 	return &PeakEWMA{decay: float64(decay), now: nanotime}
 }
 
-// cost returns b's latency cost at time now, decayed since its last
-// observation.
-func (pe *PeakEWMA) cost(b *Backend, now int64) float64 {
-	c := loadFloat(&b.score)
-	if dt := now - b.stamp.Load(); dt > 0 && c > 0 {
-		c *= math.Exp(-float64(dt) / pe.decay)
-	}
-	return c
-}
-
 // Pick returns the available backend with the lowest cost*(active+1), or nil
 // if none is available.
 //

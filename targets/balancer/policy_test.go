@@ -375,6 +375,15 @@ type fakeClock struct{ t int64 }
 func (c *fakeClock) now() int64              { return c.t }
 func (c *fakeClock) advance(d time.Duration) { c.t += int64(d) }
 
+// cheaperThan reports whether pe's cost for b, now, is below d, as its
+// Pick sees it: whether pe picks b over a fresh idle backend whose only
+// observation, made now, was d. b must be available and idle.
+func cheaperThan(pe *PeakEWMA, b *Backend, d time.Duration) bool {
+	ref := NewBackends("ref", []string{"ref:80"})[0]
+	pe.Observe(ref, d)
+	return pe.Pick([]*Backend{b, ref}, nil) == b
+}
+
 func TestPeakEWMA(t *testing.T) {
 	clock := &fakeClock{t: 1}
 	pe := NewPeakEWMA(time.Second)
@@ -403,19 +412,19 @@ func TestPeakEWMA(t *testing.T) {
 	// A lower observation right after the peak barely moves it (no time
 	// passed); after several decay times it dominates.
 	pe.Observe(p[1], time.Millisecond)
-	if c := pe.cost(p[1], clock.t); c < float64(190*time.Millisecond) {
-		t.Errorf("cost right after the peak = %v, want about 200ms", time.Duration(c))
+	if cheaperThan(pe, p[1], 190*time.Millisecond) {
+		t.Error("cost right after the peak is below 190ms, want about 200ms")
 	}
 	clock.advance(5 * time.Second)
 	pe.Observe(p[1], time.Millisecond)
-	if c := pe.cost(p[1], clock.t); c > float64(3*time.Millisecond) {
-		t.Errorf("cost 5 decays later = %v, want about 1ms", time.Duration(c))
+	if !cheaperThan(pe, p[1], 3*time.Millisecond) {
+		t.Error("cost 5 decays later is above 3ms, want about 1ms")
 	}
 	// Without observations every cost decays toward zero.
 	clock.advance(time.Minute)
 	for i, b := range p {
-		if c := pe.cost(b, clock.t); c > float64(time.Microsecond) {
-			t.Errorf("backend %d cost %v after a minute of silence", i, time.Duration(c))
+		if !cheaperThan(pe, b, time.Microsecond) {
+			t.Errorf("backend %d costs more than 1µs after a minute of silence", i)
 		}
 	}
 }
@@ -423,28 +432,36 @@ func TestPeakEWMA(t *testing.T) {
 // TestPeakEWMARanking: the log-domain pick chooses a backend of least
 // cost*(active+1) at the time of the pick, over random states.
 func TestPeakEWMARanking(t *testing.T) {
+	const decay = 500 * time.Millisecond
 	clock := &fakeClock{t: int64(time.Hour)}
-	pe := NewPeakEWMA(500 * time.Millisecond)
+	pe := NewPeakEWMA(decay)
 	pe.now = clock.now
 	rnd := NewRandom(9)
+	// Each backend is observed at most once a round, so its cost at the
+	// pick is that response time decayed since: rtt*e^(-(now-at)/decay).
+	type observation struct{ rtt, at int64 }
+	var seen []observation
 	load := func(b *Backend) float64 {
-		c, a := pe.cost(b, clock.t), float64(b.Active())
+		o, a := seen[b.Index()], float64(b.Active())
 		switch {
-		case loadFloat(&b.score) == 0 && a == 0:
+		case o.rtt == 0 && a == 0:
 			return 0
-		case loadFloat(&b.score) == 0:
+		case o.rtt == 0:
 			return 1e15 + a // no cost and busy: last, by pending
 		}
-		return c * (a + 1)
+		return float64(o.rtt) * math.Exp(-float64(clock.t-o.at)/float64(decay)) * (a + 1)
 	}
 	for round := range 300 {
 		p := pool(make([]int64, 6)...)
-		for _, b := range p {
+		seen = make([]observation, len(p))
+		for i, b := range p {
 			r := rnd.rnd.next()
 			b.active.Store(int64(r % 5))
 			if r>>8%5 != 0 { // most have a cost, observed at various times
 				clock.advance(time.Duration(r >> 16 % uint64(2*time.Second)))
-				pe.Observe(b, time.Duration(r>>24%uint64(50*time.Millisecond)))
+				rtt := time.Duration(r >> 24 % uint64(50*time.Millisecond))
+				pe.Observe(b, rtt)
+				seen[i] = observation{int64(rtt), clock.t}
 			}
 			if r>>40%7 == 0 {
 				b.markDown(time.Hour)

@@ -36,9 +36,6 @@ const (
 // ListenModes lists the listen modes.
 func ListenModes() []ListenMode { return []ListenMode{ReusePort, Shared, Ports, Unix} }
 
-// perEndpoint reports whether every worker has an endpoint of its own.
-func (m ListenMode) perEndpoint() bool { return m == Ports || m == Unix }
-
 // Defaults applied by Config.WithDefaults.
 const (
 	// DefaultWorkers is the default number of worker processes.

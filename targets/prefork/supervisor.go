@@ -6,18 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/lbbench/lbbench/targets/worker"
 )
 
 // EnvWorkerConfig names the environment variable that carries a child's
@@ -38,61 +34,10 @@ const (
 const DefaultStartTimeout = 10 * time.Second
 
 const (
-	healthRetry    = 20 * time.Millisecond // between health checks during Start
-	adminTimeout   = 5 * time.Second       // for a request to Handler
-	healthTimeout  = 2 * time.Second       // for one periodic health check
 	restartMin     = 100 * time.Millisecond
 	restartMax     = 5 * time.Second
 	restartHealthy = 10 * time.Second // a worker up this long has its back-off reset
 )
-
-// States of a worker in WorkerStatus.
-const (
-	// StateRunning: the worker's process runs.
-	StateRunning = "running"
-	// StateRestarting: the process failed and is about to be started again.
-	StateRestarting = "restarting"
-	// StateExited: the process exited and will not be started again.
-	StateExited = "exited"
-)
-
-// StatsReport is the JSON body of /stats on the Handler.
-type StatsReport struct {
-	// Workers holds each child process's worker stats, in index order. A
-	// child that did not answer has only its Index (and PID) set; an Exec
-	// instance has only Index and PID, since a foreign server keeps no
-	// lbbench counters.
-	Workers []worker.Stats `json:"workers"`
-	// Status is the supervisor's view of each child process, in index
-	// order.
-	Status []WorkerStatus `json:"status"`
-	// Errors names each child that did not answer, and why; /stats answers
-	// 503 when there are any.
-	Errors []string `json:"errors,omitempty"`
-}
-
-// WorkerStatus is the supervisor's view of one child process: a worker, or
-// an Exec instance (one in Shared mode, serving every worker).
-type WorkerStatus struct {
-	// Index is the worker's index.
-	Index int `json:"index"`
-	// PID is the current (or last) process.
-	PID int `json:"pid"`
-	// Endpoint is where it serves: "host:port" or "unix:/path".
-	Endpoint string `json:"endpoint"`
-	// State is StateRunning, StateRestarting or StateExited.
-	State string `json:"state"`
-	// Healthy is the result of the last health check (true until the
-	// first periodic check fails).
-	Healthy bool `json:"healthy"`
-	// HealthError says why the last health check failed.
-	HealthError string `json:"health_error,omitempty"`
-	// Restarts counts the times the worker was started again.
-	Restarts int `json:"restarts"`
-	// LastExit says how the last process of this worker that ended
-	// exited, for example "signal: killed"; empty if none has.
-	LastExit string `json:"last_exit,omitempty"`
-}
 
 // Phases of a Supervisor.
 const (
@@ -244,17 +189,6 @@ func Start(ctx context.Context, cfg Config) (*Supervisor, error) {
 	return s, nil
 }
 
-// unixClient is an HTTP client whose every request goes to the Unix socket
-// at path.
-func unixClient(path string) *http.Client {
-	var d net.Dialer
-	return &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, "unix", path)
-		},
-	}}
-}
-
 // command builds the process for sl.
 func (s *Supervisor) command(sl *slot) *exec.Cmd {
 	cfg := s.cfg
@@ -365,72 +299,6 @@ func (s *Supervisor) reap(sl *slot, p *proc) {
 	fmt.Fprintf(s.stderr, "prefork: worker %d restarted (pid %d)\n", sl.index, sl.cur.Load().pid)
 }
 
-// waitHealthy waits until every child is healthy, one after the other.
-// Connections to a child that has not started serving yet wait in its
-// socket's backlog (or are refused, for an Exec that binds its own).
-func (s *Supervisor) waitHealthy(ctx context.Context) error {
-	for _, sl := range s.slots {
-		p := sl.cur.Load()
-		for {
-			err := s.get(ctx, sl, p, sl.health, nil)
-			if err == nil {
-				break
-			}
-			if xerr := p.exitErr(sl.index); xerr != nil {
-				return fmt.Errorf("prefork: worker %d (pid %d) exited before it was healthy: %v", sl.index, p.pid, p.cmd.ProcessState)
-			}
-			select {
-			case <-p.done:
-				return fmt.Errorf("prefork: worker %d (pid %d) exited before it was healthy: %v", sl.index, p.pid, p.cmd.ProcessState)
-			case <-ctx.Done():
-				return fmt.Errorf("prefork: worker %d (pid %d) not healthy: %w", sl.index, p.pid, err)
-			case <-time.After(healthRetry):
-			}
-		}
-	}
-	return nil
-}
-
-// checkHealth probes every running worker each HealthInterval until Stop,
-// and logs each change between healthy and unhealthy.
-func (s *Supervisor) checkHealth() {
-	t := time.NewTicker(s.cfg.HealthInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stopc:
-			return
-		case <-t.C:
-		}
-		for _, sl := range s.slots {
-			p := sl.cur.Load()
-			if p.exitErr(sl.index) != nil {
-				continue
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), min(healthTimeout, s.cfg.HealthInterval))
-			err := s.get(ctx, sl, p, sl.health, nil)
-			cancel()
-			if s.phase.Load() != phaseRunning || p.exitErr(sl.index) != nil || sl.cur.Load() != p {
-				continue // it exited meanwhile: the reaper reports that
-			}
-			msg := ""
-			if err != nil {
-				msg = err.Error()
-			}
-			sl.mu.Lock()
-			changed := sl.healthErr != msg || (!sl.healthKnown && msg != "")
-			sl.healthErr, sl.healthKnown = msg, true
-			sl.mu.Unlock()
-			switch {
-			case changed && err != nil:
-				fmt.Fprintf(s.stderr, "prefork: worker %d (pid %d) failed its health check: %v\n", sl.index, p.pid, err)
-			case changed:
-				fmt.Fprintf(s.stderr, "prefork: worker %d (pid %d) is healthy again\n", sl.index, p.pid)
-			}
-		}
-	}
-}
-
 // abort kills every child and waits for the reapers. It is Start's
 // teardown.
 func (s *Supervisor) abort() {
@@ -469,138 +337,6 @@ func (s *Supervisor) AdminAddrs() []string {
 // with status 0 was asked to stop (SIGTERM or SIGINT) and does not close
 // the channel; Healthy, Stats and Status report every exited worker.
 func (s *Supervisor) Exited() <-chan struct{} { return s.exited }
-
-// Healthy returns nil if every worker is healthy now (answers its admin
-// /healthz, or for an Exec the probe on its endpoint), and otherwise an
-// error naming each worker that is not.
-func (s *Supervisor) Healthy(ctx context.Context) error {
-	var errs []error
-	for _, sl := range s.slots {
-		errs = append(errs, s.ask(ctx, sl, sl.health, nil))
-	}
-	return errors.Join(errs...)
-}
-
-// Stats fetches each child's stats from its admin /stats, in index order.
-// A child that does not answer keeps only its Index and PID in the result,
-// and the error names it (and how it exited, if it did). An Exec instance
-// has only its Index and PID.
-func (s *Supervisor) Stats(ctx context.Context) ([]worker.Stats, error) {
-	out := make([]worker.Stats, len(s.slots))
-	var errs []error
-	for i, sl := range s.slots {
-		out[i].Index, out[i].PID = i, sl.cur.Load().pid
-		if sl.stats == "" {
-			continue
-		}
-		var st worker.Stats
-		err := s.ask(ctx, sl, sl.stats, &st)
-		if err == nil {
-			out[i] = st
-		}
-		errs = append(errs, err)
-	}
-	return out, errors.Join(errs...)
-}
-
-// Status returns the supervisor's view of each child process, in index
-// order.
-func (s *Supervisor) Status() []WorkerStatus {
-	out := make([]WorkerStatus, len(s.slots))
-	for i, sl := range s.slots {
-		p := sl.cur.Load()
-		st := WorkerStatus{Index: i, PID: p.pid, Endpoint: sl.socks.endpoint, State: StateRunning}
-		if p.exitErr(i) != nil {
-			st.State = StateExited
-			if s.cfg.Restart && s.phase.Load() == phaseRunning && !p.cmd.ProcessState.Success() {
-				st.State = StateRestarting
-			}
-		}
-		sl.mu.Lock()
-		st.Restarts, st.LastExit = sl.restarts, sl.lastExit
-		st.Healthy, st.HealthError = sl.healthErr == "", sl.healthErr
-		sl.mu.Unlock()
-		if st.State != StateRunning {
-			st.Healthy = false
-		}
-		out[i] = st
-	}
-	return out
-}
-
-// ask is get with errors that name the worker.
-func (s *Supervisor) ask(ctx context.Context, sl *slot, url string, v any) error {
-	p := sl.cur.Load()
-	if err := p.exitErr(sl.index); err != nil {
-		return err
-	}
-	err := s.get(ctx, sl, p, url, v)
-	if err == nil {
-		return nil
-	}
-	if xerr := p.exitErr(sl.index); xerr != nil {
-		return xerr
-	}
-	return fmt.Errorf("prefork: worker %d (pid %d): %w", sl.index, p.pid, err)
-}
-
-// get fetches url of process p with sl's client and, unless v is nil,
-// decodes the JSON body into v. The request ends when p exits: one waiting
-// in the backlog of a socket the supervisor keeps would wait forever.
-func (s *Supervisor) get(ctx context.Context, sl *slot, p *proc, url string, v any) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(p.exitCtx, cancel)()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := sl.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", req.URL.Path, resp.Status)
-	}
-	if v == nil {
-		_, err = io.Copy(io.Discard, resp.Body)
-		return err
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
-}
-
-// Handler returns the supervisor's aggregate admin handler: /healthz
-// answers 200 when every worker is healthy and 503 with the reasons
-// otherwise; /stats answers a StatsReport as JSON, with status 503 if a
-// worker did not answer.
-func (s *Supervisor) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), adminTimeout)
-		defer cancel()
-		if err := s.Healthy(ctx); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		io.WriteString(w, "ok\n")
-	})
-	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), adminTimeout)
-		defer cancel()
-		st, err := s.Stats(ctx)
-		rep := StatsReport{Workers: st, Status: s.Status()}
-		if err != nil {
-			rep.Errors = strings.Split(err.Error(), "\n")
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-		json.NewEncoder(w).Encode(rep)
-	})
-	return mux
-}
 
 // Stop sends SIGTERM to every child, so that it drains its in-flight
 // requests and exits, and waits for them. Children still running when ctx

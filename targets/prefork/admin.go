@@ -1,0 +1,142 @@
+package prefork
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/lbbench/lbbench/targets/worker"
+)
+
+const adminTimeout = 5 * time.Second // for a request to Handler
+
+// States of a worker in WorkerStatus.
+const (
+	// StateRunning: the worker's process runs.
+	StateRunning = "running"
+	// StateRestarting: the process failed and is about to be started again.
+	StateRestarting = "restarting"
+	// StateExited: the process exited and will not be started again.
+	StateExited = "exited"
+)
+
+// StatsReport is the JSON body of /stats on the Handler.
+type StatsReport struct {
+	// Workers holds each child process's worker stats, in index order. A
+	// child that did not answer has only its Index (and PID) set; an Exec
+	// instance has only Index and PID, since a foreign server keeps no
+	// lbbench counters.
+	Workers []worker.Stats `json:"workers"`
+	// Status is the supervisor's view of each child process, in index
+	// order.
+	Status []WorkerStatus `json:"status"`
+	// Errors names each child that did not answer, and why; /stats answers
+	// 503 when there are any.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// WorkerStatus is the supervisor's view of one child process: a worker, or
+// an Exec instance (one in Shared mode, serving every worker).
+type WorkerStatus struct {
+	// Index is the worker's index.
+	Index int `json:"index"`
+	// PID is the current (or last) process.
+	PID int `json:"pid"`
+	// Endpoint is where it serves: "host:port" or "unix:/path".
+	Endpoint string `json:"endpoint"`
+	// State is StateRunning, StateRestarting or StateExited.
+	State string `json:"state"`
+	// Healthy is the result of the last health check (true until the
+	// first periodic check fails).
+	Healthy bool `json:"healthy"`
+	// HealthError says why the last health check failed.
+	HealthError string `json:"health_error,omitempty"`
+	// Restarts counts the times the worker was started again.
+	Restarts int `json:"restarts"`
+	// LastExit says how the last process of this worker that ended
+	// exited, for example "signal: killed"; empty if none has.
+	LastExit string `json:"last_exit,omitempty"`
+}
+
+// Stats fetches each child's stats from its admin /stats, in index order.
+// A child that does not answer keeps only its Index and PID in the result,
+// and the error names it (and how it exited, if it did). An Exec instance
+// has only its Index and PID.
+func (s *Supervisor) Stats(ctx context.Context) ([]worker.Stats, error) {
+	out := make([]worker.Stats, len(s.slots))
+	var errs []error
+	for i, sl := range s.slots {
+		out[i].Index, out[i].PID = i, sl.cur.Load().pid
+		if sl.stats == "" {
+			continue
+		}
+		var st worker.Stats
+		err := s.ask(ctx, sl, sl.stats, &st)
+		if err == nil {
+			out[i] = st
+		}
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
+}
+
+// Status returns the supervisor's view of each child process, in index
+// order.
+func (s *Supervisor) Status() []WorkerStatus {
+	out := make([]WorkerStatus, len(s.slots))
+	for i, sl := range s.slots {
+		p := sl.cur.Load()
+		st := WorkerStatus{Index: i, PID: p.pid, Endpoint: sl.socks.endpoint, State: StateRunning}
+		if p.exitErr(i) != nil {
+			st.State = StateExited
+			if s.cfg.Restart && s.phase.Load() == phaseRunning && !p.cmd.ProcessState.Success() {
+				st.State = StateRestarting
+			}
+		}
+		sl.mu.Lock()
+		st.Restarts, st.LastExit = sl.restarts, sl.lastExit
+		st.Healthy, st.HealthError = sl.healthErr == "", sl.healthErr
+		sl.mu.Unlock()
+		if st.State != StateRunning {
+			st.Healthy = false
+		}
+		out[i] = st
+	}
+	return out
+}
+
+// Handler returns the supervisor's aggregate admin handler: /healthz
+// answers 200 when every worker is healthy and 503 with the reasons
+// otherwise; /stats answers a StatsReport as JSON, with status 503 if a
+// worker did not answer.
+func (s *Supervisor) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), adminTimeout)
+		defer cancel()
+		if err := s.Healthy(ctx); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), adminTimeout)
+		defer cancel()
+		st, err := s.Stats(ctx)
+		rep := StatsReport{Workers: st, Status: s.Status()}
+		if err != nil {
+			rep.Errors = strings.Split(err.Error(), "\n")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		json.NewEncoder(w).Encode(rep)
+	})
+	return mux
+}
