@@ -2,41 +2,17 @@ package reports
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
-
-	"github.com/lbbench/lbbench/results"
 )
 
-// The files a comparison writes beside verdicts.json.
-const (
-	// ComparisonMarkdownFile is the comparison's markdown (WriteComparisonMarkdown).
-	ComparisonMarkdownFile = "comparison.md"
-	// BaseBenchFile and CandBenchFile hold Go benchmark lines of each side
-	// (WriteBench), for benchstat.
-	BaseBenchFile = "base.bench.txt"
-	CandBenchFile = "cand.bench.txt"
-)
-
-// WriteVerdicts writes verdicts as a verdicts file (VerdictFile, JSON),
-// which ReadVerdicts reads back.
-func WriteVerdicts(w io.Writer, vs []Verdict) error {
-	if vs == nil {
-		vs = []Verdict{}
-	}
-	data, err := json.MarshalIndent(VerdictFile{Verdicts: vs}, "", "  ")
-	if err != nil {
-		return fmt.Errorf("reports: encode verdicts: %w", err)
-	}
-	_, err = w.Write(append(data, '\n'))
-	return err
-}
+// ComparisonMarkdownFile is the comparison's markdown
+// (WriteComparisonMarkdown), a file a comparison writes beside
+// verdicts.json.
+const ComparisonMarkdownFile = "comparison.md"
 
 // cells returns a verdict's ratio, interval, tolerance and p-value columns.
 func cells(v Verdict) (ratio, ci, tol, p string) {
@@ -147,41 +123,6 @@ func WriteCalibrationText(w io.Writer, cals []Calibration) error {
 	b.WriteString("\nnoise floor: how far from no change the A/A interval reaches; a tolerance below it is too tight to decide.\n" +
 		"run spread: standard deviation of log(value) from run to run. runs/side for 20%: simulated runs per side\n" +
 		"for a 20% regression to fail with 80% power at the metric's tolerance, with Holm over the metrics and variants compared.\n")
-	_, err := w.Write(b.Bytes())
-	return err
-}
-
-// WriteBench writes one Go benchmark line per valid run, so that benchstat
-// reads them:
-//
-//	BenchmarkLB/variant=least_conn 1 2345000 p50-ns 12345000 p99-ns ... 950.1 req/s 0 error-ratio
-//
-// name labels the lines (the variant; spaces become underscores). Give the
-// two sides of a comparison the same names, in two files, and
-// `benchstat base.txt cand.txt` compares them.
-func WriteBench(w io.Writer, name string, runs []results.Run) error {
-	label := strings.Map(func(r rune) rune {
-		if unicode.IsSpace(r) {
-			return '_'
-		}
-		return r
-	}, name)
-	var b bytes.Buffer
-	for i := range runs {
-		r := &runs[i]
-		if !r.Valid {
-			continue
-		}
-		fmt.Fprintf(&b, "BenchmarkLB/variant=%s 1", label)
-		for _, m := range metrics {
-			v, ok := m.value(r)
-			if !ok || math.IsNaN(v) {
-				continue
-			}
-			fmt.Fprintf(&b, " %s %s", strconv.FormatFloat(v, 'f', -1, 64), m.benchUnit)
-		}
-		b.WriteByte('\n')
-	}
 	_, err := w.Write(b.Bytes())
 	return err
 }

@@ -66,16 +66,6 @@ func collect(opts []Option) options {
 	return o
 }
 
-// Source is one results file that went into a report.
-type Source struct {
-	// Label prefixes the source's variant names when names collide.
-	Label string
-	// Path is where the results were read from.
-	Path string
-	// Results are the results as read.
-	Results *results.Results
-}
-
 // WriteHTML writes r as one self-contained HTML page: inline CSS and SVG,
 // no script, no external URL, so it opens offline, prints, and can be
 // shared as a single file. Every plotted figure is also given as a table.
@@ -108,7 +98,6 @@ type page struct {
 	HDR         *plot
 	Percentiles []string // column heads of the percentile table
 	Classes     []classView
-	WorkerTop   float64
 	Workers     []workerView
 	WorkerCols  []int
 	Timeline    *timelineView
@@ -251,11 +240,38 @@ type envView struct {
 	Rows  [][2]string
 }
 
+// buildPage builds the template's view of r, section by section in the
+// order the page shows them.
 func buildPage(r *results.Results, o options) (*page, error) {
 	sums, err := Summarize(r)
 	if err != nil {
 		return nil, err
 	}
+	styles := variantStyles(r.Scenario)
+	p := buildHeader(r, o)
+	p.Percentiles = percentileHeads()
+	p.Variants, p.NoValid, p.HDR = buildSummary(sums, styles)
+	p.Classes = buildClasses(sums, styles)
+	p.WorkerCols, p.Workers = buildWorkers(sums, styles)
+	if p.Timeline, err = buildTimeline(r, sums, styles); err != nil {
+		return nil, err
+	}
+	p.Runs, p.InvalidRuns = buildRuns(r.Runs, r.Scenario.Validity)
+	p.ErrorKinds, p.Errors = buildErrors(r.Runs)
+	p.Proxies = buildProxies(r.Runs)
+	p.Engines = engineRows(r)
+	p.Clients = buildClients(sums, styles)
+	p.Verdicts, p.VerdictSum = buildVerdicts(o.verdicts)
+	p.Envs = buildEnvs(r, o.sources)
+	if p.ScenarioDoc, err = buildScenarioDoc(r.Scenario); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// buildHeader starts the page with its title, the load in words, the
+// times, the validity bounds and the incomplete banner.
+func buildHeader(r *results.Results, o options) *page {
 	s := r.Scenario
 	wl := s.Workload
 	p := &page{
@@ -280,16 +296,31 @@ func buildPage(r *results.Results, o options) (*page, error) {
 			p.Incomplete += " (" + r.Error + ")"
 		}
 	}
+	return p
+}
+
+// variantStyles gives every variant of s its plot style, by scenario order.
+func variantStyles(s scenario.Scenario) map[string]style {
 	styles := map[string]style{}
 	for i, v := range s.Variants {
 		styles[v.Name] = styleFor(i)
 	}
-	for _, m := range hdrMarks {
-		p.Percentiles = append(p.Percentiles, m.Label)
-	}
-	p.Percentiles = append(p.Percentiles, "max")
+	return styles
+}
 
-	// Summary and the HDR plot of every variant's merged runs.
+// percentileHeads are the column heads of the percentile tables: every
+// marked percentile, then the max.
+func percentileHeads() []string {
+	var heads []string
+	for _, m := range hdrMarks {
+		heads = append(heads, m.Label)
+	}
+	return append(heads, "max")
+}
+
+// buildSummary builds the summary table, the variants with no valid run,
+// and the HDR plot of every variant's merged runs.
+func buildSummary(sums []VariantSummary, styles map[string]style) (rows []variantView, noValid []string, hdr *plot) {
 	var curves []hdrCurve
 	for _, vs := range sums {
 		st := styles[vs.Name]
@@ -297,7 +328,7 @@ func buildPage(r *results.Results, o options) (*page, error) {
 		if vs.Valid != vs.Runs {
 			runs = fmt.Sprintf("%d (%d valid)", vs.Runs, vs.Valid)
 		}
-		p.Variants = append(p.Variants, variantView{
+		rows = append(rows, variantView{
 			Name: vs.Name, Style: st, Runs: runs, Requests: vs.Requests,
 			Rate: strconv.FormatFloat(vs.Rate, 'f', 1, 64), Errors: errorsCell(vs.Errors, vs.Requests),
 			P50: Dur(vs.Latency.P50), P90: Dur(vs.Latency.P90), P99: Dur(vs.Latency.P99), P999: Dur(vs.Latency.P999),
@@ -306,12 +337,16 @@ func buildPage(r *results.Results, o options) (*page, error) {
 		})
 		curves = append(curves, hdrCurve{name: vs.Name, style: st, h: vs.Histogram})
 		if vs.Runs > 0 && vs.Valid == 0 {
-			p.NoValid = append(p.NoValid, vs.Name)
+			noValid = append(noValid, vs.Name)
 		}
 	}
-	p.HDR = percentilePlot("hdr-plot", "Latency by percentile, every variant (valid runs merged)", curves, 900, 440)
+	hdr = percentilePlot("hdr-plot", "Latency by percentile, every variant (valid runs merged)", curves, 900, 440)
+	return rows, noValid, hdr
+}
 
-	// Per class: the same plot and table for each request class.
+// buildClasses builds, per request class, the same plot and table as the
+// summary's.
+func buildClasses(sums []VariantSummary, styles map[string]style) []classView {
 	var classNames []string
 	for _, vs := range sums {
 		for _, c := range vs.Classes {
@@ -320,6 +355,7 @@ func buildPage(r *results.Results, o options) (*page, error) {
 			}
 		}
 	}
+	var out []classView
 	for ci, name := range classNames {
 		cv := classView{Name: name}
 		var cc []hdrCurve
@@ -333,10 +369,14 @@ func buildPage(r *results.Results, o options) (*page, error) {
 			}
 		}
 		cv.Plot = percentilePlot(fmt.Sprintf("class-plot-%d", ci), "Latency by percentile, class "+name, cc, 900, 360)
-		p.Classes = append(p.Classes, cv)
+		out = append(out, cv)
 	}
+	return out
+}
 
-	// Workers: share of responses per worker, on one shared scale.
+// buildWorkers builds the share of responses per worker, every variant's
+// bars on one shared scale, and the table's worker columns.
+func buildWorkers(sums []VariantSummary, styles map[string]style) (cols []int, views []workerView) {
 	top := 0.0
 	maxWorkers := 0
 	for _, vs := range sums {
@@ -352,7 +392,7 @@ func buildPage(r *results.Results, o options) (*page, error) {
 		maxWorkers = max(maxWorkers, len(vs.Workers))
 	}
 	for i := range maxWorkers {
-		p.WorkerCols = append(p.WorkerCols, i)
+		cols = append(cols, i)
 	}
 	for i, vs := range sums {
 		st := styles[vs.Name]
@@ -362,26 +402,15 @@ func buildPage(r *results.Results, o options) (*page, error) {
 		}
 		wv := workerView{Variant: vs.Name, Style: st, Counts: counts, Skew: SkewString(results.Skew(vs.Workers)), RunSkew: SkewString(vs.Skew)}
 		wv.Plot = workerBars(fmt.Sprintf("worker-bars-%d", i), "Responses per worker, "+vs.Name, st, vs.Workers, top, 440, 220)
-		p.Workers = append(p.Workers, wv)
+		views = append(views, wv)
 	}
+	return cols, views
+}
 
-	for _, vs := range sums {
-		for _, c := range vs.Clients {
-			p.Clients = append(p.Clients, clientView{Variant: vs.Name, Style: styles[vs.Name], Name: c.Name, Share: c.Share,
-				Requests: c.Requests, Errors: c.Errors, P50: Dur(c.Latency.P50), P99: Dur(c.Latency.P99), P999: Dur(c.Latency.P999)})
-		}
-	}
-	p.Engines = engineRows(r)
-
-	tl, err := buildTimeline(r, sums, styles)
-	if err != nil {
-		return nil, err
-	}
-	p.Timeline = tl
-
-	// Runs: validity, send lag and the generator's own cost.
-	kinds := map[string]bool{}
-	for _, run := range r.Runs {
+// buildRuns builds the runs table (validity, send lag and the generator's
+// own cost) and the list of invalid runs.
+func buildRuns(runs []results.Run, v scenario.Validity) (all, invalid []runView) {
+	for _, run := range runs {
 		rv := runView{ID: run.ID, Variant: run.Variant, Rep: run.Rep, Started: run.Started.Format("15:04:05"),
 			Requests: run.Requests, Intended: strconv.FormatFloat(run.IntendedRate, 'f', 1, 64),
 			Achieved: strconv.FormatFloat(run.AchievedRate, 'f', 1, 64), Errors: errorsCell(run.Errors, run.Requests),
@@ -390,46 +419,83 @@ func buildPage(r *results.Results, o options) (*page, error) {
 		if run.SendLag != nil && run.SendLag.Histogram != nil {
 			rv.LagP50, rv.LagP99 = Dur(run.SendLag.Quantile(0.5)), Dur(run.SendLag.Quantile(0.99))
 			rv.LagMax = Dur(time.Duration(run.SendLag.Max()) * time.Microsecond)
-			rv.LagOver = run.SendLag.Quantile(0.99) > s.Validity.MaxSendLagP99
+			rv.LagOver = run.SendLag.Quantile(0.99) > v.MaxSendLagP99
 		}
 		if run.IntendedRate > 0 {
-			rv.AchievedShort = 1-run.AchievedRate/run.IntendedRate > s.Validity.MaxRateError
+			rv.AchievedShort = 1-run.AchievedRate/run.IntendedRate > v.MaxRateError
 		}
-		p.Runs = append(p.Runs, rv)
+		all = append(all, rv)
 		if !run.Valid {
-			p.InvalidRuns = append(p.InvalidRuns, rv)
+			invalid = append(invalid, rv)
 		}
-		if run.Proxy != nil {
-			pv := proxyView{Run: run.ID, Variant: run.Variant, Policy: run.Proxy.Policy, Decisions: run.Proxy.Decisions,
-				ClientConns: run.Proxy.ClientConns, UpstreamConns: run.Proxy.UpstreamConns}
-			if run.Requests > 0 {
-				pv.PerRequest = strconv.FormatFloat(float64(run.Proxy.UpstreamConns)/float64(run.Requests), 'f', 3, 64)
-			}
-			for _, b := range run.Proxy.Backends {
-				pv.Backends = append(pv.Backends, backendView{Addr: b.Addr, Requests: b.Requests, Errors: b.Errors, PeakActive: b.PeakActive})
-			}
-			p.Proxies = append(p.Proxies, pv)
-		}
+	}
+	return all, invalid
+}
+
+// buildErrors builds the errors table: every error kind seen, sorted, and
+// a row of counts per run that had errors.
+func buildErrors(runs []results.Run) (kinds []string, rows []errorRow) {
+	seen := map[string]bool{}
+	for _, run := range runs {
 		for k := range run.ErrorKinds {
-			kinds[k] = true
+			seen[k] = true
 		}
 	}
-	for k := range kinds {
-		p.ErrorKinds = append(p.ErrorKinds, k)
+	for k := range seen {
+		kinds = append(kinds, k)
 	}
-	slices.Sort(p.ErrorKinds)
-	for _, run := range r.Runs {
+	slices.Sort(kinds)
+	for _, run := range runs {
 		if run.Errors == 0 {
 			continue
 		}
 		row := errorRow{Run: run.ID}
-		for _, k := range p.ErrorKinds {
+		for _, k := range kinds {
 			row.Counts = append(row.Counts, run.ErrorKinds[k])
 		}
-		p.Errors = append(p.Errors, row)
+		rows = append(rows, row)
 	}
+	return kinds, rows
+}
 
-	for _, v := range o.verdicts {
+// buildProxies builds the proxy table: the counters of every run through
+// lbbench's proxy.
+func buildProxies(runs []results.Run) []proxyView {
+	var out []proxyView
+	for _, run := range runs {
+		if run.Proxy == nil {
+			continue
+		}
+		pv := proxyView{Run: run.ID, Variant: run.Variant, Policy: run.Proxy.Policy, Decisions: run.Proxy.Decisions,
+			ClientConns: run.Proxy.ClientConns, UpstreamConns: run.Proxy.UpstreamConns}
+		if run.Requests > 0 {
+			pv.PerRequest = strconv.FormatFloat(float64(run.Proxy.UpstreamConns)/float64(run.Requests), 'f', 3, 64)
+		}
+		for _, b := range run.Proxy.Backends {
+			pv.Backends = append(pv.Backends, backendView{Addr: b.Addr, Requests: b.Requests, Errors: b.Errors, PeakActive: b.PeakActive})
+		}
+		out = append(out, pv)
+	}
+	return out
+}
+
+// buildClients builds the clients table: every named client's merged
+// figures, variant by variant.
+func buildClients(sums []VariantSummary, styles map[string]style) []clientView {
+	var out []clientView
+	for _, vs := range sums {
+		for _, c := range vs.Clients {
+			out = append(out, clientView{Variant: vs.Name, Style: styles[vs.Name], Name: c.Name, Share: c.Share,
+				Requests: c.Requests, Errors: c.Errors, P50: Dur(c.Latency.P50), P99: Dur(c.Latency.P99), P999: Dur(c.Latency.P999)})
+		}
+	}
+	return out
+}
+
+// buildVerdicts builds the verdict table and its count by outcome; both
+// are empty without verdicts.
+func buildVerdicts(vs []Verdict) (rows []verdictView, sum string) {
+	for _, v := range vs {
 		vv := verdictView{Verdict: v, Class: string(v.Outcome), Sentence: verdictSentence(v), Ratio: "-", CI: "-", Tol: "-"}
 		if v.Ratio != 0 {
 			vv.Ratio = ratioString(v.Ratio)
@@ -440,25 +506,35 @@ func buildPage(r *results.Results, o options) (*page, error) {
 		if v.Tolerance != 0 {
 			vv.Tol = "±" + strconv.FormatFloat(100*v.Tolerance, 'g', 4, 64) + "%"
 		}
-		p.Verdicts = append(p.Verdicts, vv)
+		rows = append(rows, vv)
 	}
-	if len(o.verdicts) > 0 {
-		pass, fail, inc := CountOutcomes(o.verdicts)
-		p.VerdictSum = fmt.Sprintf("%d fail, %d inconclusive, %d pass", fail, inc, pass)
+	if len(vs) > 0 {
+		pass, fail, inc := CountOutcomes(vs)
+		sum = fmt.Sprintf("%d fail, %d inconclusive, %d pass", fail, inc, pass)
 	}
+	return rows, sum
+}
 
-	if len(o.sources) == 0 {
-		p.Envs = append(p.Envs, envOf("", r))
+// buildEnvs builds the environment section: r's, or that of every source
+// of a combined report.
+func buildEnvs(r *results.Results, sources []Source) []envView {
+	var out []envView
+	if len(sources) == 0 {
+		out = append(out, envOf("", r))
 	}
-	for _, src := range o.sources {
-		p.Envs = append(p.Envs, envOf(src.Label+" ("+src.Path+")", src.Results))
+	for _, src := range sources {
+		out = append(out, envOf(src.Label+" ("+src.Path+")", src.Results))
 	}
+	return out
+}
+
+// buildScenarioDoc is the scenario as YAML, shown at the end of the page.
+func buildScenarioDoc(s scenario.Scenario) (string, error) {
 	doc, err := yaml.Marshal(s)
 	if err != nil {
-		return nil, fmt.Errorf("reports: encode scenario: %w", err)
+		return "", fmt.Errorf("reports: encode scenario: %w", err)
 	}
-	p.ScenarioDoc = string(doc)
-	return p, nil
+	return string(doc), nil
 }
 
 func onOff(b bool) string {

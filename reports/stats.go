@@ -49,6 +49,9 @@ func sortedMedian(s []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
+// isFinite tells whether x is neither NaN nor infinite.
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
 // midRanks returns the ranks (from 1) of the pooled values z, ties sharing
 // the mean of their ranks, doubled so that they are integers; and the sum
 // over tie groups of t^3-t.

@@ -2,7 +2,6 @@ package reports
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"os"
@@ -88,6 +87,20 @@ func ParseVerdicts(name string, data []byte) ([]Verdict, error) {
 	return f.Verdicts, nil
 }
 
+// WriteVerdicts writes verdicts as a verdicts file (VerdictFile, JSON),
+// which ReadVerdicts reads back.
+func WriteVerdicts(w io.Writer, vs []Verdict) error {
+	if vs == nil {
+		vs = []Verdict{}
+	}
+	data, err := json.MarshalIndent(VerdictFile{Verdicts: vs}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("reports: encode verdicts: %w", err)
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
 // CountOutcomes returns how many verdicts passed, failed and were
 // inconclusive.
 func CountOutcomes(vs []Verdict) (pass, fail, inconclusive int) {
@@ -104,69 +117,20 @@ func CountOutcomes(vs []Verdict) (pass, fail, inconclusive int) {
 	return pass, fail, inconclusive
 }
 
-// The JUnit XML shapes, as CI systems (GitHub, GitLab, Jenkins) read them.
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	ClassName string        `xml:"classname,attr"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
-	Skipped   *junitMessage `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
-}
-
-// WriteJUnit writes verdicts as JUnit XML: one test suite per scenario name,
-// one test case per variant × metric. A failed verdict is a <failure>, an
-// inconclusive one <skipped>, so CI shows regressions as failed tests and
-// undecided comparisons as skipped ones.
-func WriteJUnit(w io.Writer, scenario string, vs []Verdict) error {
-	suite := junitSuite{Name: "lbbench." + scenario}
-	for _, v := range vs {
-		c := junitCase{Name: v.Metric, ClassName: "lbbench." + scenario + "." + v.Variant, SystemOut: verdictSentence(v)}
-		switch v.Outcome {
-		case Fail:
-			c.Failure = &junitMessage{Message: "regression: " + verdictSentence(v), Type: "regression", Text: v.Detail}
-			suite.Failures++
-		case Pass:
-		default:
-			c.Skipped = &junitMessage{Message: "inconclusive: " + verdictSentence(v), Text: v.Detail}
-			suite.Skipped++
-		}
-		suite.Cases = append(suite.Cases, c)
+// Overall folds verdicts into one outcome: fail when any failed, else
+// inconclusive when any was, else pass. No verdicts are inconclusive.
+func Overall(vs []Verdict) Outcome {
+	if len(vs) == 0 {
+		return Inconclusive
 	}
-	suite.Tests = len(suite.Cases)
-	doc := junitSuites{Name: "lbbench", Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
+	pass, fail, _ := CountOutcomes(vs)
+	switch {
+	case fail > 0:
+		return Fail
+	case pass == len(vs):
+		return Pass
 	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("reports: write junit: %w", err)
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return Inconclusive
 }
 
 // verdictSentence says a verdict in one line: "p99 of least_conn vs

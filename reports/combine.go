@@ -1,0 +1,99 @@
+package reports
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lbbench/lbbench/results"
+)
+
+// Source is one results file that went into a report.
+type Source struct {
+	// Label prefixes the source's variant names when names collide.
+	Label string
+	// Path is where the results were read from.
+	Path string
+	// Results are the results as read.
+	Results *results.Results
+}
+
+// Combine merges several results into one report's worth: the runs of
+// every source side by side, as variants of one scenario. When a variant
+// name appears in more than one source, every variant is renamed
+// "label/name" (and its runs "label/id") so that they stay apart. The
+// scenario and environment are the first source's; pass the sources to
+// WriteHTML with WithSources to show every environment.
+func Combine(srcs []Source) (*results.Results, error) {
+	if len(srcs) == 0 {
+		return nil, errors.New("reports: no results to combine")
+	}
+	if len(srcs) == 1 {
+		return srcs[0].Results, nil
+	}
+	seen := map[string]int{}
+	collide := false
+	for i, s := range srcs {
+		if s.Results == nil {
+			return nil, fmt.Errorf("reports: source %d (%s) has no results", i, s.Path)
+		}
+		for _, v := range s.Results.Scenario.Variants {
+			if j, ok := seen[v.Name]; ok && j != i {
+				collide = true
+			}
+			seen[v.Name] = i
+		}
+	}
+	first := srcs[0].Results
+	out := &results.Results{Schema: first.Schema, Scenario: first.Scenario, Env: first.Env,
+		Started: first.Started, Finished: first.Finished, Complete: true}
+	out.Scenario.Variants = nil
+	out.Scenario.Repeat = 0
+	var errs []string
+	labels := map[string]bool{}
+	for _, s := range srcs {
+		r := s.Results
+		if labels[s.Label] && collide {
+			return nil, fmt.Errorf("reports: two sources labelled %q; their variants would mix", s.Label)
+		}
+		labels[s.Label] = true
+		rename := func(name string) string {
+			if collide {
+				return s.Label + "/" + name
+			}
+			return name
+		}
+		for _, v := range r.Scenario.Variants {
+			v.Name = rename(v.Name)
+			out.Scenario.Variants = append(out.Scenario.Variants, v)
+		}
+		out.Scenario.Repeat = max(out.Scenario.Repeat, r.Scenario.Repeat)
+		for _, id := range r.Order {
+			out.Order = append(out.Order, rename(id))
+		}
+		for _, run := range r.Runs {
+			run.ID, run.Variant = rename(run.ID), rename(run.Variant)
+			out.Runs = append(out.Runs, run)
+		}
+		if r.Started.Before(out.Started) {
+			out.Started = r.Started
+		}
+		if r.Finished.After(out.Finished) {
+			out.Finished = r.Finished
+		}
+		out.Complete = out.Complete && r.Complete
+		if r.Error != "" {
+			errs = append(errs, s.Label+": "+r.Error)
+		}
+	}
+	out.Error = strings.Join(errs, "; ")
+	var names []string
+	for _, s := range srcs {
+		if n := s.Results.Scenario.Name; !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	out.Scenario.Name = strings.Join(names, " + ")
+	return out, nil
+}
