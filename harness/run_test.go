@@ -1,0 +1,740 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/targets/worker"
+	"github.com/lbbench/lbbench/topologies"
+	"github.com/lbbench/lbbench/workloads"
+)
+
+// The tests in this file exercise Run's loop alone: fakeDriver starts
+// nothing and its deployments are Attackers that send no load, so every
+// test is pure logic and fast. That Run drives real processes is shown by
+// the drivers' own tests, not here.
+
+// fakeDriver is a Driver whose deployments run nothing. It logs every Up,
+// Down and progress event in order, and its hooks make a chosen call fail
+// or block.
+type fakeDriver struct {
+	// upErr, when set, is asked before the n-th Up (from 1); a non-nil
+	// error fails that Up.
+	upErr func(n int) error
+	// attack, when set, replaces the n-th attack (from 1); nil means
+	// syntheticMeasurement(time.Millisecond).
+	attack func(ctx context.Context, n int) (*results.Measurement, error)
+	// stats, when set, answers the n-th Stats call (from 1); nil means
+	// empty Stats.
+	stats func(n int) (Stats, error)
+
+	mu      sync.Mutex
+	port    int
+	log     []string          // "up <id>", "up-failed <id>", "down <id>", "start <id>", "done <id>"
+	plans   []topologies.Plan // every plan Up was given, in order
+	deps    []*fakeDeployment // deployments that came up, in order
+	live    *fakeDeployment   // the deployment up now, if any
+	overlap []string          // Ups called while another deployment was up
+	attacks int
+	nstats  int
+}
+
+var (
+	_ Driver       = (*fakeDriver)(nil)
+	_ EnvDescriber = (*fakeDriver)(nil)
+	_ Deployment   = (*fakeDeployment)(nil)
+	_ Attacker     = (*fakeDeployment)(nil)
+)
+
+// fakeContainers is what fakeDriver.DescribeEnv adds to the environment.
+const fakeContainers = "fake generator"
+
+func (d *fakeDriver) Name() string { return "fake" }
+func (d *fakeDriver) Host() string { return "127.0.0.1" }
+
+// Ports hands out consecutive numbers; nothing listens on them.
+func (d *fakeDriver) Ports(n int) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.port == 0 {
+		d.port = 20000
+	}
+	p := d.port
+	d.port += n
+	return p, nil
+}
+
+func (d *fakeDriver) DescribeEnv(e *results.Env) {
+	e.Containers = &results.ContainerEnv{Generator: fakeContainers}
+}
+
+func (d *fakeDriver) Up(ctx context.Context, p topologies.Plan) (Deployment, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.plans = append(d.plans, p)
+	if d.live != nil {
+		d.overlap = append(d.overlap, fmt.Sprintf("%s while %s was up", p.ID, d.live.plan.ID))
+	}
+	err := ctx.Err()
+	if err == nil && d.upErr != nil {
+		err = d.upErr(len(d.plans))
+	}
+	if err != nil {
+		d.log = append(d.log, "up-failed "+p.ID)
+		return nil, err
+	}
+	d.log = append(d.log, "up "+p.ID)
+	dep := &fakeDeployment{d: d, plan: p}
+	d.deps = append(d.deps, dep)
+	d.live = dep
+	return dep, nil
+}
+
+// progress logs Run's progress events next to the driver's calls.
+func (d *fakeDriver) progress(events *[]Progress) func(Progress) {
+	return func(p Progress) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		*events = append(*events, p)
+		if p.Done {
+			d.log = append(d.log, "done "+p.ID)
+		} else {
+			d.log = append(d.log, "start "+p.ID)
+		}
+	}
+}
+
+// fakeDeployment is one fake bring-up. It records how it was attacked and
+// taken down.
+type fakeDeployment struct {
+	d    *fakeDriver
+	plan topologies.Plan
+
+	// Set by Attack.
+	spec       workloads.Spec
+	generators int
+
+	// Set by Down: the number of calls, and the state of the first call's
+	// ctx when it was made.
+	downs        int
+	downAt       time.Time
+	downErr      error
+	downDeadline time.Time
+	downBounded  bool
+}
+
+func (f *fakeDeployment) Entry() string { return f.plan.Entry }
+
+func (f *fakeDeployment) Attack(ctx context.Context, spec workloads.Spec, generators int) (*results.Measurement, error) {
+	f.d.mu.Lock()
+	f.spec, f.generators = spec, generators
+	f.d.attacks++
+	n, hook := f.d.attacks, f.d.attack
+	f.d.mu.Unlock()
+	if hook != nil {
+		return hook(ctx, n) // unlocked: the hook may block
+	}
+	return syntheticMeasurement(time.Millisecond), nil
+}
+
+func (f *fakeDeployment) Stats(ctx context.Context) (Stats, error) {
+	f.d.mu.Lock()
+	defer f.d.mu.Unlock()
+	f.d.nstats++
+	if f.d.stats != nil {
+		return f.d.stats(f.d.nstats)
+	}
+	return Stats{}, nil
+}
+
+// Down is idempotent, as the interface requires; downs counts the calls
+// so that a test can check Run makes exactly one.
+func (f *fakeDeployment) Down(ctx context.Context) error {
+	f.d.mu.Lock()
+	defer f.d.mu.Unlock()
+	f.downs++
+	if f.downs > 1 {
+		return nil
+	}
+	f.downAt, f.downErr = time.Now(), ctx.Err()
+	f.downDeadline, f.downBounded = ctx.Deadline()
+	f.d.log = append(f.d.log, "down "+f.plan.ID)
+	if f.d.live == f {
+		f.d.live = nil
+	}
+	return nil
+}
+
+// Workers of every test scenario and the responses syntheticMeasurement
+// attributes to them.
+const fakeWorkers = 3
+
+var fakeByWorker = map[int]uint64{0: 50, 1: 30, 2: 20}
+
+// syntheticMeasurement is a clean run of 100 requests at the intended rate
+// whose send lag is lag for every request.
+func syntheticMeasurement(lag time.Duration) *results.Measurement {
+	m := &results.Measurement{
+		Duration:     time.Second,
+		Requests:     100,
+		IntendedRate: 100,
+		AchievedRate: 100,
+		Latency:      results.NewHistogram(),
+		Uncorrected:  results.NewHistogram(),
+		SendLag:      results.NewHistogram(),
+		ErrorLatency: results.NewHistogram(),
+		ByWorker:     map[int]uint64{},
+	}
+	class := results.Class{Name: "a", Requests: 100, Latency: results.NewHistogram()}
+	for i := range 100 {
+		d := time.Duration(1000+10*i) * time.Microsecond
+		m.Latency.RecordDuration(d)
+		m.Uncorrected.RecordDuration(d)
+		class.Latency.RecordDuration(d)
+		m.SendLag.RecordDuration(lag)
+	}
+	m.Classes = []results.Class{class}
+	for w, n := range fakeByWorker {
+		m.ByWorker[w] = n
+	}
+	m.Summarize()
+	return m
+}
+
+// testScenario returns a valid scenario of the named variants (reuseport,
+// so rendering needs only ports) repeated repeat times.
+func testScenario(t *testing.T, repeat int, variants ...string) scenario.Scenario {
+	t.Helper()
+	s := scenario.Scenario{
+		Name:    "fake",
+		Workers: topologies.Workers{Count: fakeWorkers},
+		Workload: workloads.Spec{
+			Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 100},
+			Duration: time.Second,
+			Classes:  []workloads.Class{{Name: "a", Weight: 1}},
+		},
+		Repeat: repeat,
+	}
+	for _, v := range variants {
+		s.Variants = append(s.Variants, topologies.Variant{Name: v, Topology: topologies.ReusePort})
+	}
+	s = s.WithDefaults()
+	if err := s.Validate(); err != nil {
+		t.Fatalf("test scenario: %v", err)
+	}
+	return s
+}
+
+// plannedRun is one entry of a scenario's run order.
+type plannedRun struct {
+	ID, Variant string
+	Rep         int
+}
+
+// planned spells out s.Order() as the runs Run must make, in order, with
+// the IDs results.Run documents ("003-least_conn-r1").
+func planned(s scenario.Scenario) []plannedRun {
+	var out []plannedRun
+	for r, perm := range s.Order() {
+		for _, vi := range perm {
+			name := s.Variants[vi].Name
+			out = append(out, plannedRun{fmt.Sprintf("%03d-%s-r%d", len(out)+1, name, r+1), name, r + 1})
+		}
+	}
+	return out
+}
+
+func ids(runs []plannedRun) []string {
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+func runIDs(runs []results.Run) []string {
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// checkpoints returns a WithCheckpoint option that appends the number of
+// runs each call sees to seen.
+func checkpoints(seen *[]int) Option {
+	return WithCheckpoint(func(r *results.Results) error {
+		*seen = append(*seen, len(r.Runs))
+		return nil
+	})
+}
+
+// checkRuns fails unless got are exactly the runs want, in order.
+func checkRuns(t *testing.T, got []results.Run, want []plannedRun) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d runs %q, want %d %q", len(got), runIDs(got), len(want), ids(want))
+	}
+	for i, w := range want {
+		if g := got[i]; g.ID != w.ID || g.Variant != w.Variant || g.Rep != w.Rep {
+			t.Errorf("run %d is %s (variant %s, rep %d), want %s (variant %s, rep %d)",
+				i+1, g.ID, g.Variant, g.Rep, w.ID, w.Variant, w.Rep)
+		}
+	}
+}
+
+// checkDowns fails unless every deployment that came up was taken down
+// exactly once, none is still up, and no two were ever up at once.
+func checkDowns(t *testing.T, d *fakeDriver, wantUp int) {
+	t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.deps) != wantUp {
+		t.Errorf("%d deployments came up, want %d", len(d.deps), wantUp)
+	}
+	for _, dep := range d.deps {
+		if dep.downs != 1 {
+			t.Errorf("%s: Down called %d times, want 1", dep.plan.ID, dep.downs)
+		}
+	}
+	if d.live != nil {
+		t.Errorf("%s is still up after Run returned", d.live.plan.ID)
+	}
+	if len(d.overlap) > 0 {
+		t.Errorf("two deployments up at once: %q", d.overlap)
+	}
+}
+
+// TestRunFollowsOrder checks that Run makes exactly the runs of s.Order(),
+// in that order, with their IDs, and brings up one deployment at a time:
+// every Up is followed by its own Down before the next Up.
+func TestRunFollowsOrder(t *testing.T) {
+	s := testScenario(t, 3, "alpha", "beta", "gamma")
+	want := planned(s)
+	// The fixture must interleave: with the identity order in every
+	// repetition, a loop that ignored Order would pass.
+	shuffled := false
+	for _, perm := range s.Order() {
+		for i, vi := range perm {
+			shuffled = shuffled || i != vi
+		}
+	}
+	if !shuffled {
+		t.Fatalf("fixture: order %v is the identity in every repetition; change the seed", s.Order())
+	}
+
+	d := &fakeDriver{}
+	res, err := Run(context.Background(), s, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete || res.Error != "" {
+		t.Errorf("complete=%v error=%q, want complete and no error", res.Complete, res.Error)
+	}
+	if !reflect.DeepEqual(res.Order, ids(want)) {
+		t.Errorf("Order = %q, want %q", res.Order, ids(want))
+	}
+	checkRuns(t, res.Runs, want)
+	if res.Env.Driver != "fake" || res.Env.Containers == nil || res.Env.Containers.Generator != fakeContainers {
+		t.Errorf("env driver %q containers %+v: the driver's name and DescribeEnv are missing", res.Env.Driver, res.Env.Containers)
+	}
+
+	var wantLog []string
+	for i, w := range want {
+		wantLog = append(wantLog, "up "+w.ID, "down "+w.ID)
+		if p := d.plans[i]; p.ID != w.ID || p.Variant != w.Variant {
+			t.Errorf("Up %d got plan %s of %s, want %s of %s", i+1, p.ID, p.Variant, w.ID, w.Variant)
+		}
+	}
+	if !reflect.DeepEqual(d.log, wantLog) {
+		t.Errorf("driver calls:\n  %q\nwant:\n  %q", d.log, wantLog)
+	}
+	checkDowns(t, d, len(want))
+}
+
+// TestRunCheckpoints checks that the checkpoint sees the results after
+// every run, one run more each time, then once more at the end with the
+// final state; and that a checkpoint error stops the scenario and is
+// returned.
+func TestRunCheckpoints(t *testing.T) {
+	errDisk := errors.New("disk full")
+	tests := []struct {
+		name   string
+		failAt int // checkpoint call that fails; 0 for none
+		// Runs seen by each checkpoint call, and Complete at the last.
+		wantSeen     []int
+		wantComplete bool
+		wantUps      int
+	}{
+		{name: "after every run", wantSeen: []int{1, 2, 3, 4, 4}, wantComplete: true, wantUps: 4},
+		{name: "error stops the loop", failAt: 2, wantSeen: []int{1, 2, 2}, wantUps: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testScenario(t, 2, "alpha", "beta")
+			want := planned(s)
+			var seen []int
+			var last results.Results
+			checkpoint := func(r *results.Results) error {
+				seen = append(seen, len(r.Runs))
+				last = *r
+				// The runs so far, in order.
+				for i, run := range r.Runs {
+					if run.ID != want[i].ID {
+						t.Errorf("checkpoint %d: run %d is %s, want %s", len(seen), i+1, run.ID, want[i].ID)
+					}
+				}
+				if len(seen) == tt.failAt {
+					return errDisk
+				}
+				return nil
+			}
+			d := &fakeDriver{}
+			res, err := Run(context.Background(), s, d, WithCheckpoint(checkpoint))
+			if tt.failAt == 0 && err != nil {
+				t.Fatal(err)
+			}
+			if tt.failAt != 0 {
+				if !errors.Is(err, errDisk) {
+					t.Fatalf("Run returned %v, want the checkpoint's error", err)
+				}
+				if res.Complete || !strings.Contains(res.Error, errDisk.Error()) {
+					t.Errorf("complete=%v error=%q, want incomplete with the checkpoint's error", res.Complete, res.Error)
+				}
+				if last.Complete || last.Error == "" {
+					t.Errorf("last checkpoint saw complete=%v error=%q, want the final, failed state", last.Complete, last.Error)
+				}
+			}
+			if !reflect.DeepEqual(seen, tt.wantSeen) {
+				t.Errorf("checkpoints saw %v runs, want %v", seen, tt.wantSeen)
+			}
+			if last.Complete != tt.wantComplete {
+				t.Errorf("last checkpoint saw complete=%v, want %v", last.Complete, tt.wantComplete)
+			}
+			checkRuns(t, res.Runs, want[:tt.wantSeen[len(tt.wantSeen)-1]])
+			checkDowns(t, d, tt.wantUps)
+		})
+	}
+}
+
+// TestRunPartialResultsOnError makes run k fail at each step that can fail
+// and checks that Run keeps runs 1..k-1, says why it stopped, returns an
+// error that wraps the driver's, and took down every deployment that came
+// up.
+func TestRunPartialResultsOnError(t *testing.T) {
+	const k = 3 // of 4 runs
+	errBoom := errors.New("boom")
+	tests := []struct {
+		name   string
+		driver func() *fakeDriver
+		wantUp int // deployments that came up
+	}{
+		{
+			name: "up",
+			driver: func() *fakeDriver {
+				return &fakeDriver{upErr: func(n int) error {
+					if n == k {
+						return fmt.Errorf("fake: start: %w", errBoom)
+					}
+					return nil
+				}}
+			},
+			wantUp: k - 1,
+		},
+		{
+			name: "attack",
+			driver: func() *fakeDriver {
+				return &fakeDriver{attack: func(_ context.Context, n int) (*results.Measurement, error) {
+					if n == k {
+						return nil, errBoom
+					}
+					return syntheticMeasurement(time.Millisecond), nil
+				}}
+			},
+			wantUp: k,
+		},
+		{
+			name: "stats",
+			driver: func() *fakeDriver {
+				return &fakeDriver{stats: func(n int) (Stats, error) {
+					if n == k {
+						return Stats{}, errBoom
+					}
+					return Stats{}, nil
+				}}
+			},
+			wantUp: k,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testScenario(t, 2, "alpha", "beta")
+			want := planned(s)
+			d := tt.driver()
+			var seen []int
+			res, err := Run(context.Background(), s, d, checkpoints(&seen))
+			if !errors.Is(err, errBoom) {
+				t.Fatalf("Run returned %v, want an error wrapping %v", err, errBoom)
+			}
+			if res == nil {
+				t.Fatal("no results with the error")
+			}
+			checkRuns(t, res.Runs, want[:k-1])
+			if res.Complete || res.Error != err.Error() {
+				t.Errorf("complete=%v error=%q, want incomplete with error %q", res.Complete, res.Error, err)
+			}
+			if want := []int{1, 2, 2}; !reflect.DeepEqual(seen, want) {
+				t.Errorf("checkpoints saw %v runs, want %v: one per finished run, then the partial results", seen, want)
+			}
+			if len(d.plans) != k {
+				t.Errorf("Up called %d times, want %d: the scenario went on after the error", len(d.plans), k)
+			}
+			checkDowns(t, d, tt.wantUp)
+		})
+	}
+}
+
+// TestRunPartialResultsOnCancel cancels the context while run k's load is
+// on. The finished runs stay, the interrupted one is dropped, and the
+// deployment still goes down, with a context of its own that is live but
+// bounded by 2*DefaultStopTimeout.
+func TestRunPartialResultsOnCancel(t *testing.T) {
+	const k = 3 // of 4 runs
+	s := testScenario(t, 2, "alpha", "beta")
+	want := planned(s)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	attacking := make(chan struct{})
+	d := &fakeDriver{attack: func(ctx context.Context, n int) (*results.Measurement, error) {
+		if n < k {
+			return syntheticMeasurement(time.Millisecond), nil
+		}
+		close(attacking)
+		<-ctx.Done()
+		// What a real generator returns: what it recorded so far.
+		return syntheticMeasurement(time.Millisecond), ctx.Err()
+	}}
+	var seen []int
+	type outcome struct {
+		res *results.Results
+		err error
+	}
+	done := make(chan outcome)
+	go func() {
+		res, err := Run(ctx, s, d, checkpoints(&seen))
+		done <- outcome{res, err}
+	}()
+	<-attacking
+	cancel()
+	out := <-done
+
+	if !errors.Is(out.err, context.Canceled) {
+		t.Fatalf("Run returned %v, want context.Canceled", out.err)
+	}
+	checkRuns(t, out.res.Runs, want[:k-1])
+	if out.res.Complete || out.res.Error == "" {
+		t.Errorf("complete=%v error=%q, want incomplete with the reason", out.res.Complete, out.res.Error)
+	}
+	if want := []int{1, 2, 2}; !reflect.DeepEqual(seen, want) {
+		t.Errorf("checkpoints saw %v runs, want %v: one per finished run, then the partial results", seen, want)
+	}
+	if len(d.plans) != k {
+		t.Errorf("Up called %d times after cancellation during run %d", len(d.plans), k)
+	}
+	checkDowns(t, d, k)
+
+	dep := d.deps[k-1]
+	if dep.downErr != nil {
+		t.Errorf("Down of the interrupted run got a context already done (%v): it could not drain", dep.downErr)
+	}
+	if !dep.downBounded {
+		t.Fatal("Down of the interrupted run got a context without a deadline: it could hang forever")
+	}
+	if left := dep.downDeadline.Sub(dep.downAt); left <= 0 || left > 2*DefaultStopTimeout {
+		t.Errorf("Down's deadline was %s away, want in (0, %s]", left, 2*DefaultStopTimeout)
+	}
+}
+
+// TestRunProgress checks that every run reports a start before its Up and
+// a done after its Down, with its position, its name and, when done, the
+// run itself.
+func TestRunProgress(t *testing.T) {
+	s := testScenario(t, 2, "alpha", "beta")
+	want := planned(s)
+	d := &fakeDriver{}
+	var events []Progress
+	res, err := Run(context.Background(), s, d, WithProgress(d.progress(&events)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 2*len(want) {
+		t.Fatalf("%d progress events, want %d (a start and a done per run)", len(events), 2*len(want))
+	}
+	var wantLog []string
+	for i, w := range want {
+		wantLog = append(wantLog, "start "+w.ID, "up "+w.ID, "down "+w.ID, "done "+w.ID)
+		for j, ev := range events[2*i : 2*i+2] {
+			done := j == 1
+			if ev.Index != i+1 || ev.Total != len(want) || ev.ID != w.ID || ev.Variant != w.Variant || ev.Rep != w.Rep || ev.Done != done {
+				t.Errorf("event %d = %+v, want index %d/%d, %s (variant %s, rep %d), done=%v",
+					2*i+j, ev, i+1, len(want), w.ID, w.Variant, w.Rep, done)
+			}
+			switch {
+			case !done && ev.Run != nil:
+				t.Errorf("start event of %s carries a run", w.ID)
+			case done && ev.Run == nil:
+				t.Errorf("done event of %s carries no run", w.ID)
+			case done && (ev.Run.ID != w.ID || ev.Run.Rep != w.Rep || ev.Run.Requests != res.Runs[i].Requests):
+				t.Errorf("done event of %s carries run %s rep %d", w.ID, ev.Run.ID, ev.Run.Rep)
+			}
+		}
+	}
+	if !reflect.DeepEqual(d.log, wantLog) {
+		t.Errorf("progress and driver calls:\n  %q\nwant:\n  %q", d.log, wantLog)
+	}
+}
+
+// TestRunCarriesStats checks that a run holds the deployment's counters:
+// the proxy's and engine's as returned, and one Worker per worker joining
+// the workers' own counters with the responses the client attributed to
+// each (Measurement.ByWorker). Counters for unknown worker indexes are
+// dropped.
+func TestRunCarriesStats(t *testing.T) {
+	s := testScenario(t, 1, "alpha")
+	proxy := &results.ProxyStats{Policy: "least_conn", Mode: "l7", Decisions: 100, ClientConns: 4}
+	engine := &results.EngineStats{Engine: "nginx", Nginx: &results.NginxStatus{Requests: 100}}
+	d := &fakeDriver{stats: func(int) (Stats, error) {
+		return Stats{
+			// Out of index order, worker 1 missing, one index out of range.
+			Workers: []worker.Stats{
+				{Index: 2, Requests: 21, Connections: 2, MaxQueue: 3},
+				{Index: 0, Requests: 52, Connections: 1, MaxQueue: 1},
+				{Index: fakeWorkers, Requests: 999},
+				{Index: -1, Requests: 999},
+			},
+			Proxy:  proxy,
+			Engine: engine,
+		}, nil
+	}}
+	res, err := Run(context.Background(), s, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(res.Runs))
+	}
+	run := res.Runs[0]
+	wantWorkers := []results.Worker{
+		{Index: 0, Responses: fakeByWorker[0], Requests: 52, Connections: 1, MaxQueue: 1},
+		{Index: 1, Responses: fakeByWorker[1]},
+		{Index: 2, Responses: fakeByWorker[2], Requests: 21, Connections: 2, MaxQueue: 3},
+	}
+	if !reflect.DeepEqual(run.Workers, wantWorkers) {
+		t.Errorf("workers:\n  %+v\nwant:\n  %+v", run.Workers, wantWorkers)
+	}
+	if run.Proxy != proxy || run.Engine != engine {
+		t.Errorf("proxy %+v engine %+v, want the deployment's %+v and %+v", run.Proxy, run.Engine, proxy, engine)
+	}
+	if run.Entry != d.plans[0].Entry || run.Entry == "" {
+		t.Errorf("entry %q, want the plan's %q", run.Entry, d.plans[0].Entry)
+	}
+	if run.Requests != 100 || run.Summary != run.Latency.Summarize() {
+		t.Errorf("requests %d summary %+v: the measurement was not carried", run.Requests, run.Summary)
+	}
+}
+
+// TestRunAttackerGetsVariantWorkload checks what Run hands an Attacker: the
+// workload of each variant (its own client model when it has one) and the
+// number of generators, at least 1.
+func TestRunAttackerGetsVariantWorkload(t *testing.T) {
+	tests := []struct {
+		name       string
+		opts       []Option
+		generators int
+	}{
+		{name: "default", generators: 1},
+		{name: "three generators", opts: []Option{WithGenerators(3, "", "")}, generators: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testScenario(t, 1, "alpha")
+			churn := topologies.Variant{Name: "churn", Topology: topologies.ReusePort,
+				Clients: &workloads.Clients{Connections: 7, RequestsPerConn: 1}}
+			s.Variants = append(s.Variants, churn)
+			s = s.WithDefaults()
+			if err := s.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			d := &fakeDriver{}
+			if _, err := Run(context.Background(), s, d, tt.opts...); err != nil {
+				t.Fatal(err)
+			}
+			for _, dep := range d.deps {
+				v := s.Variants[0]
+				if dep.plan.Variant == churn.Name {
+					v = s.Variants[1]
+				}
+				if want := s.WorkloadFor(v); !reflect.DeepEqual(dep.spec, want) {
+					t.Errorf("%s attacked with %+v, want %+v", dep.plan.ID, dep.spec, want)
+				}
+				if dep.generators != tt.generators {
+					t.Errorf("%s attacked with %d generators, want %d", dep.plan.ID, dep.generators, tt.generators)
+				}
+			}
+			if len(d.deps) != 2 {
+				t.Errorf("%d deployments, want 2", len(d.deps))
+			}
+		})
+	}
+}
+
+// TestRunJudgesValidity checks that Run judges each run against the
+// scenario's own Validity: a send lag p99 beyond MaxSendLagP99 makes the
+// run invalid and says so.
+func TestRunJudgesValidity(t *testing.T) {
+	tests := []struct {
+		name      string
+		bound     time.Duration // Validity.MaxSendLagP99; 0 for the default
+		lag       time.Duration
+		wantValid bool
+	}{
+		{name: "lag within default", lag: time.Millisecond, wantValid: true},
+		{name: "lag beyond default", lag: 4 * scenario.DefaultMaxSendLagP99, wantValid: false},
+		{name: "same lag within a looser bound", bound: 8 * scenario.DefaultMaxSendLagP99, lag: 4 * scenario.DefaultMaxSendLagP99, wantValid: true},
+		{name: "lag beyond a tighter bound", bound: 500 * time.Microsecond, lag: time.Millisecond, wantValid: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testScenario(t, 1, "alpha")
+			if tt.bound != 0 {
+				s.Validity.MaxSendLagP99 = tt.bound
+			}
+			d := &fakeDriver{attack: func(context.Context, int) (*results.Measurement, error) {
+				return syntheticMeasurement(tt.lag), nil
+			}}
+			res, err := Run(context.Background(), s, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := res.Runs[0]
+			if run.Valid != tt.wantValid {
+				t.Fatalf("valid=%v (reasons %q), want %v", run.Valid, run.Invalid, tt.wantValid)
+			}
+			if tt.wantValid && len(run.Invalid) != 0 {
+				t.Errorf("valid run with reasons %q", run.Invalid)
+			}
+			if !tt.wantValid && (len(run.Invalid) != 1 || !strings.Contains(run.Invalid[0], "send lag p99")) {
+				t.Errorf("reasons %q, want one about the send lag p99", run.Invalid)
+			}
+		})
+	}
+}
