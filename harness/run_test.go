@@ -215,7 +215,7 @@ func testScenario(t *testing.T, repeat int, variants ...string) scenario.Scenari
 	t.Helper()
 	s := scenario.Scenario{
 		Name:    "fake",
-		Workers: topologies.Workers{Count: fakeWorkers},
+		Workers: scenario.Workers{Count: fakeWorkers},
 		Workload: workloads.Spec{
 			Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 100},
 			Duration: time.Second,
@@ -224,10 +224,10 @@ func testScenario(t *testing.T, repeat int, variants ...string) scenario.Scenari
 		Repeat: repeat,
 	}
 	for _, v := range variants {
-		s.Variants = append(s.Variants, topologies.Variant{Name: v, Topology: topologies.ReusePort})
+		s.Variants = append(s.Variants, scenario.Variant{Name: v, Topology: scenario.ReusePort})
 	}
 	s = s.WithDefaults()
-	if err := s.Validate(); err != nil {
+	if err := s.Validate(topologies.Catalog()); err != nil {
 		t.Fatalf("test scenario: %v", err)
 	}
 	return s
@@ -667,11 +667,11 @@ func TestRunAttackerGetsVariantWorkload(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := testScenario(t, 1, "alpha")
-			churn := topologies.Variant{Name: "churn", Topology: topologies.ReusePort,
+			churn := scenario.Variant{Name: "churn", Topology: scenario.ReusePort,
 				Clients: &workloads.Clients{Connections: 7, RequestsPerConn: 1}}
 			s.Variants = append(s.Variants, churn)
 			s = s.WithDefaults()
-			if err := s.Validate(); err != nil {
+			if err := s.Validate(topologies.Catalog()); err != nil {
 				t.Fatal(err)
 			}
 			d := &fakeDriver{}

@@ -144,7 +144,7 @@ func TestSchemaEnums(t *testing.T) {
 		{"/$defs/service/properties/dist/enum", workloads.Dists},
 		{"/$defs/variant/properties/topology/enum", topologies.Names()},
 		{"/$defs/variant/properties/accept/enum", worker.AcceptStrategies()},
-		{"/$defs/proxySpec/properties/engine/enum", []string{"", topologies.Builtin, topologies.Nginx, topologies.HAProxy}},
+		{"/$defs/proxySpec/properties/engine/enum", []string{"", scenario.Builtin, scenario.Nginx, scenario.HAProxy}},
 		{"/$defs/workers/properties/mode/enum", []string{worker.ModeSleep, worker.ModeSpin}},
 		{"/$defs/env/properties/driver/enum", []string{"local", "docker", model.Driver}},
 	} {
@@ -183,10 +183,10 @@ func fullScenario() scenario.Scenario {
 	return scenario.Scenario{
 		Name:        "full",
 		Description: "every field of the results format set",
-		Workers: topologies.Workers{
+		Workers: scenario.Workers{
 			Count: 4, Concurrency: 2, Mode: worker.ModeSpin,
-			Slow:   []topologies.Slow{{Index: 1, Factor: 2.5}},
-			Target: &topologies.Target{Exec: "gunicorn -b 127.0.0.1:{port} app:app", Probe: "/healthz", Dir: "app"},
+			Slow:   []scenario.Slow{{Index: 1, Factor: 2.5}},
+			Target: &scenario.Target{Exec: "gunicorn -b 127.0.0.1:{port} app:app", Probe: "/healthz", Dir: "app"},
 		},
 		Workload: workloads.Spec{
 			Arrival: workloads.Arrival{
@@ -211,15 +211,15 @@ func fullScenario() scenario.Scenario {
 			Timeout: 10 * time.Second,
 			Seed:    7,
 		},
-		Variants: []topologies.Variant{
-			{Name: "reuseport", Topology: topologies.ReusePort},
-			{Name: "pools", Topology: topologies.L7Pools, Build: "baseline",
-				Proxy: topologies.ProxySpec{Engine: topologies.Builtin, Policy: "least_conn", UpstreamKeepAlive: ptr(true),
+		Variants: []scenario.Variant{
+			{Name: "reuseport", Topology: scenario.ReusePort},
+			{Name: "pools", Topology: scenario.L7Pools, Build: "baseline",
+				Proxy: scenario.ProxySpec{Engine: scenario.Builtin, Policy: "least_conn", UpstreamKeepAlive: ptr(true),
 					PolicyArgs: map[string]string{"alpha": "0.5"}, CloseAfter: 100, MaxIdle: 8, Retries: 1,
-					Pools: []topologies.Pool{{Name: "read", Prefix: "/", Policy: "p2c", PolicyArgs: map[string]string{"d": "2"}, Workers: []int{0, 1}}}},
+					Pools: []scenario.Pool{{Name: "read", Prefix: "/", Policy: "p2c", PolicyArgs: map[string]string{"d": "2"}, Workers: []int{0, 1}}}},
 				Clients: &workloads.Clients{Connections: 32, KeepAlive: ptr(false)}},
-			{Name: "shared", Topology: topologies.Shared, Accept: worker.AcceptEpollExclusive, MaxConns: 1},
-			{Name: "nginx", Topology: topologies.Proxy, Proxy: topologies.ProxySpec{Engine: topologies.Nginx, Policy: "least_conn", UpstreamKeepAlive: ptr(false)}},
+			{Name: "shared", Topology: scenario.Shared, Accept: worker.AcceptEpollExclusive, MaxConns: 1},
+			{Name: "nginx", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{Engine: scenario.Nginx, Policy: "least_conn", UpstreamKeepAlive: ptr(false)}},
 		},
 		Repeat:   1,
 		Validity: scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * ms},
@@ -430,7 +430,7 @@ func TestSchemaSimulated(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := scenario.Parse(name+".yaml", data)
+			s, err := scenario.Parse(name+".yaml", data, topologies.Catalog())
 			if err != nil {
 				t.Fatal(err)
 			}
