@@ -10,9 +10,8 @@ import (
 )
 
 // BuildSeparator joins a variant's name and its build in the name of a
-// variant that runs another build of lbbench ("least_conn@base", see
-// topologies.Variant.Build).
-const BuildSeparator = "@"
+// variant that runs another build of lbbench ("least_conn@base").
+const BuildSeparator = scenario.BuildSeparator
 
 // Pair is one candidate and the baseline it is compared with.
 type Pair struct {

@@ -57,6 +57,11 @@ const (
 	DefaultPolicy = "least_conn"
 )
 
+// BuildSeparator joins a variant's name and its build in the name of the
+// variant's twin that runs another build of lbbench ("least_conn@base",
+// see Variant.Build).
+const BuildSeparator = "@"
+
 // Variant is one arrangement under test.
 type Variant struct {
 	// Name labels the variant in results; required and unique.

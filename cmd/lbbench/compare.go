@@ -1,20 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lbbench/lbbench/internal/atomicfile"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 )
@@ -53,24 +48,11 @@ func (c *compareFlags) register(f *pflag.FlagSet) {
 // options turns the flags into reports.CompareOptions, validated.
 func (c *compareFlags) options() (reports.CompareOptions, error) {
 	o := reports.CompareOptions{Metrics: c.metrics, Alpha: c.alpha, Resamples: c.resamples, Seed: c.seed, Interval: c.interval}
-	if len(c.tolerances) > 0 {
-		o.Tolerances = map[string]float64{}
+	tols, err := reports.Tolerances(c.tolerances)
+	if err != nil {
+		return o, fmt.Errorf("--%w", err)
 	}
-	for _, t := range c.tolerances {
-		metric, tol, err := parseTolerance(t)
-		if err != nil {
-			return o, fmt.Errorf("--tolerance %q: %w", t, err)
-		}
-		if metric != "" {
-			o.Tolerances[metric] = tol
-			continue
-		}
-		for _, m := range reports.Metrics() {
-			if m != reports.MetricErrorRate {
-				o.Tolerances[m] = tol
-			}
-		}
-	}
+	o.Tolerances = tols
 	switch c.inconclusive {
 	case "", "pass", "fail":
 	default:
@@ -80,35 +62,6 @@ func (c *compareFlags) options() (reports.CompareOptions, error) {
 		return o, fmt.Errorf("%w (see lbbench compare --help)", err)
 	}
 	return o, nil
-}
-
-// parseTolerance parses "p99=10%", "p99=0.1", "10%" or "0.1"; an empty
-// metric means every relative metric. A percentage is divided by 100; a
-// bare number must be a fraction (at most 1), so "10" is an error rather
-// than a 1000% tolerance.
-func parseTolerance(s string) (metric string, tol float64, err error) {
-	value := s
-	if i := strings.IndexByte(s, '='); i >= 0 {
-		metric, value = strings.TrimSpace(s[:i]), s[i+1:]
-		if !slices.Contains(reports.Metrics(), metric) {
-			return "", 0, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(reports.Metrics(), ", "))
-		}
-	}
-	value = strings.TrimSpace(value)
-	pct := strings.HasSuffix(value, "%")
-	tol, err = strconv.ParseFloat(strings.TrimSuffix(value, "%"), 64)
-	if err != nil {
-		return "", 0, fmt.Errorf("want a percentage such as 10%% or a fraction such as 0.1, got %q", value)
-	}
-	if pct {
-		tol /= 100
-	} else if tol > 1 {
-		return "", 0, fmt.Errorf("%s is not a fraction; write %s%% for a percentage", value, value)
-	}
-	if !(tol > 0) || tol > 10 {
-		return "", 0, fmt.Errorf("must be above 0 and at most 1000%%, got %s", value)
-	}
-	return metric, tol, nil
 }
 
 type compareOptions struct {
@@ -223,13 +176,14 @@ func runCompare(o compareOptions, args []string, stdout io.Writer) error {
 		}
 		if len(pairs) == 0 {
 			if o.calibrate {
-				return calibrateOnly(r, copts, stdout)
+				return reports.CalibrateVariants(stdout, r, copts)
 			}
 			return usageError("%s has no baseline build (it is not from \"lbbench run --baseline\"): "+
 				"give two results, or --baseline-variant NAME (variants: %s), or --calibrate for an A/A calibration", args[0], variantList(r))
 		}
 	}
-	vs, err := compareAndWrite(stdout, pairs, copts, o.calibrate, title, scenario, o.out)
+	vs, err := reports.Comparison{Pairs: pairs, Options: copts, Calibrate: o.calibrate, Title: title, Scenario: scenario,
+		Dir: o.out, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY")}.Run(stdout)
 	if err != nil {
 		return err
 	}
@@ -242,117 +196,6 @@ func variantList(r *results.Results) string {
 		names[i] = v.Name
 	}
 	return strings.Join(names, ", ")
-}
-
-// calibrateOnly prints the A/A calibration of every variant of r, each
-// variant's runs split in two interleaved halves.
-func calibrateOnly(r *results.Results, o reports.CompareOptions, stdout io.Writer) error {
-	var pairs []reports.Pair
-	for _, v := range r.Scenario.Variants {
-		var runs []results.Run
-		for _, run := range r.Runs {
-			if run.Variant == v.Name {
-				runs = append(runs, run)
-			}
-		}
-		pairs = append(pairs, reports.Pair{Variant: v.Name, Baseline: v.Name, Base: runs})
-	}
-	// Runs-needed estimates assume a comparison of every other variant
-	// with one of them on the chosen metrics.
-	tests := len(o.WithDefaults().Metrics) * max(len(pairs)-1, 1)
-	cals, err := reports.Calibrate(reports.HalvesOf(pairs), o, tests)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "A/A calibration: each variant's valid runs split in two interleaved halves\n\n")
-	return reports.WriteCalibrationText(stdout, cals)
-}
-
-// compareAndWrite compares pairs, prints the verdicts (and, with
-// calibrate, the calibration first) on stdout, appends markdown to
-// $GITHUB_STEP_SUMMARY when set, and writes the files of a comparison
-// into out when out is not empty.
-func compareAndWrite(stdout io.Writer, pairs []reports.Pair, o reports.CompareOptions, calibrate bool, title, scenario, out string) ([]reports.Verdict, error) {
-	if calibrate {
-		tests := len(o.WithDefaults().Metrics) * len(pairs)
-		cals, err := reports.Calibrate(reports.HalvesOf(pairs), o, tests)
-		if err != nil {
-			return nil, err
-		}
-		o.Calibration = cals
-		fmt.Fprintf(stdout, "A/A calibration: each baseline's valid runs split in two interleaved halves\n\n")
-		if err := reports.WriteCalibrationText(stdout, cals); err != nil {
-			return nil, err
-		}
-		fmt.Fprintln(stdout)
-	}
-	vs, err := reports.Compare(pairs, o)
-	if err != nil {
-		return nil, err
-	}
-	if err := reports.WriteVerdictsText(stdout, vs); err != nil {
-		return nil, err
-	}
-	var md bytes.Buffer
-	if err := reports.WriteComparisonMarkdown(&md, title, vs); err != nil {
-		return nil, err
-	}
-	var errs []error
-	if path := os.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		errs = append(errs, appendFile(path, append(md.Bytes(), '\n')))
-	}
-	if out != "" {
-		errs = append(errs, writeComparisonFiles(out, pairs, vs, md.Bytes(), scenario))
-	}
-	return vs, errors.Join(errs...)
-}
-
-func appendFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("step summary: %w", err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("step summary: %w", err)
-	}
-	return nil
-}
-
-// writeComparisonFiles writes verdicts.json, junit.xml, comparison.md and
-// the two benchmark files into dir. Benchmark lines of both sides are
-// named after the candidate, so that benchstat pairs them as Compare did.
-func writeComparisonFiles(dir string, pairs []reports.Pair, vs []reports.Verdict, md []byte, scenario string) error {
-	var js, junit, base, cand bytes.Buffer
-	if err := reports.WriteVerdicts(&js, vs); err != nil {
-		return err
-	}
-	if err := reports.WriteJUnit(&junit, scenario, vs); err != nil {
-		return err
-	}
-	for _, p := range pairs {
-		if err := reports.WriteBench(&base, p.Variant, p.Base); err != nil {
-			return err
-		}
-		if err := reports.WriteBench(&cand, p.Variant, p.Cand); err != nil {
-			return err
-		}
-	}
-	for name, data := range map[string][]byte{
-		reports.VerdictsFileName:       js.Bytes(),
-		reports.JUnitFile:              junit.Bytes(),
-		reports.ComparisonMarkdownFile: md,
-		reports.BaseBenchFile:          base.Bytes(),
-		reports.CandBenchFile:          cand.Bytes(),
-	} {
-		if err := atomicfile.Write(filepath.Join(dir, name), data); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // verdictExit maps the overall verdict to the command's result: nil for

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lbbench/lbbench/harness"
-	"github.com/lbbench/lbbench/internal/atomicfile"
 	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/scenario"
@@ -213,29 +211,12 @@ func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout
 	if res == nil {
 		return simErr
 	}
-	var table bytes.Buffer
-	table.WriteString(simNote)
-	if err := reports.WriteText(&table, res); err != nil {
-		return errors.Join(simErr, err)
+	output := reports.Output{Dir: out, Note: simNote}
+	if err := output.Write(stdout, res); err != nil {
+		simErr = errors.Join(simErr, err)
 	}
-	resultsPath := filepath.Join(out, reports.ResultsFileName)
-	if err := res.WriteFile(resultsPath); err != nil {
-		return errors.Join(simErr, err)
-	}
-	if err := atomicfile.Write(filepath.Join(out, "summary.txt"), table.Bytes()); err != nil {
-		return errors.Join(simErr, err)
-	}
-	if _, err := reports.WriteDir(out, res); err != nil {
-		return errors.Join(simErr, err)
-	}
-	fmt.Fprintln(stdout)
-	stdout.Write(table.Bytes())
-	fmt.Fprintf(stdout, "\nresults: %s\nreport:  %s\n", resultsPath, filepath.Join(out, reports.HTMLFile))
 	if simErr != nil {
-		if ctx.Err() != nil {
-			return &exitError{code: 130, err: fmt.Errorf("interrupted: %d of %d runs saved in %s", len(res.Runs), len(res.Order), resultsPath)}
-		}
-		return fmt.Errorf("%w (%d of %d runs saved in %s)", simErr, len(res.Runs), len(res.Order), resultsPath)
+		return runsSaved(ctx, simErr, res, output.ResultsPath())
 	}
 	return nil
 }

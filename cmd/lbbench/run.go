@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/lbbench/lbbench/docker"
 	"github.com/lbbench/lbbench/harness"
-	"github.com/lbbench/lbbench/internal/atomicfile"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
@@ -157,30 +155,15 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if res == nil {
 		return runErr
 	}
-	var table bytes.Buffer
-	if err := reports.WriteText(&table, res); err != nil {
-		return errors.Join(runErr, err)
-	}
-	if err := atomicfile.Write(filepath.Join(out, "summary.txt"), table.Bytes()); err != nil {
-		return errors.Join(runErr, err)
-	}
 	cmp, err := compareRun(res, runErr, o, out)
 	if err != nil {
-		return errors.Join(runErr, err)
+		runErr = errors.Join(runErr, err)
 	}
-	if _, err := reports.WriteDir(out, res, cmp.reportOptions()...); err != nil {
-		return errors.Join(runErr, err)
+	if err := (reports.Output{Dir: out, Comparison: cmp.text(), Options: cmp.reportOptions()}).Write(stdout, res); err != nil {
+		runErr = errors.Join(runErr, err)
 	}
-	fmt.Fprintln(stdout)
-	stdout.Write(table.Bytes())
-	cmp.print(stdout)
-	fmt.Fprintf(stdout, "\nresults: %s\nreport:  %s\n", resultsPath, filepath.Join(out, reports.HTMLFile))
-
 	if runErr != nil {
-		if ctx.Err() != nil {
-			return &exitError{code: 130, err: fmt.Errorf("interrupted: %d of %d runs saved in %s", len(res.Runs), runs, resultsPath)}
-		}
-		return fmt.Errorf("%w (%d of %d runs saved in %s)", runErr, len(res.Runs), runs, resultsPath)
+		return runsSaved(ctx, runErr, res, resultsPath)
 	}
 	return cmp.exit()
 }
@@ -256,4 +239,13 @@ func newDriver(ctx context.Context, o runOptions, exe, logDir string, stderr io.
 		return d, func() { c.Close() }, nil
 	}
 	return nil, nil, fmt.Errorf("--driver must be local or docker, got %q", o.driver)
+}
+
+// runsSaved is the error of a scenario that stopped early: exit status 130
+// after Ctrl-C, and in any case how many runs were saved where.
+func runsSaved(ctx context.Context, err error, res *results.Results, path string) error {
+	if ctx.Err() != nil {
+		return &exitError{code: 130, err: fmt.Errorf("interrupted: %d of %d runs saved in %s", len(res.Runs), len(res.Order), path)}
+	}
+	return fmt.Errorf("%w (%d of %d runs saved in %s)", err, len(res.Runs), len(res.Order), path)
 }

@@ -1,0 +1,143 @@
+package reports
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/lbbench/lbbench/internal/atomicfile"
+	"github.com/lbbench/lbbench/results"
+)
+
+// CalibrateVariants writes the A/A calibration of every variant of r to w,
+// each variant's valid runs split in two interleaved halves: the noise
+// floor of results that have no baseline to compare with.
+func CalibrateVariants(w io.Writer, r *results.Results, o CompareOptions) error {
+	var pairs []Pair
+	for _, v := range r.Scenario.Variants {
+		var runs []results.Run
+		for _, run := range r.Runs {
+			if run.Variant == v.Name {
+				runs = append(runs, run)
+			}
+		}
+		pairs = append(pairs, Pair{Variant: v.Name, Baseline: v.Name, Base: runs})
+	}
+	// Runs-needed estimates assume a comparison of every other variant
+	// with one of them on the chosen metrics.
+	tests := len(o.WithDefaults().Metrics) * max(len(pairs)-1, 1)
+	cals, err := Calibrate(HalvesOf(pairs), o, tests)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "A/A calibration: each variant's valid runs split in two interleaved halves\n\n")
+	return WriteCalibrationText(w, cals)
+}
+
+// Comparison is one comparison with everything it writes: the verdicts of
+// Pairs under Options, printed, and the files of a comparison.
+type Comparison struct {
+	Pairs   []Pair
+	Options CompareOptions
+	// Calibrate runs an A/A calibration of the baselines first, prints it
+	// and uses it as the noise floor of the verdicts.
+	Calibrate bool
+	// Title heads the markdown; Scenario names the JUnit test suite.
+	Title, Scenario string
+	// Dir, when set, receives verdicts.json, junit.xml, comparison.md and
+	// the two benchstat files.
+	Dir string
+	// StepSummary, when set, is a file the markdown is appended to (a CI
+	// job summary such as GitHub's $GITHUB_STEP_SUMMARY).
+	StepSummary string
+}
+
+// Run compares, prints the verdicts (after the calibration, with
+// Calibrate) to w and writes the files c names. It returns the verdicts
+// even when writing a file failed.
+func (c Comparison) Run(w io.Writer) ([]Verdict, error) {
+	pairs, o, title, scenario, out := c.Pairs, c.Options, c.Title, c.Scenario, c.Dir
+	if c.Calibrate {
+		tests := len(o.WithDefaults().Metrics) * len(pairs)
+		cals, err := Calibrate(HalvesOf(pairs), o, tests)
+		if err != nil {
+			return nil, err
+		}
+		o.Calibration = cals
+		fmt.Fprintf(w, "A/A calibration: each baseline's valid runs split in two interleaved halves\n\n")
+		if err := WriteCalibrationText(w, cals); err != nil {
+			return nil, err
+		}
+		fmt.Fprintln(w)
+	}
+	vs, err := Compare(pairs, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteVerdictsText(w, vs); err != nil {
+		return nil, err
+	}
+	var md bytes.Buffer
+	if err := WriteComparisonMarkdown(&md, title, vs); err != nil {
+		return nil, err
+	}
+	var errs []error
+	if c.StepSummary != "" {
+		errs = append(errs, appendFile(c.StepSummary, append(md.Bytes(), '\n')))
+	}
+	if out != "" {
+		errs = append(errs, writeComparisonFiles(out, pairs, vs, md.Bytes(), scenario))
+	}
+	return vs, errors.Join(errs...)
+}
+
+func appendFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("reports: step summary: %w", err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("reports: step summary: %w", err)
+	}
+	return nil
+}
+
+// writeComparisonFiles writes verdicts.json, junit.xml, comparison.md and
+// the two benchmark files into dir. Benchmark lines of both sides are
+// named after the candidate, so that benchstat pairs them as Compare did.
+func writeComparisonFiles(dir string, pairs []Pair, vs []Verdict, md []byte, scenario string) error {
+	var js, junit, base, cand bytes.Buffer
+	if err := WriteVerdicts(&js, vs); err != nil {
+		return err
+	}
+	if err := WriteJUnit(&junit, scenario, vs); err != nil {
+		return err
+	}
+	for _, p := range pairs {
+		if err := WriteBench(&base, p.Variant, p.Base); err != nil {
+			return err
+		}
+		if err := WriteBench(&cand, p.Variant, p.Cand); err != nil {
+			return err
+		}
+	}
+	for name, data := range map[string][]byte{
+		VerdictsFileName:       js.Bytes(),
+		JUnitFile:              junit.Bytes(),
+		ComparisonMarkdownFile: md,
+		BaseBenchFile:          base.Bytes(),
+		CandBenchFile:          cand.Bytes(),
+	} {
+		if err := atomicfile.Write(filepath.Join(dir, name), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package reports
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ParseTolerance parses "p99=10%", "p99=0.1", "10%" or "0.1"; an empty
+// metric means every relative metric. A percentage is divided by 100; a
+// bare number must be a fraction (at most 1), so "10" is an error rather
+// than a 1000% tolerance.
+func ParseTolerance(s string) (metric string, tol float64, err error) {
+	value := s
+	if i := strings.IndexByte(s, '='); i >= 0 {
+		metric, value = strings.TrimSpace(s[:i]), s[i+1:]
+		if !slices.Contains(Metrics(), metric) {
+			return "", 0, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(Metrics(), ", "))
+		}
+	}
+	value = strings.TrimSpace(value)
+	pct := strings.HasSuffix(value, "%")
+	tol, err = strconv.ParseFloat(strings.TrimSuffix(value, "%"), 64)
+	if err != nil {
+		return "", 0, fmt.Errorf("want a percentage such as 10%% or a fraction such as 0.1, got %q", value)
+	}
+	if pct {
+		tol /= 100
+	} else if tol > 1 {
+		return "", 0, fmt.Errorf("%s is not a fraction; write %s%% for a percentage", value, value)
+	}
+	if !(tol > 0) || tol > 10 {
+		return "", 0, fmt.Errorf("must be above 0 and at most 1000%%, got %s", value)
+	}
+	return metric, tol, nil
+}
+
+// Tolerances parses tolerance settings as ParseTolerance reads them, later
+// ones overriding earlier ones; one without a metric sets every relative
+// metric (every metric but MetricErrorRate). None gives nil: the defaults.
+func Tolerances(settings []string) (map[string]float64, error) {
+	if len(settings) == 0 {
+		return nil, nil
+	}
+	out := map[string]float64{}
+	for _, t := range settings {
+		metric, tol, err := ParseTolerance(t)
+		if err != nil {
+			return nil, fmt.Errorf("tolerance %q: %w", t, err)
+		}
+		if metric != "" {
+			out[metric] = tol
+			continue
+		}
+		for _, m := range Metrics() {
+			if m != MetricErrorRate {
+				out[m] = tol
+			}
+		}
+	}
+	return out, nil
+}
