@@ -53,7 +53,7 @@ func Build(ctx context.Context, dir, ref string, log io.Writer) (exe string, cle
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		return "", nil, errors.New("--baseline builds the baseline from source: the Go toolchain (go) must be in PATH")
+		return "", nil, errors.New("baseline: building the baseline from source needs the Go toolchain (go) in PATH")
 	}
 	top, err := gitOutput(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"math/big"
 	"strconv"
 
-	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/balance"
 )
 
 // Defaults and limits of BallsSpec.
@@ -224,7 +224,7 @@ func leastLoaded(s BallsSpec) DispatchResult {
 // loads.
 func simulateP2C(ctx context.Context, s BallsSpec) (DispatchResult, error) {
 	m, n, k, trials := s.Tasks, s.Workers, s.AtLeast, s.Trials
-	pol, err := balancer.NewPolicy("p2c", map[string]string{"seed": strconv.FormatUint(s.Seed, 10)})
+	pol, err := balance.NewPolicy("p2c", map[string]string{"seed": strconv.FormatUint(s.Seed, 10)})
 	if err != nil {
 		return DispatchResult{}, fmt.Errorf("model: %w", err)
 	}
@@ -232,8 +232,8 @@ func simulateP2C(ctx context.Context, s BallsSpec) (DispatchResult, error) {
 	for i := range addrs {
 		addrs[i] = "worker-" + strconv.Itoa(i)
 	}
-	pool := balancer.NewBackends("balls", addrs)
-	picked := make([]*balancer.Backend, m)
+	pool := balance.NewBackends("balls", addrs)
+	picked := make([]*balance.Backend, m)
 	maxCount := make([]int, m+1)
 	var givenSum float64 // sum over trials of the fraction of workers >= k
 	var some int

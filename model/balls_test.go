@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/balance"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -226,7 +226,7 @@ func TestWorkedExample(t *testing.T) {
 func TestLeastLoadedIsLeastConn(t *testing.T) {
 	for _, c := range []struct{ m, n, k int }{{16, 8, 2}, {16, 8, 3}, {17, 8, 3}, {5, 3, 2}, {3, 5, 1}, {3, 5, 2}} {
 		t.Run(strconv.Itoa(c.m)+"_"+strconv.Itoa(c.n)+"_"+strconv.Itoa(c.k), func(t *testing.T) {
-			pol, err := balancer.NewPolicy("least_conn", nil)
+			pol, err := balance.NewPolicy("least_conn", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +234,7 @@ func TestLeastLoadedIsLeastConn(t *testing.T) {
 			for i := range addrs {
 				addrs[i] = "w" + strconv.Itoa(i)
 			}
-			pool := balancer.NewBackends("t", addrs)
+			pool := balance.NewBackends("t", addrs)
 			for range c.m {
 				pol.Pick(pool, nil).Acquire()
 			}

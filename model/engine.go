@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 
-	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/balance"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -88,17 +88,17 @@ type request struct {
 	class      int32
 	conn       int32
 	worker     int32
-	backend    *balancer.Backend // layer 7: the backend the policy picked
-	next       int32             // next in a worker's queue or a stream's wait list
+	backend    *balance.Backend // layer 7: the backend the policy picked
+	next       int32            // next in a worker's queue or a stream's wait list
 }
 
 // conn is one client connection.
 type conn struct {
 	stream  int32
-	worker  int32             // reuseport, l4: the worker it is pinned to
-	backend *balancer.Backend // l4: the backend the policy picked for it
-	used    int32             // requests sent on it
-	next    int32             // next in its stream's idle list
+	worker  int32            // reuseport, l4: the worker it is pinned to
+	backend *balance.Backend // l4: the backend the policy picked for it
+	used    int32            // requests sent on it
+	next    int32            // next in its stream's idle list
 }
 
 // stream is one open-loop request stream with its own connections: the
@@ -137,9 +137,9 @@ type pool struct {
 	name      string
 	prefix    string
 	policy    string
-	pol       balancer.Policy
-	observer  balancer.Observer
-	backends  []*balancer.Backend
+	pol       balance.Policy
+	observer  balance.Observer
+	backends  []*balance.Backend
 	workers   []int32
 	requests  uint64
 	decisions uint64

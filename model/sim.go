@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lbbench/lbbench/balance"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
-	"github.com/lbbench/lbbench/targets/balancer"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -262,7 +262,7 @@ func newEngine(w scenario.Workers, v scenario.Variant, spec workloads.Spec) (*en
 		rec:         newRecorder(spec, ss, w.Count),
 	}
 	if e.maxIdle == 0 {
-		e.maxIdle = balancer.DefaultMaxIdle
+		e.maxIdle = balance.DefaultMaxIdle
 	}
 	for _, s := range ss {
 		tg, err := workloads.NewTargeter(s.spec, "http://"+Driver)
@@ -297,7 +297,7 @@ func newEngine(w scenario.Workers, v scenario.Variant, spec workloads.Spec) (*en
 		all[i] = i
 	}
 	if len(v.Proxy.Pools) == 0 {
-		if err := e.addPool(balancer.DefaultPool, "/", v.Proxy.Policy, v.Proxy.PolicyArgs, all); err != nil {
+		if err := e.addPool(balance.DefaultPool, "/", v.Proxy.Policy, v.Proxy.PolicyArgs, all); err != nil {
 			return nil, err
 		}
 	}
@@ -337,13 +337,13 @@ func newEngine(w scenario.Workers, v scenario.Variant, spec workloads.Spec) (*en
 // addPool adds a balancer pool over the given workers, with a new
 // instance of the registered policy running on simulated time.
 func (e *engine) addPool(name, prefix, policy string, args map[string]string, workers []int) error {
-	pol, err := balancer.NewPolicy(policy, args)
+	pol, err := balance.NewPolicy(policy, args)
 	if err != nil {
 		return err
 	}
 	// A policy that reads the clock (peak_ewma) reads the simulated one;
 	// nanotime is > 0, so is this.
-	balancer.SetClock(pol, func() int64 { return e.now + 1 })
+	balance.SetClock(pol, func() int64 { return e.now + 1 })
 	addrs := make([]string, len(workers))
 	ws := make([]int32, len(workers))
 	for i, wi := range workers {
@@ -352,10 +352,10 @@ func (e *engine) addPool(name, prefix, policy string, args map[string]string, wo
 	}
 	p := &pool{
 		name: name, prefix: prefix, policy: policy, pol: pol,
-		backends: balancer.NewBackends(name, addrs), workers: ws,
+		backends: balance.NewBackends(name, addrs), workers: ws,
 		upIdle: make([]int, len(workers)), upConns: make([]uint64, len(workers)),
 	}
-	p.observer, _ = pol.(balancer.Observer)
+	p.observer, _ = pol.(balance.Observer)
 	e.pools = append(e.pools, p)
 	return nil
 }
@@ -383,7 +383,7 @@ func (e *engine) proxyStats() *results.ProxyStats {
 		st.Mode = "l4"
 	}
 	for _, p := range e.pools {
-		if p.name == balancer.DefaultPool {
+		if p.name == balance.DefaultPool {
 			st.Policy = p.policy
 		}
 		st.Decisions += p.decisions

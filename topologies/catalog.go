@@ -1,9 +1,9 @@
 package topologies
 
 import (
+	"github.com/lbbench/lbbench/balance"
 	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/scenario"
-	"github.com/lbbench/lbbench/targets/balancer"
 	"github.com/lbbench/lbbench/targets/worker"
 )
 
@@ -12,7 +12,7 @@ import (
 // worker's accept strategies.
 func Catalog() scenario.Catalog {
 	cat := scenario.Catalog{
-		Policies:       balancer.Policies(),
+		Policies:       balance.Policies(),
 		EnginePolicies: map[string][]string{},
 		Accept:         worker.AcceptStrategies(),
 	}

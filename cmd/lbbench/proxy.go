@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lbbench/lbbench/balance"
 	"github.com/lbbench/lbbench/targets/balancer"
 )
 
@@ -50,7 +51,7 @@ func proxyCmd(run func(ctx context.Context, stderr io.Writer, c balancer.Command
 	f.StringVar(&o.cmd.Admin, balancer.FlagAdmin, "", "address to serve /healthz and /stats on (empty: no admin API)")
 	f.StringVar((*string)(&o.cmd.Mode), balancer.FlagMode, string(balancer.DefaultMode), "l7: decide per HTTP request; l4: decide per TCP connection, no parsing")
 	f.StringSliceVar(&o.cmd.Upstreams, balancer.FlagUpstreams, nil, "default pool: host:port or unix:/path list, comma-separated (required unless a --pool has prefix /)")
-	f.StringVar(&o.cmd.Policy, balancer.FlagPolicy, balancer.DefaultPolicy, "default pool's policy: "+strings.Join(balancer.Policies(), ", "))
+	f.StringVar(&o.cmd.Policy, balancer.FlagPolicy, balancer.DefaultPolicy, "default pool's policy: "+strings.Join(balance.Policies(), ", "))
 	f.StringArrayVar(&o.policyArgs, balancer.FlagPolicyArg, nil, "policy argument KEY=VALUE for the default pool, or POOL.KEY=VALUE for a --pool (repeatable;\n"+
 		"seed=N for random and p2c, alpha=0.3 for ewma_least_conn, decay=1s for peak_ewma, key=path|header:NAME|query:NAME for hash)")
 	f.StringArrayVar(&o.pools, balancer.FlagPool, nil, "route a path prefix to its own pool: NAME:PREFIX:POLICY:ADDR[,ADDR...] (repeatable, l7 only;\n"+

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lbbench/lbbench/balance"
 )
 
 // Mode says what the proxy decides on.
@@ -23,7 +25,7 @@ const (
 )
 
 // DefaultPool is the name of the pool formed by Config.Upstreams.
-const DefaultPool = "default"
+const DefaultPool = balance.DefaultPool
 
 // UnixPrefix marks an upstream address as a Unix socket path:
 // unix:/run/worker0.sock.
@@ -45,7 +47,7 @@ const (
 	// DefaultMaxIdle is the number of idle upstream connections kept per
 	// backend when Config.MaxIdle is zero: far above any concurrency a
 	// benchmark worker sees.
-	DefaultMaxIdle = 1024
+	DefaultMaxIdle = balance.DefaultMaxIdle
 	// DefaultDownFor is how long a backend that refused a connection is
 	// skipped when Config.DownFor is zero.
 	DefaultDownFor = time.Second
@@ -221,11 +223,11 @@ func (c Config) Validate() error {
 // checkPolicy checks that name is registered, that args suit it and that
 // the mode can run it.
 func (c Config) checkPolicy(field, name string, args map[string]string) error {
-	p, err := NewPolicy(name, args)
+	p, err := balance.NewPolicy(name, args)
 	if err != nil {
 		return fmt.Errorf("balancer: %s: %w", field, err)
 	}
-	if _, ok := p.(requestPolicy); ok && c.Mode == L4 {
+	if balance.NeedsRequest(p) && c.Mode == L4 {
 		return fmt.Errorf("balancer: %s: %s needs the request, so mode l7 (layer 4 decides per connection)", field, name)
 	}
 	return nil

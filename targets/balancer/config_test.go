@@ -2,10 +2,11 @@ package balancer
 
 import (
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lbbench/lbbench/balance"
 )
 
 func TestConfigWithDefaults(t *testing.T) {
@@ -42,7 +43,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "unix without path", cfg: valid(func(c *Config) { c.Upstreams[1] = "unix:" }), wantErr: `balancer: upstreams[1]: "unix:" has no socket path`},
 		{name: "unknown mode", cfg: valid(func(c *Config) { c.Mode = "l3" }), wantErr: `balancer: mode: unknown mode "l3" (known: l7, l4)`},
 		{name: "l4", cfg: valid(func(c *Config) { c.Mode = L4; c.Retries = 2 })},
-		{name: "bad policy argument", cfg: valid(func(c *Config) { c.Policy = "ewma_least_conn"; c.PolicyArgs = map[string]string{"alpha": "2"} }), wantErr: `balancer: policy: balancer: policy ewma_least_conn: argument alpha: "2"`},
+		{name: "bad policy argument", cfg: valid(func(c *Config) { c.Policy = "ewma_least_conn"; c.PolicyArgs = map[string]string{"alpha": "2"} }), wantErr: `balancer: policy: balance: policy ewma_least_conn: argument alpha: "2"`},
 		{name: "hash in l4", cfg: valid(func(c *Config) { c.Mode = L4; c.Policy = "hash" }), wantErr: "balancer: policy: hash needs the request, so mode l7"},
 		{name: "pools", cfg: valid(func(c *Config) {
 			c.Pools = []Pool{{Name: "write", Prefix: "/event", Policy: "round_robin", Upstreams: []string{"127.0.0.1:1"}}}
@@ -91,7 +92,7 @@ func TestConfigValidate(t *testing.T) {
 		}), wantErr: `balancer: pools[0].upstreams[0]: "x" is not host:port`},
 		{name: "pool unknown policy", cfg: valid(func(c *Config) {
 			c.Pools = []Pool{{Name: "w", Prefix: "/e", Policy: "fastest", Upstreams: []string{"127.0.0.1:1"}}}
-		}), wantErr: `balancer: pools[0].policy: balancer: unknown policy "fastest"`, is: ErrUnknownPolicy},
+		}), wantErr: `balancer: pools[0].policy: balance: unknown policy "fastest"`, is: balance.ErrUnknownPolicy},
 		{name: "close_after", cfg: valid(func(c *Config) { c.UpstreamKeepAlive = true; c.CloseAfter = 5 })},
 		{name: "close_after without keep-alive", cfg: valid(func(c *Config) { c.CloseAfter = 5 }), wantErr: "balancer: close_after: 5 needs upstream keep-alive on"},
 		{name: "close_after in l4", cfg: valid(func(c *Config) { c.Mode = L4; c.UpstreamKeepAlive = true; c.CloseAfter = 5 }), wantErr: "balancer: close_after: needs mode l7"},
@@ -100,7 +101,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "negative retries", cfg: valid(func(c *Config) { c.Retries = -1 }), wantErr: "balancer: retries: -1 is negative"},
 		{name: "negative down_for", cfg: valid(func(c *Config) { c.DownFor = -time.Second }), wantErr: "balancer: down_for: -1s is negative"},
 		{name: "empty port", cfg: valid(func(c *Config) { c.Upstreams[0] = "127.0.0.1:" }), wantErr: "balancer: upstreams[0]"},
-		{name: "unknown policy", cfg: valid(func(c *Config) { c.Policy = "leastconn" }), wantErr: `unknown policy "leastconn"`, is: ErrUnknownPolicy},
+		{name: "unknown policy", cfg: valid(func(c *Config) { c.Policy = "leastconn" }), wantErr: `unknown policy "leastconn"`, is: balance.ErrUnknownPolicy},
 		{name: "negative timeout", cfg: valid(func(c *Config) { c.Timeout = -time.Second }), wantErr: "balancer: timeout: -1s is negative"},
 	}
 	for _, tt := range tests {
@@ -252,31 +253,6 @@ func FuzzParseUpstream(f *testing.F) {
 		}
 		if err := (Config{Upstreams: []string{s}}).WithDefaults().Validate(); err != nil {
 			t.Fatalf("ParseUpstream accepts %q, Validate says %v", s, err)
-		}
-	})
-}
-
-// FuzzHashKey: never panics, and a key parsed from any request is never
-// missing for the path source.
-func FuzzHashKey(f *testing.F) {
-	for _, s := range []string{"path", "header:X-User", "query:u", "query:", "header:a b"} {
-		f.Add(s, "/p?u=1&v=2")
-	}
-	f.Fuzz(func(t *testing.T, key, target string) {
-		h, err := NewHash(key)
-		if err != nil {
-			return
-		}
-		r, err := http.NewRequest(http.MethodGet, "http://x"+target, nil)
-		if err != nil || !strings.HasPrefix(target, "/") {
-			return
-		}
-		k, ok := h.key(r)
-		if h.kind == 'p' && (!ok || k != r.URL.Path) {
-			t.Fatalf("path key %q, %v for %q", k, ok, target)
-		}
-		if b := h.Pick(pool(0, 0, 0), r); b == nil {
-			t.Fatal("no pick on an available pool")
 		}
 	})
 }

@@ -13,12 +13,12 @@
 // upstreams and does not carry protocol upgrades (WebSocket); layer 4
 // carries anything.
 //
-// Policies are registered by stable snake_case names (round_robin, random,
-// p2c, least_conn, ewma_least_conn, peak_ewma, hash) and built with
-// NewPolicy from validated arguments; Register adds more. Every policy
-// skips backends that passive health marked down after they refused a
-// connection; a request gets 502 only when its pool has none left, or when
-// its own upstream refused and retries (Config.Retries) are off.
+// The policies (package balance) are chosen by their snake_case names
+// (round_robin, random, p2c, least_conn, ewma_least_conn, peak_ewma,
+// hash). Every policy skips backends that passive health marked down after
+// they refused a connection; a request gets 502 only when its pool has none
+// left, or when its own upstream refused and retries (Config.Retries) are
+// off.
 //
 // Serve runs a Proxy on a listener, with an optional admin API (/healthz
 // and /stats) on a second one, and drains in-flight work when its context

@@ -294,7 +294,7 @@ func TestStaleIdleConnection(t *testing.T) {
 		}
 		// Let the upstream close the pooled connection.
 		waitFor(t, "the upstream to drop the idle connection", func() bool {
-			c := tp.Proxy.backends[0].up.idle
+			c := tp.Proxy.ups[0].idle
 			select {
 			case uc := <-c:
 				uc.SetReadDeadline(time.Now().Add(time.Millisecond))

@@ -117,16 +117,17 @@ func (s *l4Server) handle(c *l4Conn) {
 		}
 		p.decisions.Add(1)
 		rt.decisions.Add(1)
-		b.acquire()
-		up, err := b.up.dialer.DialContext(s.dial, b.up.network, b.up.address)
+		b.Acquire()
+		u := rt.ups[b.Index()]
+		up, err := u.dialer.DialContext(s.dial, u.network, u.address)
 		if err != nil {
-			b.release()
+			b.Release()
 			if s.dial.Err() != nil {
 				client.Close()
 				return
 			}
-			b.errors.Add(1)
-			b.markDown(p.cfg.DownFor)
+			b.AddError()
+			b.MarkDown(p.cfg.DownFor)
 			if try >= p.cfg.Retries {
 				client.Close()
 				return
@@ -134,12 +135,12 @@ func (s *l4Server) handle(c *l4Conn) {
 			p.retries.Add(1)
 			continue
 		}
-		b.conns.Add(1)
+		b.AddConn()
 		p.upstreamConns.Add(1)
 		if s.attach(c, up) {
 			c.relay()
 		}
-		b.release()
+		b.Release()
 		return
 	}
 }

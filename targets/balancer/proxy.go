@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lbbench/lbbench/balance"
 )
 
 // errNoBackend is the error of a request whose pool has no available
@@ -23,10 +25,11 @@ var errNoBackend = errors.New("balancer: no backend available")
 // API. It is safe for concurrent use.
 type Proxy struct {
 	cfg      Config
-	routes   []*route   // named pools, longest prefix first
-	fallback *route     // the default pool; nil when a named pool has prefix "/"
-	pools    []*route   // every pool, in Stats order: default first, then Config.Pools
-	backends []*Backend // every backend, in Stats order
+	routes   []*route           // named pools, longest prefix first
+	fallback *route             // the default pool; nil when a named pool has prefix "/"
+	pools    []*route           // every pool, in Stats order: default first, then Config.Pools
+	backends []*balance.Backend // every backend, in Stats order
+	ups      []*upstream        // how to reach backends[i], and its layer-7 connection pool
 	rp       *httputil.ReverseProxy
 
 	decisions     atomic.Uint64
@@ -39,9 +42,10 @@ type Proxy struct {
 // route is one pool at run time.
 type route struct {
 	name, prefix, policyName string
-	policy                   Policy
-	observer                 Observer // the policy, if it observes latency
-	backends                 []*Backend
+	policy                   balance.Policy
+	observer                 balance.Observer // the policy, if it observes latency
+	backends                 []*balance.Backend
+	ups                      []*upstream // ups[i] reaches backends[i] (Backend.Index)
 	requests                 atomic.Uint64
 	decisions                atomic.Uint64
 	noBackend                atomic.Uint64
@@ -56,17 +60,19 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p := &Proxy{cfg: cfg}
 	add := func(name, prefix, policy string, args map[string]string, addrs []string) error {
-		pol, err := NewPolicy(policy, args)
+		pol, err := balance.NewPolicy(policy, args)
 		if err != nil {
 			return err
 		}
-		rt := &route{name: name, prefix: prefix, policyName: policy, policy: pol, backends: newBackends(name, addrs)}
-		rt.observer, _ = pol.(Observer)
-		for _, b := range rt.backends {
-			b.up = newUpstream(b.Addr, cfg, &b.conns, &p.upstreamConns)
+		rt := &route{name: name, prefix: prefix, policyName: policy, policy: pol, backends: balance.NewBackends(name, addrs)}
+		rt.observer, _ = pol.(balance.Observer)
+		rt.ups = make([]*upstream, len(rt.backends))
+		for i, b := range rt.backends {
+			rt.ups[i] = newUpstream(b, cfg, &p.upstreamConns)
 		}
 		p.pools = append(p.pools, rt)
 		p.backends = append(p.backends, rt.backends...)
+		p.ups = append(p.ups, rt.ups...)
 		if name == DefaultPool {
 			p.fallback = rt
 		} else {
@@ -177,12 +183,12 @@ func (t l7Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// after the ReverseProxy copied it all to the client (or gave up):
 		// least_conn must see the backend busy until it is really done,
 		// not merely once the headers arrived.
-		b.acquire()
+		b.Acquire()
 		var start int64
 		if rt.observer != nil {
 			start = nanotime()
 		}
-		resp, err := b.up.roundTrip(req, b)
+		resp, err := rt.ups[b.Index()].roundTrip(req, b)
 		if err == nil {
 			if rt.observer != nil {
 				rt.observer.Observe(b, time.Duration(nanotime()-start))
@@ -196,16 +202,16 @@ func (t l7Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return resp, nil
 		}
-		b.release()
+		b.Release()
 		if req.Context().Err() != nil {
 			return nil, err // the client gave up: not the backend's fault
 		}
-		b.errors.Add(1)
+		b.AddError()
 		var de *dialError
 		if !errors.As(err, &de) {
 			return nil, fmt.Errorf("upstream %s: %w", b.Addr, err)
 		}
-		b.markDown(p.cfg.DownFor)
+		b.MarkDown(p.cfg.DownFor)
 		if try >= p.cfg.Retries {
 			return nil, fmt.Errorf("upstream %s: %w", b.Addr, err)
 		}
@@ -232,8 +238,8 @@ func (bufferPool) Put(b []byte) { copyBuffers.Put(&b) }
 
 // closeIdle closes every idle upstream connection.
 func (p *Proxy) closeIdle() {
-	for _, b := range p.backends {
-		b.up.closeIdle()
+	for _, u := range p.ups {
+		u.closeIdle()
 	}
 }
 
@@ -322,7 +328,7 @@ func (p *Proxy) Stats() Stats {
 	for i, b := range p.backends {
 		s.Backends[i] = BackendStats{
 			Addr:          b.Addr,
-			Pool:          b.pool,
+			Pool:          b.Pool(),
 			Requests:      b.Requests(),
 			Errors:        b.Errors(),
 			Active:        b.Active(),
@@ -331,7 +337,7 @@ func (p *Proxy) Stats() Stats {
 			DownMarks:     b.DownMarks(),
 			Down:          !b.Available(),
 		}
-		s.Backends[i].IdleConns = b.up.idleConns()
+		s.Backends[i].IdleConns = p.ups[i].idleConns()
 	}
 	for i, rt := range p.pools {
 		s.Pools[i] = PoolStats{

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lbbench/lbbench/balance"
 )
 
 // startBackends starts n upstream servers whose responses carry X-Worker: i,
@@ -276,7 +278,7 @@ func deadAddr(t *testing.T) string {
 // nonePolicy never finds a backend.
 type nonePolicy struct{}
 
-func (nonePolicy) Pick([]*Backend, *http.Request) *Backend { return nil }
+func (nonePolicy) Pick([]*balance.Backend, *http.Request) *balance.Backend { return nil }
 
 func TestNoBackendAvailable(t *testing.T) {
 	p, err := New(Config{Upstreams: startBackends(t, 1, nil)})
@@ -307,7 +309,7 @@ func TestNewErrors(t *testing.T) {
 		is   error
 	}{
 		{"empty upstreams", Config{}, nil},
-		{"unknown policy", Config{Upstreams: []string{"127.0.0.1:1"}, Policy: "leastconn"}, ErrUnknownPolicy},
+		{"unknown policy", Config{Upstreams: []string{"127.0.0.1:1"}, Policy: "leastconn"}, balance.ErrUnknownPolicy},
 		{"policy arguments", Config{Upstreams: []string{"127.0.0.1:1"}, PolicyArgs: map[string]string{"x": "1"}}, nil},
 	}
 	for _, tt := range tests {

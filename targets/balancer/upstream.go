@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/lbbench/lbbench/balance"
 )
 
 // idleConnTimeout closes upstream connections idle this long, when they are
@@ -40,10 +42,10 @@ type upstream struct {
 	dialer           net.Dialer
 	headerTimeout    time.Duration
 	keepAlive        bool
-	closeAfter       int            // 0: no limit
-	idle             chan *upConn   // idle connections, FIFO; nil when keep-alive is off
-	opened           *atomic.Uint64 // the backend's counter
-	openedAll        *atomic.Uint64 // the proxy's counter
+	closeAfter       int              // 0: no limit
+	idle             chan *upConn     // idle connections, FIFO; nil when keep-alive is off
+	backend          *balance.Backend // counts the connections opened to it
+	openedAll        *atomic.Uint64   // the proxy's counter
 }
 
 // upConn is one upstream connection with its buffers.
@@ -55,7 +57,8 @@ type upConn struct {
 	idleAt int64 // nanotime when it was put back
 }
 
-func newUpstream(addr string, cfg Config, opened, openedAll *atomic.Uint64) *upstream {
+func newUpstream(b *balance.Backend, cfg Config, openedAll *atomic.Uint64) *upstream {
+	addr := b.Addr
 	network, address, _ := ParseUpstream(addr) // validated
 	u := &upstream{
 		network:       network,
@@ -65,7 +68,7 @@ func newUpstream(addr string, cfg Config, opened, openedAll *atomic.Uint64) *ups
 		headerTimeout: cfg.Timeout,
 		keepAlive:     cfg.UpstreamKeepAlive,
 		closeAfter:    cfg.CloseAfter,
-		opened:        opened,
+		backend:       b,
 		openedAll:     openedAll,
 	}
 	if network == "unix" {
@@ -96,7 +99,7 @@ func (u *upstream) get(ctx context.Context) (c *upConn, reused bool, err error) 
 	if err != nil {
 		return nil, false, &dialError{err}
 	}
-	u.opened.Add(1)
+	u.backend.AddConn()
 	u.openedAll.Add(1)
 	return &upConn{Conn: nc, br: bufio.NewReaderSize(nc, 4<<10), bw: bufio.NewWriterSize(nc, 4<<10)}, false, nil
 }
@@ -137,7 +140,7 @@ func (u *upstream) idleConns() int { return len(u.idle) }
 // A reused connection may have been closed by the upstream while idle; if
 // it turns out so before any response byte, and the request has no body,
 // the request is sent once more on a new connection.
-func (u *upstream) roundTrip(req *http.Request, b *Backend) (*http.Response, error) {
+func (u *upstream) roundTrip(req *http.Request, b *balance.Backend) (*http.Response, error) {
 	ctx := req.Context()
 	req.URL.Scheme, req.URL.Host, req.Host = "http", u.host, ""
 	for {
@@ -226,7 +229,7 @@ type upBody struct {
 	rc     io.ReadCloser
 	c      *upConn
 	u      *upstream
-	b      *Backend
+	b      *balance.Backend
 	stop   func() bool
 	reuse  bool
 	eof    bool
@@ -260,6 +263,14 @@ func (ub *upBody) Close() error {
 	} else if reusable {
 		ub.c.Close()
 	}
-	ub.b.release()
+	ub.b.Release()
 	return err
 }
+
+// epoch is the origin of nanotime. time.Since uses the monotonic clock, so
+// nanotime never goes backwards when the wall clock is set.
+var epoch = time.Now()
+
+// nanotime returns monotonic nanoseconds since the package was loaded; it
+// does not allocate.
+func nanotime() int64 { return int64(time.Since(epoch)) + 1 }

@@ -248,7 +248,7 @@ func freeSocketPath(path string) error {
 	}
 	if c, err := net.Dial("unix", path); err == nil {
 		c.Close()
-		return &addrInUseError{addr: path, err: syscall.EADDRINUSE, flag: "--socket-dir"}
+		return &addrInUseError{addr: path, err: syscall.EADDRINUSE, flag: "--" + FlagSocketDir}
 	}
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("prefork: remove stale unix socket: %w", err)
@@ -287,7 +287,7 @@ type addrInUseError struct {
 func (e *addrInUseError) Error() string {
 	flag := e.flag
 	if flag == "" {
-		flag = "--port"
+		flag = "--" + FlagPort
 	}
 	return "prefork: listen " + e.addr + ": address already in use (is another server running? pick another " + flag + ")"
 }

@@ -1,4 +1,4 @@
-package balancer
+package balance
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ func pool(active ...int64) []*Backend {
 	for i := range addrs {
 		addrs[i] = fmt.Sprintf("10.0.0.%d:80", i)
 	}
-	p := newBackends("test", addrs)
+	p := NewBackends("test", addrs)
 	for i, a := range active {
 		p[i].active.Store(a)
 	}
@@ -32,7 +32,7 @@ func pool(active ...int64) []*Backend {
 // down marks the backends at the given indexes unavailable for an hour.
 func down(p []*Backend, idx ...int) []*Backend {
 	for _, i := range idx {
-		p[i].markDown(time.Hour)
+		p[i].MarkDown(time.Hour)
 	}
 	return p
 }
@@ -85,20 +85,20 @@ func TestNewPolicy(t *testing.T) {
 		{
 			name:    "unknown",
 			policy:  "leastconn",
-			wantErr: `balancer: unknown policy "leastconn" (known: ` + strings.Join(Policies(), ", ") + ")",
+			wantErr: `balance: unknown policy "leastconn" (known: ` + strings.Join(Policies(), ", ") + ")",
 			is:      ErrUnknownPolicy,
 		},
 		{
 			name:    "unexpected argument",
 			policy:  "round_robin",
 			args:    map[string]string{"alpha": "0.5"},
-			wantErr: `balancer: policy round_robin: unknown argument "alpha" (it takes none)`,
+			wantErr: `balance: policy round_robin: unknown argument "alpha" (it takes none)`,
 		},
 		{
 			name:    "alpha zero",
 			policy:  "ewma_least_conn",
 			args:    map[string]string{"alpha": "0"},
-			wantErr: `balancer: policy ewma_least_conn: argument alpha: "0" is not a number in (0, 1]`,
+			wantErr: `balance: policy ewma_least_conn: argument alpha: "0" is not a number in (0, 1]`,
 		},
 		{
 			name:    "alpha not a number",
@@ -110,7 +110,7 @@ func TestNewPolicy(t *testing.T) {
 			name:    "unknown argument of a policy with arguments",
 			policy:  "ewma_least_conn",
 			args:    map[string]string{"beta": "1"},
-			wantErr: `balancer: policy ewma_least_conn: unknown argument "beta" (known: alpha)`,
+			wantErr: `balance: policy ewma_least_conn: unknown argument "beta" (known: alpha)`,
 		},
 		{
 			name:    "negative decay",
@@ -128,13 +128,13 @@ func TestNewPolicy(t *testing.T) {
 			name:    "bad seed",
 			policy:  "p2c",
 			args:    map[string]string{"seed": "-1"},
-			wantErr: `balancer: policy p2c: argument seed: "-1" is not an unsigned integer`,
+			wantErr: `balance: policy p2c: argument seed: "-1" is not an unsigned integer`,
 		},
 		{
 			name:    "bad hash key",
 			policy:  "hash",
 			args:    map[string]string{"key": "cookie:id"},
-			wantErr: `balancer: policy hash: argument key: "cookie:id" is not path, header:NAME or query:NAME`,
+			wantErr: `balance: policy hash: argument key: "cookie:id" is not path, header:NAME or query:NAME`,
 		},
 		{
 			name:    "hash header without name",
@@ -464,7 +464,7 @@ func TestPeakEWMARanking(t *testing.T) {
 				seen[i] = observation{int64(rtt), clock.t}
 			}
 			if r>>40%7 == 0 {
-				b.markDown(time.Hour)
+				b.MarkDown(time.Hour)
 			}
 		}
 		clock.advance(time.Duration(rnd.rnd.next() % uint64(3*time.Second)))
@@ -594,7 +594,7 @@ func TestKeysMoved(t *testing.T) {
 	}
 	// Exactness: the keys that move when a backend leaves are exactly the
 	// ones it owned.
-	b := newBackends("", four)
+	b := NewBackends("", four)
 	owned := 0
 	for i := range keys {
 		if rendezvous(b, hashString("k"+strconv.Itoa(i))).Addr == four[3] {
@@ -637,11 +637,15 @@ func TestEveryPolicySkipsUnavailable(t *testing.T) {
 
 func TestAvailableExpires(t *testing.T) {
 	b := pool(0)[0]
-	b.markDown(time.Millisecond)
+	b.MarkDown(time.Millisecond)
 	if b.Available() {
-		t.Fatal("available right after markDown")
+		t.Fatal("available right after MarkDown")
 	}
-	waitFor(t, "the mark to expire", b.Available)
+	for deadline := time.Now().Add(10 * time.Second); !b.Available(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the mark did not expire") // a safety net, not a timing assertion
+		}
+	}
 	if b.downUntil.Load() != 0 || b.DownMarks() != 1 {
 		t.Errorf("after expiry: downUntil %d, marks %d", b.downUntil.Load(), b.DownMarks())
 	}
@@ -714,4 +718,29 @@ func BenchmarkPick(b *testing.B) {
 			})
 		}
 	}
+}
+
+// FuzzHashKey: never panics, and a key parsed from any request is never
+// missing for the path source.
+func FuzzHashKey(f *testing.F) {
+	for _, s := range []string{"path", "header:X-User", "query:u", "query:", "header:a b"} {
+		f.Add(s, "/p?u=1&v=2")
+	}
+	f.Fuzz(func(t *testing.T, key, target string) {
+		h, err := NewHash(key)
+		if err != nil {
+			return
+		}
+		r, err := http.NewRequest(http.MethodGet, "http://x"+target, nil)
+		if err != nil || !strings.HasPrefix(target, "/") {
+			return
+		}
+		k, ok := h.key(r)
+		if h.kind == 'p' && (!ok || k != r.URL.Path) {
+			t.Fatalf("path key %q, %v for %q", k, ok, target)
+		}
+		if b := h.Pick(pool(0, 0, 0), r); b == nil {
+			t.Fatal("no pick on an available pool")
+		}
+	})
 }

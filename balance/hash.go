@@ -1,4 +1,4 @@
-package balancer
+package balance
 
 import (
 	"fmt"
@@ -65,7 +65,7 @@ func NewHash(key string) (*Hash, error) {
 	case strings.HasPrefix(key, HashKeyQueryPrefix) && len(key) > len(HashKeyQueryPrefix) && !strings.ContainsAny(key[len(HashKeyQueryPrefix):], "&=;# "):
 		h.kind, h.name = 'q', key[len(HashKeyQueryPrefix):]+"="
 	default:
-		return nil, fmt.Errorf("balancer: policy hash: argument key: %q is not path, header:NAME or query:NAME", key)
+		return nil, fmt.Errorf("balance: policy hash: argument key: %q is not path, header:NAME or query:NAME", key)
 	}
 	return h, nil
 }
@@ -131,7 +131,7 @@ func rendezvous(pool []*Backend, k uint64) *Backend {
 // upstreams before: for example the effect of adding or removing one
 // backend. Addresses are compared, so listing order does not matter.
 func KeysMoved(before, after []string, keys int) int {
-	b, a := newBackends("", before), newBackends("", after)
+	b, a := NewBackends("", before), NewBackends("", after)
 	moved := 0
 	for i := range keys {
 		k := hashString("k" + strconv.Itoa(i))

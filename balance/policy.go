@@ -1,4 +1,4 @@
-package balancer
+package balance
 
 import (
 	"errors"
@@ -36,9 +36,16 @@ type requestPolicy interface {
 	needsRequest()
 }
 
+// NeedsRequest reports whether p decides from the request itself (hash),
+// and so cannot decide once per layer-4 connection.
+func NeedsRequest(p Policy) bool {
+	_, ok := p.(requestPolicy)
+	return ok
+}
+
 // ErrUnknownPolicy is returned (wrapped) by NewPolicy, Config.Validate and
 // New for a policy name that is not registered.
-var ErrUnknownPolicy = errors.New("balancer: unknown policy")
+var ErrUnknownPolicy = errors.New("balance: unknown policy")
 
 var registry = struct {
 	sync.RWMutex
@@ -52,15 +59,15 @@ var registry = struct {
 // is not snake_case ([a-z][a-z0-9_]*), is already registered, or f is nil.
 func Register(name string, f func(args map[string]string) (Policy, error)) {
 	if !isSnakeCase(name) {
-		panic(fmt.Sprintf("balancer: Register: policy name %q is not snake_case", name))
+		panic(fmt.Sprintf("balance: Register: policy name %q is not snake_case", name))
 	}
 	if f == nil {
-		panic(fmt.Sprintf("balancer: Register: nil factory for policy %q", name))
+		panic(fmt.Sprintf("balance: Register: nil factory for policy %q", name))
 	}
 	registry.Lock()
 	defer registry.Unlock()
 	if _, dup := registry.factories[name]; dup {
-		panic(fmt.Sprintf("balancer: Register: policy %q registered twice", name))
+		panic(fmt.Sprintf("balance: Register: policy %q registered twice", name))
 	}
 	registry.factories[name] = f
 }
@@ -103,7 +110,7 @@ func unknownPolicy(name string) error {
 // noArgs is the argument check of policies that take no arguments.
 func noArgs(policy string, args map[string]string) error {
 	for k := range args {
-		return fmt.Errorf("balancer: policy %s: unknown argument %q (it takes none)", policy, k)
+		return fmt.Errorf("balance: policy %s: unknown argument %q (it takes none)", policy, k)
 	}
 	return nil
 }
@@ -130,7 +137,7 @@ func (a *policyArgs) get(name string) (string, bool) {
 
 func (a *policyArgs) fail(name, value, want string) {
 	if a.err == nil {
-		a.err = fmt.Errorf("balancer: policy %s: argument %s: %q %s", a.policy, name, value, want)
+		a.err = fmt.Errorf("balance: policy %s: argument %s: %q %s", a.policy, name, value, want)
 	}
 }
 
@@ -183,7 +190,7 @@ func (a *policyArgs) done() error {
 	}
 	for k := range a.args {
 		if !slices.Contains(a.known, k) {
-			return fmt.Errorf("balancer: policy %s: unknown argument %q (known: %s)", a.policy, k, strings.Join(a.known, ", "))
+			return fmt.Errorf("balance: policy %s: unknown argument %q (known: %s)", a.policy, k, strings.Join(a.known, ", "))
 		}
 	}
 	return nil

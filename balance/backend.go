@@ -1,4 +1,4 @@
-package balancer
+package balance
 
 import (
 	"math"
@@ -14,8 +14,22 @@ var epoch = time.Now()
 // is always > 0 after the first nanosecond and does not allocate.
 func nanotime() int64 { return int64(time.Since(epoch)) + 1 }
 
-// Backend is one upstream of one pool of a Proxy. Its counters are updated
-// atomically by the proxy and may be read concurrently at any time. The
+// The built-in proxy's pool and connection defaults. They live here, with
+// the policies, so that the simulator (package model) models the same
+// proxy without importing it; package balancer re-exports them.
+const (
+	// DefaultPool is the name of the pool of the proxy's plain upstream
+	// list, which serves every request no named pool takes.
+	DefaultPool = "default"
+	// DefaultMaxIdle is the number of idle upstream connections the proxy
+	// keeps per backend when told none: far above any concurrency a
+	// benchmark worker sees.
+	DefaultMaxIdle = 1024
+)
+
+// Backend is one upstream of one pool, as policies see it. Its counters are
+// updated atomically by whoever drives the policies (the built-in proxy,
+// the simulator) and may be read concurrently at any time. The
 // same address listed in two pools (or twice in one) gives two Backends,
 // each with its own counters.
 type Backend struct {
@@ -26,7 +40,7 @@ type Backend struct {
 
 	index int
 	pool  string
-	hash  uint64 // identity for rendezvous hashing; see newBackends
+	hash  uint64 // identity for rendezvous hashing; see NewBackends
 
 	active    atomic.Int64
 	peak      atomic.Int64
@@ -43,14 +57,14 @@ type Backend struct {
 	score atomic.Uint64
 	stamp atomic.Int64
 	rank  atomic.Uint64
-
-	up *upstream // how to reach the backend, and its layer-7 connection pool
 }
 
-// newBackends returns the backends of one pool, with index i at position i.
-// A repeated address gets a distinct hashing identity per repetition, so
-// duplicates share keys instead of one of them never winning.
-func newBackends(pool string, addrs []string) []*Backend {
+// NewBackends returns the backends of one pool named pool: backend i has
+// address addrs[i] and index i, and all counters at zero. A repeated address
+// gets a distinct hashing identity per repetition, so duplicates share keys
+// instead of one of them never winning. The caller reports the start and
+// end of each request (or layer-4 connection) with Acquire and Release.
+func NewBackends(pool string, addrs []string) []*Backend {
 	bs := make([]*Backend, len(addrs))
 	seen := map[string]int{}
 	for i, a := range addrs {
@@ -115,14 +129,17 @@ func (b *Backend) Available() bool {
 	return true
 }
 
-// markDown makes the backend unavailable for d.
-func (b *Backend) markDown(d time.Duration) {
+// MarkDown makes the backend unavailable for d (passive health: it refused
+// a connection) and counts the mark. It is safe for concurrent use.
+func (b *Backend) MarkDown(d time.Duration) {
 	b.downUntil.Store(nanotime() + int64(d))
 	b.downMarks.Add(1)
 }
 
-// acquire records the start of a request on b.
-func (b *Backend) acquire() {
+// Acquire records the start of a request (or layer-4 connection) on b: it
+// adds one to Active and Requests, as the proxy does once a policy picked
+// b. It is safe for concurrent use and does not allocate.
+func (b *Backend) Acquire() {
 	b.requests.Add(1)
 	n := b.active.Add(1)
 	for {
@@ -133,8 +150,15 @@ func (b *Backend) acquire() {
 	}
 }
 
-// release records the end of a request on b.
-func (b *Backend) release() { b.active.Add(-1) }
+// Release records the end of a request (or connection) on b: it takes one
+// from Active. Call it once per Acquire. It is safe for concurrent use.
+func (b *Backend) Release() { b.active.Add(-1) }
+
+// AddError counts a request (or connection) to b that failed.
+func (b *Backend) AddError() { b.errors.Add(1) }
+
+// AddConn counts an upstream connection opened to b.
+func (b *Backend) AddConn() { b.conns.Add(1) }
 
 func loadFloat(v *atomic.Uint64) float64     { return math.Float64frombits(v.Load()) }
 func storeFloat(v *atomic.Uint64, f float64) { v.Store(math.Float64bits(f)) }

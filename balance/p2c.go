@@ -1,4 +1,4 @@
-package balancer
+package balance
 
 import "net/http"
 
