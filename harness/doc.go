@@ -6,10 +6,11 @@
 // results.Results, the unit of all later statistics.
 //
 // It holds the run loop (run.go), the local process driver (local.go), the
-// open-loop generator and its recorder (attack.go, recorder.go,
-// generators.go, client.go), live progress (live.go) and CPU pinning
-// (pin.go). The scenario format lives in package scenario, the results
-// format in package results.
+// readiness and counter probes both drivers use (probe.go, stats.go,
+// counters.go), the open-loop generator and its recorder (attack.go,
+// recorder.go, generators.go, client.go), live progress (live.go) and CPU
+// pinning (pin.go). The scenario format lives in package scenario, the
+// results format in package results.
 //
 // The package never prints to a terminal and never handles signals: callers
 // pass a context and observe progress through WithProgress.

@@ -1,15 +1,11 @@
 package harness
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,9 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lbbench/lbbench/engines"
-	"github.com/lbbench/lbbench/targets/balancer"
-	"github.com/lbbench/lbbench/targets/prefork"
 	"github.com/lbbench/lbbench/topologies"
 )
 
@@ -249,48 +242,6 @@ func (p *localProc) waitReady(ctx context.Context, timeout time.Duration) error 
 	return err
 }
 
-// ErrExited is WaitHTTP's error when the process it waited for exited.
-var ErrExited = errors.New("exited before it was ready")
-
-// WaitHTTP polls url every 20 ms until it answers 200. It gives up when
-// timeout passes, ctx ends, or exited (if not nil) is closed (ErrExited).
-// Both drivers wait for readiness with it: the local one from here, the
-// docker one through "lbbench probe" inside the run's network.
-func WaitHTTP(ctx context.Context, url string, timeout time.Duration, exited <-chan struct{}) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	client := &http.Client{Timeout: time.Second}
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	last := errors.New("no answer yet")
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		if resp, err := client.Do(req); err != nil {
-			last = err
-		} else {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = fmt.Errorf("GET %s: %s", url, resp.Status)
-		}
-		select {
-		case <-exited:
-			return ErrExited
-		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("no 200 from %s within %s (last: %v)", url, timeout, last)
-			}
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
-}
-
 // logTail returns the last lines of the process's output, indented, for an
 // error message.
 func (p *localProc) logTail() string {
@@ -358,17 +309,6 @@ func (d *localDeployment) Stats(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
-// ReadHAProxyStats reads HAProxy's "show stat" from its stats socket at
-// path into st.
-func ReadHAProxyStats(ctx context.Context, path string, st *Stats) error {
-	rows, err := engines.ReadHAProxyStats(ctx, path)
-	if err != nil {
-		return err
-	}
-	st.Engine = engineCounters(&engines.Stats{Engine: engines.HAProxy, HAProxy: rows})
-	return nil
-}
-
 // Down stops processes in reverse order of start. It is idempotent.
 func (d *localDeployment) Down(ctx context.Context) error {
 	d.downOnce.Do(func() {
@@ -390,53 +330,4 @@ func (d *localDeployment) PIDs() []int {
 		out[i] = p.cmd.Process.Pid
 	}
 	return out
-}
-
-// Fetch returns the body of a GET of url, which must answer 200 within
-// timeout.
-func Fetch(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return io.ReadAll(resp.Body)
-}
-
-// DecodeStats decodes the answer of a process's stats endpoint of the given
-// kind (topologies.StatsWorkers, StatsProxy or StatsNginx) into st: the
-// part of Stats that does not depend on how the answer was fetched.
-func DecodeStats(kind string, body []byte, st *Stats) error {
-	switch kind {
-	case topologies.StatsWorkers:
-		var rep prefork.StatsReport
-		if err := json.Unmarshal(body, &rep); err != nil {
-			return fmt.Errorf("workers' stats: %w", err)
-		}
-		st.Workers = rep.Workers
-	case topologies.StatsProxy:
-		var ps balancer.Stats
-		if err := json.Unmarshal(body, &ps); err != nil {
-			return fmt.Errorf("proxy stats: %w", err)
-		}
-		st.Proxy = proxyCounters(&ps)
-	case topologies.StatsNginx:
-		ns, err := engines.ParseNginxStatus(bytes.NewReader(body))
-		if err != nil {
-			return err
-		}
-		st.Engine = engineCounters(&engines.Stats{Engine: engines.Nginx, Nginx: &ns})
-	default:
-		return fmt.Errorf("stats of kind %q cannot be decoded from an HTTP answer", kind)
-	}
-	return nil
 }

@@ -49,14 +49,6 @@ type EnvDescriber interface {
 	DescribeEnv(*results.Env)
 }
 
-// Stats are the counters a deployment's processes report.
-type Stats struct {
-	Workers []worker.Stats
-	Proxy   *results.ProxyStats
-	// Engine holds nginx's or HAProxy's own counters, when one runs.
-	Engine *results.EngineStats
-}
-
 // Progress reports the scenario's advance to the caller.
 type Progress = results.Progress
 

@@ -1,0 +1,63 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/lbbench/lbbench/engines"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/targets/prefork"
+	"github.com/lbbench/lbbench/targets/worker"
+	"github.com/lbbench/lbbench/topologies"
+)
+
+// Stats are the counters a deployment's processes report.
+type Stats struct {
+	Workers []worker.Stats
+	Proxy   *results.ProxyStats
+	// Engine holds nginx's or HAProxy's own counters, when one runs.
+	Engine *results.EngineStats
+}
+
+// DecodeStats decodes the answer of a process's stats endpoint of the given
+// kind (topologies.StatsWorkers, StatsProxy or StatsNginx) into st: the
+// part of Stats that does not depend on how the answer was fetched.
+func DecodeStats(kind string, body []byte, st *Stats) error {
+	switch kind {
+	case topologies.StatsWorkers:
+		var rep prefork.StatsReport
+		if err := json.Unmarshal(body, &rep); err != nil {
+			return fmt.Errorf("workers' stats: %w", err)
+		}
+		st.Workers = rep.Workers
+	case topologies.StatsProxy:
+		var ps balancer.Stats
+		if err := json.Unmarshal(body, &ps); err != nil {
+			return fmt.Errorf("proxy stats: %w", err)
+		}
+		st.Proxy = proxyCounters(&ps)
+	case topologies.StatsNginx:
+		ns, err := engines.ParseNginxStatus(bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		st.Engine = engineCounters(&engines.Stats{Engine: engines.Nginx, Nginx: &ns})
+	default:
+		return fmt.Errorf("stats of kind %q cannot be decoded from an HTTP answer", kind)
+	}
+	return nil
+}
+
+// ReadHAProxyStats reads HAProxy's "show stat" from its stats socket at
+// path into st.
+func ReadHAProxyStats(ctx context.Context, path string, st *Stats) error {
+	rows, err := engines.ReadHAProxyStats(ctx, path)
+	if err != nil {
+		return err
+	}
+	st.Engine = engineCounters(&engines.Stats{Engine: engines.HAProxy, HAProxy: rows})
+	return nil
+}
