@@ -12,6 +12,11 @@
 // starts the engine, waits for Config.Health and reads its counters with
 // ReadNginxStatus or ReadHAProxyStats.
 //
+// Upstream renders the upstream block (nginx) or backend section (HAProxy)
+// alone: Render uses it, and so does `lbbench serve --print-config`
+// (prefork.WriteProxyConfig), so that both spell servers alike and HAProxy
+// names server i HAProxyServerName(i) ("w0", "w1", ...) in both.
+//
 // Policies map to the engines as follows (see Policies):
 //
 //	lbbench       nginx                          HAProxy

@@ -1,11 +1,5 @@
 package engines
 
-import (
-	"fmt"
-	"strconv"
-	"strings"
-)
-
 // haproxyPolicies are the backend directives of each policy.
 var haproxyPolicies = map[string][]string{
 	"round_robin": {"balance roundrobin"},
@@ -25,20 +19,13 @@ const (
 	haproxySock = "haproxy.sock"
 )
 
-// HAProxyServerName returns the name HAProxy's stats give upstream i.
-func HAProxyServerName(i int) string { return "w" + strconv.Itoa(i) }
-
 // renderHAProxy renders haproxy.cfg for s (defaulted and valid). HAProxy
 // runs with -db: in the foreground, one process with as many threads as
 // CPUs, and no pid file (only daemon and master-worker modes write one; the
 // driver knows the pid).
 func renderHAProxy(s Spec) Config {
-	var b strings.Builder
-	w := func(indent int, format string, args ...any) {
-		b.WriteString(strings.Repeat("    ", indent))
-		fmt.Fprintf(&b, format, args...)
-		b.WriteByte('\n')
-	}
+	var c confWriter
+	w := c.line
 	w(0, "# HAProxy in front of %d upstreams: policy %s, upstream keep-alive %s.", len(s.Upstreams), s.Policy, onOff(s.UpstreamKeepAlive))
 	w(0, "# Rendered by lbbench; run in its working directory %s.", DirPlaceholder)
 	w(0, "global")
@@ -61,26 +48,15 @@ func renderHAProxy(s Spec) Config {
 	w(1, "http-request return status 200 content-type text/plain string ok if { path /healthz }")
 	w(1, "http-request return status 404")
 	w(0, "")
-	w(0, "backend workers")
-	for _, d := range haproxyPolicies[s.Policy] {
-		w(1, "%s", d)
-	}
+	up := Upstream{Engine: HAProxy, Name: "workers", Policy: s.Policy, Servers: s.Upstreams}
 	if s.UpstreamKeepAlive {
-		w(1, "# Idle server connections are shared by all client connections.")
-		w(1, "http-reuse always")
+		up.Directives = []string{"# Idle server connections are shared by all client connections.", "http-reuse always"}
 	} else {
-		w(1, "# A new server connection for every request.")
-		w(1, "option http-server-close")
-		w(1, "http-reuse never")
+		up.Directives = []string{"# A new server connection for every request.", "option http-server-close", "http-reuse never"}
 	}
-	for i, u := range s.Upstreams {
-		if path, ok := strings.CutPrefix(u, "unix:"); ok {
-			u = "unix@" + path
-		}
-		w(1, "server %s %s", HAProxyServerName(i), u)
-	}
+	up.write(&c, 0)
 	return Config{
-		Files:     []File{{Name: haproxyConf, Content: b.String()}},
+		Files:     []File{{Name: haproxyConf, Content: c.String()}},
 		CheckArgs: []string{"-c", "-f", DirPlaceholder + "/" + haproxyConf},
 		Args:      []string{"-db", "-f", DirPlaceholder + "/" + haproxyConf},
 		Health:    "http://" + s.Admin + "/healthz",

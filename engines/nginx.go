@@ -2,7 +2,6 @@ package engines
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -36,12 +35,8 @@ func nginxArgs() []string {
 // driver's child, its workers in its process group.
 func renderNginx(s Spec) Config {
 	dir := DirPlaceholder
-	var b strings.Builder
-	w := func(indent int, format string, args ...any) {
-		b.WriteString(strings.Repeat("    ", indent))
-		fmt.Fprintf(&b, format, args...)
-		b.WriteByte('\n')
-	}
+	var c confWriter
+	w := c.line
 	w(0, "# nginx in front of %d upstreams: policy %s, upstream keep-alive %s.", len(s.Upstreams), s.Policy, onOff(s.UpstreamKeepAlive))
 	w(0, "# Rendered by lbbench; %s is the process's working directory.", dir)
 	w(0, "daemon off;")
@@ -66,21 +61,18 @@ func renderNginx(s Spec) Config {
 	w(1, "keepalive_requests 1000000;")
 	w(1, "keepalive_timeout 75s;")
 	w(0, "")
-	w(1, "upstream workers {")
-	w(2, "# Shared by all worker processes, so policies see every active request.")
-	w(2, "zone workers 1m;")
-	for _, d := range nginxPolicies[s.Policy] {
-		w(2, "%s", d)
-	}
-	for _, u := range s.Upstreams {
-		w(2, "server %s max_fails=0;", u)
-	}
+	up := Upstream{Engine: Nginx, Name: "workers", Policy: s.Policy, Servers: s.Upstreams, ServerOptions: "max_fails=0",
+		Directives: []string{
+			"# Shared by all worker processes, so policies see every active request.",
+			"zone workers 1m;",
+		}}
 	if s.UpstreamKeepAlive {
-		w(2, "keepalive %d;", s.KeepAliveConns)
-		w(2, "keepalive_requests 1000000;")
-		w(2, "keepalive_timeout 60s;")
+		up.Directives = append(up.Directives,
+			fmt.Sprintf("keepalive %d;", s.KeepAliveConns),
+			"keepalive_requests 1000000;",
+			"keepalive_timeout 60s;")
 	}
-	w(1, "}")
+	up.write(&c, 1)
 	w(0, "")
 	w(1, "server {")
 	w(2, "listen %s;", s.Listen)
@@ -117,7 +109,7 @@ func renderNginx(s Spec) Config {
 	w(0, "}")
 
 	return Config{
-		Files:     []File{{Name: nginxConf, Content: b.String()}},
+		Files:     []File{{Name: nginxConf, Content: c.String()}},
 		CheckArgs: append([]string{"-t", "-q"}, nginxArgs()...),
 		Args:      nginxArgs(),
 		Health:    "http://" + s.Admin + "/healthz",

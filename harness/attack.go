@@ -13,44 +13,15 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"golang.org/x/sys/unix"
 
+	"github.com/lbbench/lbbench/internal/syncio"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/workloads"
 )
 
-// stream is one open-loop request stream: its own schedule, class draws and
-// connections. A workload without named clients is one stream; with named
-// clients, each client is a stream carrying its share of the load.
-type stream struct {
-	name      string // named client, or ""
-	share     float64
-	spec      workloads.Spec // arrival scaled to the stream's share
-	conns     int
-	keepAlive bool
-	perConn   int
-}
-
-// streams splits spec into its streams.
-func streams(spec workloads.Spec) []stream {
-	c := spec.Clients
-	if len(c.Named) == 0 {
-		return []stream{{spec: spec, share: 1, conns: c.Connections, keepAlive: c.KeepAliveOn(), perConn: c.RequestsPerConn}}
-	}
-	var total float64
-	for _, n := range c.Named {
-		total += n.Share
-	}
-	out := make([]stream, len(c.Named))
-	for i, n := range c.Named {
-		s := spec
-		s.Arrival = spec.Arrival.Scaled(n.Share / total)
-		s.Seed = spec.Seed + uint64(i+1)*0x9e3779b9
-		out[i] = stream{name: n.Name, share: n.Share, spec: s, conns: n.Connections, keepAlive: c.KeepAliveOn(), perConn: c.RequestsPerConn}
-	}
-	return out
-}
-
 // attack offers spec's load to entry, open loop, from this process, and
-// returns what it recorded. Warm-up requests go over the same connections
+// returns what it recorded. Each of spec's streams (workloads.Spec.Streams:
+// one, or one per named client) has its own schedule, class draws,
+// connections and recorder. Warm-up requests go over the same connections
 // and are discarded. If raw is not nil, one line per measured request is
 // written to it. On ctx cancellation it stops sending, waits for
 // outstanding requests and returns ctx's error.
@@ -59,7 +30,7 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return nil, fmt.Errorf("harness: entry %q is not an http://host:port URL", entry)
 	}
-	ss := streams(spec)
+	ss := spec.Streams()
 	recs := make([]*recorder, len(ss))
 	trs := make([]*clientTransport, len(ss))
 	var rawW io.Writer
@@ -67,33 +38,34 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 	if raw != nil {
 		rawBuf = bufio.NewWriterSize(raw, 64<<10)
 		rawBuf.WriteString(RawHeader)
-		rawW = &lockedWriter{w: rawBuf}
+		rawW = syncio.NewWriter(rawBuf) // streams share it, a line per Write
 	}
 	cpu0 := processCPU()
 	live := startLive(ctx, spec) // live.go: nil (a no-op) unless WithLiveStats
 	defer live.stop()
 	var wg sync.WaitGroup
 	for i, s := range ss {
-		tg, err := workloads.NewTargeter(s.spec, entry)
+		c := s.Spec.Clients
+		tg, err := workloads.NewTargeter(s.Spec, entry)
 		if err != nil {
 			return nil, err
 		}
-		pacer := workloads.NewPacer(s.spec)
-		recs[i] = newRecorder(pacer, s.spec, tg.Classes(), rawW)
-		if s.name != "" {
-			recs[i].forClient(s.name, s.share)
+		pacer := workloads.NewPacer(s.Spec)
+		recs[i] = newRecorder(pacer, s.Spec, rawW)
+		if s.Name != "" {
+			recs[i].forClient(s.Name, s.Share)
 		}
-		trs[i] = newClientTransport(u.Host, s.conns, s.keepAlive, s.perConn)
+		trs[i] = newClientTransport(u.Host, c.Connections, c.KeepAliveOn(), c.RequestsPerConn)
 		recs[i].sentAt = trs[i].sentAt
 		atk := vegeta.NewAttacker(
 			vegeta.Client(&http.Client{
 				Transport: trs[i],
-				Timeout:   s.spec.Timeout,
+				Timeout:   s.Spec.Timeout,
 				CheckRedirect: func(*http.Request, []*http.Request) error {
 					return http.ErrUseLastResponse
 				},
 			}),
-			vegeta.Workers(uint64(min(s.conns, workloads.MaxInFlight))),
+			vegeta.Workers(uint64(min(c.Connections, workloads.MaxInFlight))),
 			vegeta.MaxWorkers(workloads.MaxInFlight),
 			// The body is never needed; vegeta would otherwise keep it.
 			vegeta.MaxBody(0),
@@ -124,8 +96,9 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 		if err != nil {
 			return nil, err
 		}
-		m.Generator = results.Generator{Streams: 1, Connections: ss[i].conns, Opened: trs[i].opened.Load(),
-			KeepAlive: ss[i].keepAlive, RequestsPerConn: ss[i].perConn}
+		c := ss[i].Spec.Clients
+		m.Generator = results.Generator{Streams: 1, Connections: c.Connections, Opened: trs[i].opened.Load(),
+			KeepAlive: c.KeepAliveOn(), RequestsPerConn: c.RequestsPerConn}
 		if err := total.Merge(m); err != nil {
 			return nil, err
 		}
@@ -138,18 +111,6 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 		return &total, err
 	}
 	return &total, nil
-}
-
-// lockedWriter lets streams share one writer, a line per Write.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // processCPU is this process's user plus system CPU time so far.

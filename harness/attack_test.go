@@ -239,7 +239,7 @@ func TestJudgeMarksLaggingRunInvalid(t *testing.T) {
 		// Each request leaves 0.5ms later than the previous one's lag.
 		results = append(results, &vegeta.Result{Seq: seq, Code: 200, Timestamp: at.Add(time.Duration(seq) * 500 * time.Microsecond), Latency: time.Millisecond})
 	}
-	rec := newRecorder(p, spec, []string{"a"}, nil)
+	rec := newRecorder(p, spec, nil)
 	for _, r := range results {
 		rec.add(r)
 	}

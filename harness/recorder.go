@@ -22,50 +22,27 @@ type recorder struct {
 	pacer  *workloads.Pacer
 	warmup time.Duration
 	window time.Duration
-	steps  []workloads.Step
 	raw    io.Writer // per-request lines (one Write per line), or nil
 
 	sentAt   func(map[string][]string) (time.Time, bool) // wire send time of a response's request
 	m        results.Measurement
-	client   *results.Client // the stream's named client, or nil
+	client   int // index of the stream's named client in m.Clients, or -1
 	lastSend time.Time
 
-	// The open interval, by completion time since the window's start.
-	iv                   *results.Histogram
-	ivIndex              int
-	ivRequests, ivErrors uint64
-	ivErr                error
+	// Latency by completion time since the window's start.
+	intervals *results.IntervalRecorder
 }
 
-func newRecorder(p *workloads.Pacer, spec workloads.Spec, classes []string, raw io.Writer) *recorder {
-	r := &recorder{
-		pacer:   p,
-		warmup:  spec.WarmupTime(),
-		window:  spec.Duration,
-		iv:      results.NewHistogram(),
-		ivIndex: -1,
+func newRecorder(p *workloads.Pacer, spec workloads.Spec, raw io.Writer) *recorder {
+	return &recorder{
+		pacer:     p,
+		warmup:    spec.WarmupTime(),
+		window:    spec.Duration,
+		raw:       raw,
+		m:         results.NewMeasurement(spec),
+		client:    -1,
+		intervals: results.NewIntervalRecorder(results.IntervalLength),
 	}
-	r.m = results.Measurement{
-		Duration:     spec.Duration,
-		Latency:      results.NewHistogram(),
-		Uncorrected:  results.NewHistogram(),
-		SendLag:      results.NewHistogram(),
-		ErrorLatency: results.NewHistogram(),
-		ByWorker:     map[int]uint64{},
-	}
-	for _, name := range classes {
-		r.m.Classes = append(r.m.Classes, results.Class{Name: name, Latency: results.NewHistogram()})
-	}
-	if spec.Arrival.Kind == workloads.Steps {
-		r.steps = spec.Arrival.Steps
-		start := time.Duration(0)
-		for _, s := range r.steps {
-			r.m.Steps = append(r.m.Steps, results.Step{RatePerSec: s.RatePerSec, Start: start, Duration: s.Duration, Latency: results.NewHistogram()})
-			start += s.Duration
-		}
-	}
-	r.raw = raw
-	return r
 }
 
 // RawHeader is the first line of a raw per-request file: intended send time
@@ -77,7 +54,7 @@ const RawHeader = "intended_us,send_lag_us,latency_us,code,class,worker,error\n"
 // forClient makes the recorder count its results for a named client too.
 func (r *recorder) forClient(name string, share float64) {
 	r.m.Clients = []results.Client{{Name: name, Share: share, Latency: results.NewHistogram()}}
-	r.client = &r.m.Clients[0]
+	r.client = 0
 }
 
 // add records one result.
@@ -108,39 +85,20 @@ func (r *recorder) add(res *vegeta.Result) {
 	}
 
 	m := &r.m
-	m.Requests++
-	m.Latency.RecordDuration(corrected)
-	m.Uncorrected.RecordDuration(uncorrected)
-	m.SendLag.RecordDuration(lag)
 	if res.Timestamp.After(r.lastSend) {
 		r.lastSend = res.Timestamp
 	}
-
-	failed := res.Error != "" || res.Code < 200 || res.Code >= 400
-	if failed {
-		m.Errors++
-		if m.ErrorKinds == nil {
-			m.ErrorKinds = map[string]uint64{}
-		}
-		m.ErrorKinds[errorKind(res)]++
-		m.ErrorLatency.RecordDuration(corrected)
-	}
 	class := workloads.ClassOf(res.URL)
-	if class >= 0 && class < len(m.Classes) {
-		count(&m.Classes[class].Requests, &m.Classes[class].Errors, m.Classes[class].Latency, corrected, failed)
+	failed := res.Error != "" || res.Code < 200 || res.Code >= 400
+	sample := results.Sample{
+		Scheduled: off - r.warmup, // the step a request belongs to is the one it was scheduled in
+		Latency:   corrected, Uncorrected: uncorrected, SendLag: lag,
+		Failed: failed, Class: class, Client: r.client,
 	}
-	if c := r.client; c != nil {
-		count(&c.Requests, &c.Errors, c.Latency, corrected, failed)
+	if failed {
+		sample.ErrorKind = errorKind(res)
 	}
-	if len(r.steps) > 0 {
-		// The step a request belongs to is the one it was scheduled in.
-		at := off - r.warmup
-		i := 0
-		for i < len(m.Steps)-1 && at >= m.Steps[i+1].Start {
-			i++
-		}
-		count(&m.Steps[i].Requests, &m.Steps[i].Errors, m.Steps[i].Latency, corrected, failed)
-	}
+	m.Record(sample)
 	worker := -1
 	if vs := res.Headers["X-Worker"]; len(vs) > 0 {
 		if i, err := strconv.Atoi(vs[0]); err == nil {
@@ -148,48 +106,13 @@ func (r *recorder) add(res *vegeta.Result) {
 			m.ByWorker[i]++
 		}
 	}
-	r.interval(res.Timestamp.Add(res.Latency).Sub(r.pacer.Began().Add(r.warmup)), corrected, failed)
+	// Results arrive in about completion order; the interval recorder puts
+	// one that arrives after its interval was closed into the open one.
+	r.intervals.Record(res.Timestamp.Add(res.Latency).Sub(r.pacer.Began().Add(r.warmup)), corrected, failed)
 	if r.raw != nil {
 		fmt.Fprintf(r.raw, "%d,%d,%d,%d,%d,%d,%s\n", (off - r.warmup).Microseconds(), lag.Microseconds(),
 			corrected.Microseconds(), res.Code, class, worker, csvField(res.Error))
 	}
-}
-
-func count(requests, errors *uint64, h *results.Histogram, d time.Duration, failed bool) {
-	*requests++
-	h.RecordDuration(d)
-	if failed {
-		*errors++
-	}
-}
-
-// interval records a result completed at done (since the window's start)
-// in its interval. Results arrive in about completion order; one that
-// arrives after its interval was closed goes into the open one.
-func (r *recorder) interval(done, latency time.Duration, failed bool) {
-	i := max(int(done/results.IntervalLength), 0)
-	if i > r.ivIndex {
-		r.closeInterval()
-		r.ivIndex = i
-	}
-	r.iv.RecordDuration(latency)
-	r.ivRequests++
-	if failed {
-		r.ivErrors++
-	}
-}
-
-func (r *recorder) closeInterval() {
-	if r.ivIndex < 0 || r.ivRequests == 0 {
-		return
-	}
-	iv, err := results.EncodeInterval(time.Duration(r.ivIndex)*results.IntervalLength, results.IntervalLength, r.iv, r.ivRequests, r.ivErrors)
-	if err != nil && r.ivErr == nil {
-		r.ivErr = err
-	}
-	r.m.Intervals = append(r.m.Intervals, iv)
-	r.iv.Reset()
-	r.ivRequests, r.ivErrors = 0, 0
 }
 
 func csvField(s string) string {
@@ -221,11 +144,12 @@ func errorKind(res *vegeta.Result) string {
 // finish closes the open interval and the raw stream and returns the
 // stream's measurement with its rates.
 func (r *recorder) finish() (*results.Measurement, error) {
-	r.closeInterval()
-	if r.ivErr != nil {
-		return nil, r.ivErr
+	ivs, err := r.intervals.Finish()
+	if err != nil {
+		return nil, err
 	}
 	m := &r.m
+	m.Intervals = ivs
 	if m.Requests > 0 {
 		m.IntendedRate = float64(m.Requests) / r.window.Seconds()
 		// The measured requests were due within the window; if sending them

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
@@ -82,7 +83,7 @@ func BenchmarkRequest(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		e.rec.ivLen = 0
+		e.rec.intervals = results.NewIntervalRecorder(0)
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
 		if err := e.run(context.Background()); err != nil {

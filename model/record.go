@@ -15,58 +15,34 @@ import (
 type recorder struct {
 	warmup  int64
 	timeout int64
-	ivLen   int64 // interval length, a whole number of results.IntervalLength; 0: keep no intervals
 	m       results.Measurement
 	clients []int    // stream -> index in m.Clients, or -1
 	workers []uint64 // measured responses per worker; m.ByWorker at the end
-	steps   []int64
 
 	// Exact sums for Stats, in nanoseconds.
 	sumLatency, sumWait, sumService float64
 	count                           uint64
 
-	// The open interval, by completion time since the window's start.
-	iv                   *results.Histogram
-	ivIndex              int
-	ivRequests, ivErrors uint64
-	ivErr                error
+	// Latency by completion time since the window's start, in intervals
+	// of intervalLength.
+	intervals *results.IntervalRecorder
 }
 
-func newRecorder(spec workloads.Spec, streams []streamSpec, workers int) *recorder {
+func newRecorder(spec workloads.Spec, streams []workloads.Stream, workers int) *recorder {
 	r := &recorder{
-		workers: make([]uint64, workers),
-		warmup:  int64(spec.WarmupTime()),
-		timeout: int64(spec.Timeout),
-		ivLen:   int64(intervalLength(spec.Duration)),
-		iv:      results.NewHistogram(),
-		ivIndex: -1,
-	}
-	r.m = results.Measurement{
-		Duration:     spec.Duration,
-		Latency:      results.NewHistogram(),
-		Uncorrected:  results.NewHistogram(),
-		SendLag:      results.NewHistogram(),
-		ErrorLatency: results.NewHistogram(),
-		ByWorker:     map[int]uint64{},
-	}
-	for _, c := range spec.Classes {
-		r.m.Classes = append(r.m.Classes, results.Class{Name: c.Name, Latency: results.NewHistogram()})
+		workers:   make([]uint64, workers),
+		warmup:    int64(spec.WarmupTime()),
+		timeout:   int64(spec.Timeout),
+		m:         results.NewMeasurement(spec),
+		intervals: results.NewIntervalRecorder(intervalLength(spec.Duration)),
 	}
 	for _, s := range streams {
 		idx := -1
-		if s.name != "" {
+		if s.Name != "" {
 			idx = len(r.m.Clients)
-			r.m.Clients = append(r.m.Clients, results.Client{Name: s.name, Share: s.share, Latency: results.NewHistogram()})
+			r.m.Clients = append(r.m.Clients, results.Client{Name: s.Name, Share: s.Share, Latency: results.NewHistogram()})
 		}
 		r.clients = append(r.clients, idx)
-	}
-	if spec.Arrival.Kind == workloads.Steps {
-		start := time.Duration(0)
-		for _, s := range spec.Arrival.Steps {
-			r.m.Steps = append(r.m.Steps, results.Step{RatePerSec: s.RatePerSec, Start: start, Duration: s.Duration, Latency: results.NewHistogram()})
-			r.steps = append(r.steps, int64(start))
-			start += s.Duration
-		}
 	}
 	return r
 }
@@ -81,51 +57,25 @@ func (r *recorder) record(e *engine, q *request) {
 	lat, uncorr := durationNs(latency), durationNs(e.now-q.wire)
 	failed := r.timeout > 0 && latency > r.timeout
 
-	m := &r.m
-	m.Requests++
-	m.Latency.RecordDuration(lat)
-	m.Uncorrected.RecordDuration(uncorr)
-	m.SendLag.RecordDuration(0)
+	// The model lets a request that failed finish; a real client would
+	// have given up at the timeout and counted an error.
+	sample := results.Sample{
+		Scheduled: durationNs(q.intended - r.warmup),
+		Latency:   lat, Uncorrected: uncorr, // the send lag is zero
+		Failed: failed, Class: int(q.class), Client: r.clients[q.stream],
+	}
 	if failed {
-		// The model lets the request finish; a real client would have
-		// given up at the timeout and counted an error.
-		m.Errors++
-		if m.ErrorKinds == nil {
-			m.ErrorKinds = map[string]uint64{}
-		}
-		m.ErrorKinds["timeout"]++
-		m.ErrorLatency.RecordDuration(lat)
+		sample.ErrorKind = "timeout"
 	}
-	c := &m.Classes[q.class]
-	count(&c.Requests, &c.Errors, c.Latency, lat, failed)
-	if i := r.clients[q.stream]; i >= 0 {
-		cl := &m.Clients[i]
-		count(&cl.Requests, &cl.Errors, cl.Latency, lat, failed)
-	}
-	if len(r.steps) > 0 {
-		at := q.intended - r.warmup
-		i := 0
-		for i < len(r.steps)-1 && at >= r.steps[i+1] {
-			i++
-		}
-		s := &m.Steps[i]
-		count(&s.Requests, &s.Errors, s.Latency, lat, failed)
-	}
+	r.m.Record(sample)
 	r.workers[q.worker]++
-	r.interval(e.now-r.warmup, lat, failed)
+	// Events run in time order, so completions arrive in order.
+	r.intervals.Record(durationNs(e.now-r.warmup), lat, failed)
 
 	r.count++
 	r.sumLatency += float64(latency)
 	r.sumWait += float64(q.start - q.intended)
 	r.sumService += float64(q.service)
-}
-
-func count(requests, errors *uint64, h *results.Histogram, d time.Duration, failed bool) {
-	*requests++
-	h.RecordDuration(d)
-	if failed {
-		*errors++
-	}
 }
 
 // MaxIntervals bounds the interval histograms of one simulated run: a run
@@ -141,55 +91,14 @@ func intervalLength(d time.Duration) time.Duration {
 	return max(n, 1) * results.IntervalLength
 }
 
-// interval records a response completed at done (since the window's start)
-// in its interval. Events run in time order, so completions arrive in
-// order.
-func (r *recorder) interval(done int64, latency time.Duration, failed bool) {
-	if r.ivLen == 0 {
-		return
-	}
-	i := max(int(done/r.ivLen), 0)
-	if i > r.ivIndex {
-		r.closeInterval()
-		r.ivIndex = i
-	}
-	r.iv.RecordDuration(latency)
-	r.ivRequests++
-	if failed {
-		r.ivErrors++
-	}
-}
-
-func (r *recorder) closeInterval() {
-	if r.ivIndex < 0 || r.ivRequests == 0 {
-		return
-	}
-	b, err := r.iv.MarshalJSON()
-	if err != nil {
-		if r.ivErr == nil {
-			r.ivErr = err
-		}
-	} else {
-		r.m.Intervals = append(r.m.Intervals, results.Interval{
-			Start:    time.Duration(int64(r.ivIndex) * r.ivLen),
-			Length:   time.Duration(r.ivLen),
-			Requests: r.ivRequests,
-			Errors:   r.ivErrors,
-			Latency:  string(b[1 : len(b)-1]), // the JSON string without its quotes
-			P99:      r.iv.Quantile(0.99),
-		})
-	}
-	r.iv.Reset()
-	r.ivRequests, r.ivErrors = 0, 0
-}
-
 // finish closes the open interval and fills the rates and summaries.
 func (r *recorder) finish() (*results.Measurement, error) {
-	r.closeInterval()
-	if r.ivErr != nil {
-		return nil, r.ivErr
+	ivs, err := r.intervals.Finish()
+	if err != nil {
+		return nil, err
 	}
 	m := &r.m
+	m.Intervals = ivs
 	for i, n := range r.workers {
 		if n > 0 {
 			m.ByWorker[i] = n
@@ -200,15 +109,7 @@ func (r *recorder) finish() (*results.Measurement, error) {
 		m.IntendedRate = float64(m.Requests) / m.Duration.Seconds()
 		m.AchievedRate = m.IntendedRate
 	}
-	for i := range m.Classes {
-		m.Classes[i].Summary = m.Classes[i].Latency.Summarize()
-	}
-	for i := range m.Clients {
-		m.Clients[i].Summary = m.Clients[i].Latency.Summarize()
-	}
-	for i := range m.Steps {
-		m.Steps[i].Summary = m.Steps[i].Latency.Summarize()
-	}
+	m.Summarize()
 	return m, nil
 }
 

@@ -154,37 +154,6 @@ func repSeed(seed uint64, rep int) uint64 {
 	return seed + uint64(rep-1)*0x9e3779b97f4a7c15
 }
 
-// streamSpec is one open-loop stream of a workload: the whole workload, or
-// one named client with its share.
-type streamSpec struct {
-	name  string
-	share float64
-	spec  workloads.Spec
-	conns int
-}
-
-// streamsOf splits spec into streams exactly as the generator does
-// (harness's streams in attack.go): a named client gets the arrival scaled
-// to its share and a seed offset by its position.
-func streamsOf(spec workloads.Spec) []streamSpec {
-	c := spec.Clients
-	if len(c.Named) == 0 {
-		return []streamSpec{{spec: spec, share: 1, conns: c.Connections}}
-	}
-	var total float64
-	for _, n := range c.Named {
-		total += n.Share
-	}
-	out := make([]streamSpec, len(c.Named))
-	for i, n := range c.Named {
-		s := spec
-		s.Arrival = spec.Arrival.Scaled(n.Share / total)
-		s.Seed = spec.Seed + uint64(i+1)*0x9e3779b9
-		out[i] = streamSpec{name: n.Name, share: n.Share, spec: s, conns: n.Connections}
-	}
-	return out
-}
-
 // SimulateRun simulates variant v of scenario s (defaulted and validated)
 // once, as repetition rep (from 1), and returns the run in the measured
 // schema (its ID is left for the caller) and its exact means. The run is
@@ -252,7 +221,7 @@ func SimulateRun(ctx context.Context, s scenario.Scenario, v scenario.Variant, r
 
 // newEngine builds the model of variant v with workers w under spec.
 func newEngine(w scenario.Workers, v scenario.Variant, spec workloads.Spec) (*engine, error) {
-	ss := streamsOf(spec)
+	ss := spec.Streams() // the generator's streams, as harness splits them
 	e := &engine{
 		freeReq:     none,
 		freeConn:    none,
@@ -265,15 +234,16 @@ func newEngine(w scenario.Workers, v scenario.Variant, spec workloads.Spec) (*en
 		e.maxIdle = balance.DefaultMaxIdle
 	}
 	for _, s := range ss {
-		tg, err := workloads.NewTargeter(s.spec, "http://"+Driver)
+		tg, err := workloads.NewTargeter(s.Spec, "http://"+Driver)
 		if err != nil {
 			return nil, err
 		}
-		p := workloads.NewPacer(s.spec)
+		p := workloads.NewPacer(s.Spec)
 		p.SetWait(func(time.Time) {}) // simulated time: never sleep
+		c := s.Spec.Clients
 		e.streams = append(e.streams, stream{
-			pacer: p, targeter: tg, cap: s.conns, keepAlive: spec.Clients.KeepAliveOn(),
-			perConn: int32(spec.Clients.RequestsPerConn), idleHead: none, idleTail: none, waitHead: none, waitTail: none,
+			pacer: p, targeter: tg, cap: c.Connections, keepAlive: c.KeepAliveOn(),
+			perConn: int32(c.RequestsPerConn), idleHead: none, idleTail: none, waitHead: none, waitTail: none,
 		})
 	}
 	e.workers = make([]worker, w.Count)

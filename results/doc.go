@@ -4,6 +4,12 @@
 // Env and the counters of workers, proxies and engines, with their file
 // I/O, lossless merge and schema number.
 //
+// Both producers record through the same code: NewMeasurement starts a
+// stream's measurement from its workload, Measurement.Record counts each
+// measured request into it (totals, error kinds, class, client, step), and
+// an IntervalRecorder keeps the per-interval histograms by completion time.
+// Each producer only says what a request's latencies and failure were.
+//
 // It owns its counter structs rather than embedding the targets' own, so
 // that a JSON tag changed inside the balancer or an engine reader cannot
 // change results.json silently: the driver's conversion stops compiling

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lbbench/lbbench/workloads"
 )
 
 // durations returns n durations: first, first+step, first+2*step, ...
@@ -323,5 +325,83 @@ func TestMeasurementMergeClassMismatch(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "classes") {
 		t.Errorf("error %q does not say the classes differ", err)
+	}
+}
+
+func TestNewMeasurement(t *testing.T) {
+	spec := workloads.Spec{
+		Arrival: workloads.Arrival{Kind: workloads.Steps, Steps: []workloads.Step{
+			{RatePerSec: 100, Duration: 2 * time.Second}, {RatePerSec: 200, Duration: time.Second}, {RatePerSec: 300, Duration: 3 * time.Second},
+		}},
+		Classes: []workloads.Class{{Name: "short", Weight: 9}, {Name: "long", Weight: 1}},
+	}.WithDefaults()
+	m := NewMeasurement(spec)
+	if m.Duration != 6*time.Second || m.Latency == nil || m.Uncorrected == nil || m.SendLag == nil || m.ErrorLatency == nil || m.ByWorker == nil {
+		t.Fatalf("NewMeasurement = %+v, want a 6s window with every histogram", m)
+	}
+	if len(m.Classes) != 2 || m.Classes[0].Name != "short" || m.Classes[1].Name != "long" || m.Classes[1].Latency == nil {
+		t.Errorf("classes %+v, want short and long with histograms", m.Classes)
+	}
+	wantStarts := []time.Duration{0, 2 * time.Second, 3 * time.Second}
+	if len(m.Steps) != 3 {
+		t.Fatalf("%d steps, want 3", len(m.Steps))
+	}
+	for i, s := range m.Steps {
+		if s.Start != wantStarts[i] || s.RatePerSec != spec.Arrival.Steps[i].RatePerSec || s.Duration != spec.Arrival.Steps[i].Duration || s.Latency == nil {
+			t.Errorf("step %d = %+v, want start %s", i, s, wantStarts[i])
+		}
+	}
+	for _, tc := range []struct {
+		at   time.Duration
+		want int
+	}{{-time.Second, 0}, {0, 0}, {2*time.Second - 1, 0}, {2 * time.Second, 1}, {3 * time.Second, 2}, {time.Hour, 2}} {
+		if got := m.stepAt(tc.at); got != tc.want {
+			t.Errorf("stepAt(%s) = %d, want %d", tc.at, got, tc.want)
+		}
+	}
+	if m := NewMeasurement(workloads.Spec{Arrival: workloads.Arrival{Kind: workloads.Poisson, RatePerSec: 1}}.WithDefaults()); len(m.Steps) != 0 {
+		t.Errorf("poisson arrival has steps %+v", m.Steps)
+	}
+}
+
+func TestMeasurementRecord(t *testing.T) {
+	spec := workloads.Spec{
+		Arrival: workloads.Arrival{Kind: workloads.Steps, Steps: []workloads.Step{{RatePerSec: 10, Duration: time.Second}, {RatePerSec: 20, Duration: time.Second}}},
+		Classes: []workloads.Class{{Name: "a", Weight: 1}, {Name: "b", Weight: 1}},
+	}.WithDefaults()
+	m := NewMeasurement(spec)
+	m.Clients = []Client{{Name: "c", Share: 1, Latency: NewHistogram()}}
+	ms := time.Millisecond
+	for _, s := range []Sample{
+		{Scheduled: 100 * ms, Latency: 5 * ms, Uncorrected: 4 * ms, SendLag: ms, Class: 0, Client: 0},
+		{Scheduled: 1500 * ms, Latency: 50 * ms, Uncorrected: 50 * ms, Failed: true, ErrorKind: "timeout", Class: 1, Client: -1},
+		{Scheduled: 1600 * ms, Latency: 7 * ms, Failed: true, ErrorKind: "503", Class: -1, Client: 0},
+		{Scheduled: 1700 * ms, Latency: 9 * ms, Failed: true, ErrorKind: "timeout", Class: 7, Client: 3}, // out of range: no class, no client
+	} {
+		m.Record(s)
+	}
+	if m.Requests != 4 || m.Errors != 3 || m.ErrorKinds["timeout"] != 2 || m.ErrorKinds["503"] != 1 {
+		t.Errorf("requests %d errors %d kinds %v, want 4, 3, 2 timeouts and a 503", m.Requests, m.Errors, m.ErrorKinds)
+	}
+	checkHist(t, "latency", m.Latency, hist([]time.Duration{5 * ms, 50 * ms, 7 * ms, 9 * ms}))
+	checkHist(t, "uncorrected", m.Uncorrected, hist([]time.Duration{4 * ms, 50 * ms, 0, 0}))
+	checkHist(t, "send lag", m.SendLag, hist([]time.Duration{ms, 0, 0, 0}))
+	checkHist(t, "error latency", m.ErrorLatency, hist([]time.Duration{50 * ms, 7 * ms, 9 * ms}))
+	for _, c := range []struct {
+		name string
+		got  *Histogram
+		want []time.Duration
+	}{
+		{"class a", m.Classes[0].Latency, []time.Duration{5 * ms}},
+		{"class b", m.Classes[1].Latency, []time.Duration{50 * ms}},
+		{"client c", m.Clients[0].Latency, []time.Duration{5 * ms, 7 * ms}},
+		{"step 0", m.Steps[0].Latency, []time.Duration{5 * ms}},
+		{"step 1", m.Steps[1].Latency, []time.Duration{50 * ms, 7 * ms, 9 * ms}},
+	} {
+		checkHist(t, c.name, c.got, hist(c.want))
+	}
+	if m.Classes[0].Requests != 1 || m.Classes[1].Errors != 1 || m.Clients[0].Requests != 2 || m.Clients[0].Errors != 1 ||
+		m.Steps[0].Requests != 1 || m.Steps[1].Requests != 3 || m.Steps[1].Errors != 3 {
+		t.Errorf("counts: classes %+v clients %+v steps %+v", m.Classes, m.Clients, m.Steps)
 	}
 }

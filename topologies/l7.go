@@ -20,19 +20,12 @@ func renderL7(v scenario.Variant, w scenario.Workers, a *alloc) (Plan, error) {
 // "lbbench proxy" in the given mode in front: the workers as its default
 // pool, or split into v.Proxy.Pools.
 func renderBalancer(v scenario.Variant, w scenario.Workers, a *alloc, mode string) (Plan, error) {
-	base, err := a.ports(w.Count)
+	pw, err := a.portWorkers(w.Count)
 	if err != nil {
 		return Plan{}, err
 	}
-	var addrs [3]string // workers' admin, proxy listen, proxy admin
-	for i := range addrs {
-		if addrs[i], err = a.addr(); err != nil {
-			return Plan{}, err
-		}
-	}
-	wadmin, listen, padmin := addrs[0], addrs[1], addrs[2]
 	p := v.Proxy
-	cmd := &balancer.Command{Listen: listen, Admin: padmin, Config: balancer.Config{
+	cmd := &balancer.Command{Listen: pw.listen, Admin: pw.padmin, Config: balancer.Config{
 		Mode:              balancer.Mode(mode),
 		Policy:            p.Policy,
 		PolicyArgs:        p.PolicyArgs,
@@ -42,10 +35,7 @@ func renderBalancer(v scenario.Variant, w scenario.Workers, a *alloc, mode strin
 		Retries:           p.Retries,
 	}}
 	if len(p.Pools) == 0 {
-		cmd.Upstreams = make([]string, w.Count)
-		for i := range cmd.Upstreams {
-			cmd.Upstreams[i] = a.hostPort(base + i)
-		}
+		cmd.Upstreams = a.upstreams(pw.base, w.Count)
 	}
 	for i, pl := range p.Pools {
 		ups := make([]string, len(pl.Workers))
@@ -53,19 +43,19 @@ func renderBalancer(v scenario.Variant, w scenario.Workers, a *alloc, mode strin
 			if wi >= w.Count { // scenario.Validate refuses this; Render may be called without it
 				return Plan{}, fmt.Errorf("topologies: %s: proxy.pools[%d].workers[%d]: worker %d does not exist (workers.count is %d)", v.Name, i, j, wi, w.Count)
 			}
-			ups[j] = a.hostPort(base + wi)
+			ups[j] = a.hostPort(pw.base + wi)
 		}
 		cmd.Pools = append(cmd.Pools, balancer.Pool{Name: pl.Name, Prefix: pl.Prefix, Policy: pl.Policy, PolicyArgs: pl.PolicyArgs, Upstreams: ups})
 	}
 	return Plan{
-		Entry: "http://" + listen,
+		Entry: "http://" + pw.listen,
 		Processes: []Process{
-			serve(w, prefork.Ports, a.a.Host(), base, wadmin),
+			serve(w, prefork.Ports, a.a.Host(), pw.base, pw.wadmin),
 			{
 				Role:      RoleProxy,
 				Proxy:     cmd,
-				Health:    "http://" + padmin + "/healthz",
-				Stats:     "http://" + padmin + "/stats",
+				Health:    "http://" + pw.padmin + "/healthz",
+				Stats:     "http://" + pw.padmin + "/stats",
 				StatsKind: StatsProxy,
 			},
 		},

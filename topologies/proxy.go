@@ -14,28 +14,17 @@ func init() { renderers[scenario.Proxy] = renderProxy }
 // the proxy of v.Proxy.Engine (built-in, nginx or HAProxy) listing those
 // ports as upstreams.
 func renderProxy(v scenario.Variant, w scenario.Workers, a *alloc) (Plan, error) {
-	base, err := a.ports(w.Count)
+	pw, err := a.portWorkers(w.Count)
 	if err != nil {
 		return Plan{}, err
 	}
-	var addrs [3]string // workers' admin, proxy listen, proxy admin
-	for i := range addrs {
-		if addrs[i], err = a.addr(); err != nil {
-			return Plan{}, err
-		}
-	}
-	wadmin, listen, padmin := addrs[0], addrs[1], addrs[2]
-	ups := make([]string, w.Count)
-	for i := range ups {
-		ups[i] = a.hostPort(base + i)
-	}
-	proxy, err := proxyProcess(v, ups, listen, padmin, a)
+	proxy, err := proxyProcess(v, a.upstreams(pw.base, w.Count), pw.listen, pw.padmin, a)
 	if err != nil {
 		return Plan{}, err
 	}
 	return Plan{
-		Entry:     "http://" + listen,
-		Processes: []Process{serve(w, prefork.Ports, a.a.Host(), base, wadmin), proxy},
+		Entry:     "http://" + pw.listen,
+		Processes: []Process{serve(w, prefork.Ports, a.a.Host(), pw.base, pw.wadmin), proxy},
 	}, nil
 }
 

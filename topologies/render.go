@@ -56,6 +56,38 @@ func (a *alloc) addr() (string, error) {
 
 func (a *alloc) hostPort(p int) string { return a.a.Host() + ":" + strconv.Itoa(p) }
 
+// portWorkers is what a proxy in front of workers on ports of their own
+// needs: worker i listens on base+i.
+type portWorkers struct {
+	base                   int
+	wadmin, listen, padmin string // workers' admin, proxy listen, proxy admin
+}
+
+// portWorkers allocates, in this order, n consecutive worker ports, the
+// workers' admin address and the proxy's listen and admin addresses.
+func (a *alloc) portWorkers(n int) (portWorkers, error) {
+	base, err := a.ports(n)
+	if err != nil {
+		return portWorkers{}, err
+	}
+	var addrs [3]string
+	for i := range addrs {
+		if addrs[i], err = a.addr(); err != nil {
+			return portWorkers{}, err
+		}
+	}
+	return portWorkers{base: base, wadmin: addrs[0], listen: addrs[1], padmin: addrs[2]}, nil
+}
+
+// upstreams returns the "host:port" of each of the n workers from base.
+func (a *alloc) upstreams(base, n int) []string {
+	ups := make([]string, n)
+	for i := range ups {
+		ups[i] = a.hostPort(base + i)
+	}
+	return ups
+}
+
 // serve is the "lbbench serve" process running w with the given listen
 // mode on host:port, with its admin API on admin.
 func serve(w scenario.Workers, listen prefork.ListenMode, host string, port int, admin string) Process {

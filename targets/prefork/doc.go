@@ -9,7 +9,8 @@
 // Status and in the admin /stats) and, with Config.Restart, starts it again
 // on the same sockets. Stop drains: every child gets SIGTERM, finishes the
 // requests it accepted and exits. WriteProxyConfig turns the endpoints
-// into an nginx upstream block or an HAProxy backend.
+// into an nginx upstream block or an HAProxy backend, rendered by package
+// engines (engines.Upstream) as the engines' own configurations are.
 //
 // Listen modes (ListenMode): ReusePort (a socket per worker on one port,
 // SO_REUSEPORT), Shared (one socket inherited by all), Ports (worker i on

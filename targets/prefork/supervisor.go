@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/lbbench/lbbench/internal/syncio"
 )
 
 // EnvWorkerConfig names the environment variable that carries a child's
@@ -140,7 +142,7 @@ func Start(ctx context.Context, cfg Config) (*Supervisor, error) {
 	}
 	if _, ok := s.stderr.(*os.File); !ok {
 		// Children's output copiers and reapers write concurrently.
-		s.stderr = &lockedWriter{w: s.stderr}
+		s.stderr = syncio.NewWriter(s.stderr)
 	}
 	for i, sk := range lay.slots {
 		sl := &slot{index: i, socks: sk, client: s.client, backoff: restartMin}
@@ -378,16 +380,4 @@ func (s *Supervisor) stop(ctx context.Context) error {
 		sl.client.CloseIdleConnections()
 	}
 	return errors.Join(errs...)
-}
-
-// lockedWriter serializes writes to w.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
