@@ -117,7 +117,7 @@ func TestAttackRecords(t *testing.T) {
 // must show in the corrected latency.
 func TestAttackChargesClientQueue(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // the service time under test, not a wait
 	}))
 	defer srv.Close()
 	spec := workloads.Spec{

@@ -1,7 +1,9 @@
 package harness
 
 import (
+	"bytes"
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -80,6 +82,7 @@ func TestLiveMeterReportsAndStops(t *testing.T) {
 		mu.Unlock()
 	})
 	m := startLive(ctx, workloads.Spec{Duration: time.Minute})
+	t.Cleanup(m.stop)
 	pacer := workloads.NewPacer(workloads.Spec{Arrival: workloads.Arrival{Kind: workloads.Constant, RatePerSec: 100}, Duration: time.Second})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -92,6 +95,10 @@ func TestLiveMeterReportsAndStops(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// The meter's loop runs until stop, so the check after stop can fail.
+	if !liveLoopRunning() {
+		t.Fatal("liveLoopRunning does not see the running meter's loop")
+	}
 	m.stop()
 	m.stop() // idempotent
 	mu.Lock()
@@ -103,11 +110,23 @@ func TestLiveMeterReportsAndStops(t *testing.T) {
 	if got[0].Requests == 0 || got[1].Elapsed <= got[0].Elapsed {
 		t.Errorf("reports %+v", got)
 	}
-	time.Sleep(1500 * time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != n {
-		t.Errorf("reported after stop")
+	// Only the meter's loop calls f: with the loop gone when stop returns,
+	// nothing can report afterwards. (No other test in the package runs a
+	// meter meanwhile.)
+	if liveLoopRunning() {
+		t.Errorf("the meter's loop still runs after stop: it may report after stop")
+	}
+}
+
+// liveLoopRunning reports whether a goroutine runs a liveMeter's loop.
+func liveLoopRunning() bool {
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return bytes.Contains(buf[:n], []byte(".(*liveMeter).loop("))
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
 

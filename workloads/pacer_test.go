@@ -112,7 +112,7 @@ func TestPacerWindow(t *testing.T) {
 // the lag it charges grows as the backlog builds.
 func TestIntendedUnderContention(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // the service time that makes the generator fall behind
 	}))
 	defer srv.Close()
 

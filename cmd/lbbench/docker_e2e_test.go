@@ -17,6 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/client"
+
+	"github.com/lbbench/lbbench/docker"
+	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/internal/dockertest"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
@@ -152,11 +156,17 @@ func (l *lockedBuffer) String() string {
 var sessionRE = regexp.MustCompile(`session ([0-9a-f]{8})`)
 
 // startDockerRun starts a long docker run and returns it, its output and its
-// session once the load is flowing (the generator container exists and its
-// first attack has had time to start).
+// session once the load is flowing: the generator container runs "lbbench
+// attack".
 func startDockerRun(t *testing.T, out string) (*exec.Cmd, *lockedBuffer, string) {
 	t.Helper()
 	c := dockertest.Connect(t)
+	// The daemon lists a container's processes (docker top), wherever it runs.
+	api, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Close()
 	cmd := exec.Command(bin, "run", "--driver", "docker", writeDockerScenario(t, "30s", "  - {name: proxy, topology: proxy}"), "-o", out)
 	var buf lockedBuffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -169,16 +179,39 @@ func startDockerRun(t *testing.T, out string) (*exec.Cmd, *lockedBuffer, string)
 	})
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if m := sessionRE.FindStringSubmatch(buf.String()); m != nil {
-			if rep, err := c.Managed(context.Background(), m[1]); err == nil && len(rep.Containers) == 3 {
-				time.Sleep(2 * time.Second) // into the attack
-				return cmd, &buf, m[1]
-			}
+		if m := sessionRE.FindStringSubmatch(buf.String()); m != nil && attacking(api, c, m[1]) {
+			return cmd, &buf, m[1]
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("the run's containers did not appear within a minute:\n%s", buf.String())
+	t.Fatalf("the run's generator did not start its attack within a minute:\n%s", buf.String())
 	return nil, nil, ""
+}
+
+// attacking reports whether the generator container of session runs
+// "lbbench attack".
+func attacking(api *client.Client, c *docker.Client, session string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rep, err := c.Managed(ctx, session)
+	if err != nil {
+		return false
+	}
+	for _, name := range rep.Containers {
+		if !strings.Contains(name, "-"+docker.RoleGenerator+"-") {
+			continue
+		}
+		top, err := api.ContainerTop(ctx, name, nil)
+		if err != nil {
+			continue
+		}
+		for _, proc := range top.Processes {
+			if strings.Contains(strings.Join(proc, " "), docker.ImageBinary+" "+harness.AttackSubcommand+" ") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func TestDockerInterruptLeavesNothing(t *testing.T) {

@@ -225,6 +225,82 @@ func waitNoProcs(t *testing.T) {
 	}
 }
 
+// servedRequests returns the work requests the workers behind a serve
+// admin address ("host:port") have completed.
+func servedRequests(admin string) (uint64, error) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + admin + "/stats")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var rep prefork.StatsReport
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		return 0, err
+	}
+	var n uint64
+	for _, w := range rep.Workers {
+		n += w.Requests
+	}
+	return n, nil
+}
+
+// serveAdmins returns the --admin addresses of the "lbbench serve"
+// processes whose parent is pid (those a running "lbbench run" started).
+func serveAdmins(pid int) []string {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var admins []string
+	for _, d := range dirs {
+		stat, err := os.ReadFile(filepath.Join(d, "stat"))
+		if err != nil {
+			continue
+		}
+		// After "pid (comm)": state, then the parent's pid.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(pid) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join(d, "cmdline"))
+		args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+		if len(args) < 2 || args[1] != prefork.ServeSubcommand {
+			continue
+		}
+		for i, a := range args[:len(args)-1] {
+			if a == "--"+prefork.FlagAdmin {
+				admins = append(admins, args[i+1])
+			}
+		}
+	}
+	return admins
+}
+
+// waitRunServes waits until the workers of the "lbbench run" with the
+// given pid have served n work requests (its load is flowing), and fails
+// the test after timeout; log, if not nil, says what the run printed.
+func waitRunServes(t *testing.T, pid int, n uint64, timeout time.Duration, log func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var served uint64
+		for _, admin := range serveAdmins(pid) {
+			if s, err := servedRequests(admin); err == nil {
+				served += s
+			}
+		}
+		if served >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			msg := ""
+			if log != nil {
+				msg = log()
+			}
+			t.Fatalf("the run's workers served %d requests in %v, want %d:\n%s", served, timeout, n, msg)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func TestProxyLeastConnAvoidsBusyWorker(t *testing.T) {
 	base := freePorts(t, 4)
 	wadmin, listen, padmin := freePort(t), freePort(t), freePort(t)
@@ -463,8 +539,8 @@ func TestRunInterruptLeavesNothing(t *testing.T) {
 			break
 		}
 	}
-	// Let the workers come up and load start.
-	time.Sleep(2 * time.Second)
+	// The workers are up and the load flows: they have served some of it.
+	waitRunServes(t, cmd.Process.Pid, 20, 30*time.Second, log.String)
 	if n := len(lbbenchProcs(t)); n < 3 {
 		t.Fatalf("expected run, serve and workers alive, found %d processes", n)
 	}

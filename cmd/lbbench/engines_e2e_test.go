@@ -535,7 +535,8 @@ func TestKilledRunLeavesNoEngine(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			time.Sleep(300 * time.Millisecond) // load is flowing
+			// The load flows: through the engine, the workers served some.
+			waitRunServes(t, cmd.Process.Pid, 20, 20*time.Second, nil)
 			t.Logf("before SIGKILL: %v", engineProcs(t, out))
 			cmd.Process.Signal(syscall.SIGKILL)
 			cmd.Wait()

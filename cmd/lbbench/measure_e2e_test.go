@@ -72,9 +72,21 @@ clients: {connections: 1}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	// Freeze a second into the run: once the worker has served a second's
+	// worth of requests (200), well before the 3 s schedule ends.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		served, err := servedRequests("127.0.0.1:" + strconv.Itoa(admin))
+		if err == nil && served >= 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker served %d requests in 20s (%v), want 200", served, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	syscall.Kill(pid, syscall.SIGSTOP)
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // the freeze under test, not a wait for something to happen
 	syscall.Kill(pid, syscall.SIGCONT)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("attack: %v\n%s", err, stderr.String())

@@ -35,10 +35,23 @@ func TestForIsPreciseEnough(t *testing.T) {
 	}
 }
 
+// TestUntilPast: a deadline already past, and a duration of zero or less,
+// return at once. Checked as an ordering with a wide margin: they return
+// before a 10 s timer fires, where a wait mistaken for the magnitude of its
+// negative duration (a minute) would not.
 func TestUntilPast(t *testing.T) {
-	Until(time.Now().Add(-time.Second)) // returns at once
-	For(-time.Second)
-	For(0)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Until(time.Now().Add(-time.Minute))
+		For(-time.Minute)
+		For(0)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a past deadline or a duration <= 0 did not return at once")
+	}
 }
 
 func BenchmarkFor100us(b *testing.B) {

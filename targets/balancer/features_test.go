@@ -412,7 +412,7 @@ func TestBackendComesBack(t *testing.T) {
 // feeds it response times: one backend answers in 100ms, one at once.
 func TestPeakEWMAPrefersFastBackend(t *testing.T) {
 	slow := startServer(t, nil, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // the slow backend's service time, not a wait
 		w.Header().Set("X-Worker", "slow")
 	}), nil)
 	fast := startServer(t, nil, workerHandler("fast"), nil)

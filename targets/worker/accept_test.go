@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -151,6 +153,12 @@ func TestBlockingCloseSparesPeers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// probe shows whether the shared socket listens.
+			probe, err := syscall.Dup(fd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer syscall.Close(probe)
 			a, err := worker.ListenFD(fd, accept)
 			if err != nil {
 				t.Fatal(err)
@@ -169,11 +177,16 @@ func TestBlockingCloseSparesPeers(t *testing.T) {
 				}
 				accepted <- err
 			}()
-			time.Sleep(50 * time.Millisecond)
+			waitFor(t, "the other listener to block in accept", func() bool { return inRawAccept("TestBlockingCloseSparesPeers") })
 			if err := a.Close(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(50 * time.Millisecond)
+			// A blocking listener's Close stopped the socket listening;
+			// the other one makes it listen again.
+			waitFor(t, "the socket to listen again", func() bool {
+				on, err := unix.GetsockoptInt(probe, unix.SOL_SOCKET, unix.SO_ACCEPTCONN)
+				return err == nil && on == 1
+			})
 			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 			if err != nil {
 				t.Fatalf("dial after one listener closed: %v", err)
@@ -189,4 +202,28 @@ func TestBlockingCloseSparesPeers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// inRawAccept reports whether a goroutine started by the test function
+// named test (or a closure in it) is in a system call of a raw listener's
+// Accept: accept4, or epoll_wait. A goroutine's status says "syscall" from
+// just before the call.
+func inRawAccept(test string) bool {
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	creator := "created by github.com/lbbench/lbbench/targets/worker_test." + test + "."
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		header, _, _ := strings.Cut(g, "\n")
+		if strings.Contains(header, "[syscall") && strings.Contains(g, "(*rawListener).Accept(") && strings.Contains(g, creator) {
+			return true
+		}
+	}
+	return false
 }
