@@ -44,12 +44,19 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 	live := startLive(ctx, spec) // live.go: nil (a no-op) unless WithLiveStats
 	defer live.stop()
 	var wg sync.WaitGroup
+	// Every targeter first: one that fails must not leave streams started
+	// before it running.
+	tgs := make([]*workloads.Targeter, len(ss))
 	for i, s := range ss {
-		c := s.Spec.Clients
 		tg, err := workloads.NewTargeter(s.Spec, entry)
 		if err != nil {
 			return nil, err
 		}
+		tgs[i] = tg
+	}
+	for i, s := range ss {
+		c := s.Spec.Clients
+		tg := tgs[i]
 		pacer := workloads.NewPacer(s.Spec)
 		recs[i] = newRecorder(pacer, s.Spec, rawW)
 		if s.Name != "" {
