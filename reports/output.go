@@ -27,6 +27,10 @@ type Output struct {
 	Comparison []byte
 	// Options are the report's (WithVerdicts).
 	Options []Option
+	// Saved says results.json is already up to date (lbbench run's
+	// checkpoint writes it after every run), so Write does not write it
+	// again.
+	Saved bool
 }
 
 // ResultsPath is where Write puts results.json.
@@ -42,7 +46,9 @@ func (o Output) Write(w io.Writer, res *results.Results) error {
 		return err
 	}
 	var errs []error
-	errs = append(errs, res.WriteFile(o.ResultsPath()))
+	if !o.Saved {
+		errs = append(errs, res.WriteFile(o.ResultsPath()))
+	}
 	if err := atomicfile.Write(filepath.Join(o.Dir, SummaryFile), table.Bytes()); err != nil {
 		errs = append(errs, fmt.Errorf("reports: %w", err))
 	}

@@ -132,25 +132,14 @@ func Skew(counts []uint64) float64 {
 // WriteFile writes r as indented JSON to path atomically: readers see the
 // old file or the new one, never a torn one.
 func (r *Results) WriteFile(path string) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("results: encode results: %w", err)
-	}
-	if err := atomicfile.Write(path, append(data, '\n')); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	return nil
+	return writeJSON(path, "results", r, true)
 }
 
 // ReadFile reads a results file written by WriteFile.
 func ReadFile(path string) (*Results, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("results: read results: %w", err)
-	}
 	var r Results
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("results: decode results %s: %w", path, err)
+	if err := readJSON(path, "results", &r); err != nil {
+		return nil, err
 	}
 	if r.Schema > SchemaVersion {
 		return nil, fmt.Errorf("results: %s has schema %d; this lbbench reads up to %d (upgrade lbbench)", path, r.Schema, SchemaVersion)
@@ -161,22 +150,43 @@ func ReadFile(path string) (*Results, error) {
 // ReadMeasurement reads one generator's measurement, as "lbbench attack -o"
 // writes it.
 func ReadMeasurement(path string) (*Measurement, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("results: read measurement: %w", err)
-	}
 	var m Measurement
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("results: decode measurement %s: %w", path, err)
+	if err := readJSON(path, "measurement", &m); err != nil {
+		return nil, err
 	}
 	return &m, nil
 }
 
 // WriteFile writes m as JSON to path atomically.
 func (m *Measurement) WriteFile(path string) error {
-	data, err := json.Marshal(m)
+	return writeJSON(path, "measurement", m, false)
+}
+
+// readJSON decodes the JSON file at path into v; what names it in errors.
+func readJSON(path, what string, v any) error {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("results: encode measurement: %w", err)
+		return fmt.Errorf("results: read %s: %w", what, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("results: decode %s %s: %w", what, path, err)
+	}
+	return nil
+}
+
+// writeJSON encodes v (indented, ending in a newline, when indent is set)
+// and writes it to path atomically; what names it in errors.
+func writeJSON(path, what string, v any, indent bool) error {
+	var data []byte
+	var err error
+	if indent {
+		data, err = json.MarshalIndent(v, "", "  ")
+		data = append(data, '\n')
+	} else {
+		data, err = json.Marshal(v)
+	}
+	if err != nil {
+		return fmt.Errorf("results: encode %s: %w", what, err)
 	}
 	if err := atomicfile.Write(path, data); err != nil {
 		return fmt.Errorf("results: %w", err)

@@ -109,10 +109,10 @@ func (s Scenario) Validate(cat Catalog) error {
 		return &FieldError{Field: "name", Msg: "is required"}
 	}
 	if err := s.Workers.Validate(); err != nil {
-		return prefixed("workers", err)
+		return field.Prefix("workers", err)
 	}
 	if err := s.Workload.Validate(); err != nil {
-		return prefixed("workload", err)
+		return field.Prefix("workload", err)
 	}
 	if len(s.Variants) == 0 {
 		return &FieldError{Field: "variants", Msg: "at least one variant is required"}
@@ -121,7 +121,7 @@ func (s Scenario) Validate(cat Catalog) error {
 	for i, v := range s.Variants {
 		f := fmt.Sprintf("variants[%d]", i)
 		if err := v.Validate(cat); err != nil {
-			return prefixed(f, err)
+			return field.Prefix(f, err)
 		}
 		if seen[v.Name] {
 			return &FieldError{Field: f + ".name", Msg: fmt.Sprintf("duplicate variant name %q", v.Name)}
@@ -129,7 +129,7 @@ func (s Scenario) Validate(cat Catalog) error {
 		if v.Clients != nil {
 			w := s.WorkloadFor(v)
 			if err := w.Validate(); err != nil {
-				return prefixed(f, err)
+				return field.Prefix(f, err)
 			}
 		}
 		for j, pl := range v.Proxy.Pools {
@@ -158,9 +158,6 @@ func (s Scenario) Validate(cat Catalog) error {
 // such as "workload.classes[1].weight") and, when loaded from a file, to
 // its line. Every layer that validates input returns this one type.
 type FieldError = field.Error
-
-// prefixed places a nested part's error under prefix.
-func prefixed(prefix string, err error) error { return field.Prefix(prefix, err) }
 
 // Load reads, decodes, defaults and validates the scenario file at
 // path. Errors name the file, the line and the field.

@@ -110,7 +110,7 @@ func (p Process) Args() []string {
 	case p.Proxy != nil:
 		return p.Proxy.Args()
 	case p.Engine != nil:
-		return guard.Args(append([]string{p.Engine.Path}, p.Engine.Args...)...)
+		return p.Engine.guarded(p.Engine.Args)
 	}
 	return nil
 }
@@ -122,7 +122,12 @@ func (p Process) CheckArgs() []string {
 	if p.Engine == nil || len(p.Engine.Check) == 0 {
 		return nil
 	}
-	return guard.Args(append([]string{p.Engine.Path}, p.Engine.Check...)...)
+	return p.Engine.guarded(p.Engine.Check)
+}
+
+// guarded is "guard -- PATH ARGS...": the engine run with args under guard.
+func (e *EngineCommand) guarded(args []string) []string {
+	return guard.Args(append([]string{e.Path}, args...)...)
 }
 
 // File is a file a process needs, such as an engine's configuration.

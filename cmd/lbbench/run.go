@@ -120,7 +120,8 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		return err
 	}
 	defer closeDriver()
-	resultsPath := filepath.Join(out, "results.json")
+	output := reports.Output{Dir: out, Saved: true}
+	resultsPath := output.ResultsPath()
 
 	opts := []harness.Option{
 		harness.WithVersion(version, commit),
@@ -159,7 +160,8 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err != nil {
 		runErr = errors.Join(runErr, err)
 	}
-	if err := (reports.Output{Dir: out, Comparison: cmp.text(), Options: cmp.reportOptions()}).Write(stdout, res); err != nil {
+	output.Comparison, output.Options = cmp.text(), cmp.reportOptions()
+	if err := output.Write(stdout, res); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
 	if runErr != nil {
