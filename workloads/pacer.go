@@ -123,7 +123,7 @@ func segments(segs []segment) func() time.Duration {
 		for i < len(segs) {
 			sg := segs[i]
 			d := (sg.end - sg.start).Seconds()
-			var t float64 // seconds into the segment of request k
+			var t float64                                                                        // seconds into the segment of request k
 			if !(sg.from >= 0 && sg.to >= 0) || math.IsInf(sg.from, 0) || math.IsInf(sg.to, 0) { // NaN fails >= too
 				i, k = i+1, 0 // a rate that cannot be scheduled: no request
 				continue
