@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/lbbench/lbbench/internal/atomicfile"
 	"github.com/lbbench/lbbench/results"
@@ -117,7 +118,20 @@ func writeComparisonFiles(dir string, pairs []Pair, vs []Verdict, md []byte, sce
 	if err := WriteVerdicts(&js, vs); err != nil {
 		return err
 	}
-	if err := WriteJUnit(&junit, scenario, vs); err != nil {
+	var compared []results.Run
+	for _, p := range pairs {
+		compared = append(append(compared, p.Base...), p.Cand...)
+	}
+	times := JUnitTimes{ByVariant: map[string]time.Duration{}}
+	for _, r := range compared {
+		times.Total += r.Duration
+	}
+	for _, p := range pairs {
+		for _, r := range append(append([]results.Run{}, p.Base...), p.Cand...) {
+			times.ByVariant[p.Variant] += r.Duration
+		}
+	}
+	if err := WriteJUnit(&junit, scenario, vs, times); err != nil {
 		return err
 	}
 	for _, p := range pairs {

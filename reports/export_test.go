@@ -98,7 +98,7 @@ func TestExportGolden(t *testing.T) {
 		{"summary.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, r, testVerdicts()) }},
 		{"summary-noverdicts.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, fakeResults(), nil) }},
 		{"summary.csv.golden", func(b *bytes.Buffer) error { return WriteCSV(b, r) }},
-		{"junit.xml.golden", func(b *bytes.Buffer) error { return WriteJUnit(b, r.Scenario.Name, testVerdicts()) }},
+		{"junit.xml.golden", func(b *bytes.Buffer) error { return WriteJUnit(b, r.Scenario.Name, testVerdicts(), JUnitTimes{Total: 62500 * time.Millisecond, ByVariant: map[string]time.Duration{"least_conn": 41234567 * time.Microsecond}}) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -137,7 +137,7 @@ func TestCSVParses(t *testing.T) {
 
 func TestJUnitParses(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteJUnit(&buf, "s", testVerdicts()); err != nil {
+	if err := WriteJUnit(&buf, "s", testVerdicts(), JUnitTimes{}); err != nil {
 		t.Fatal(err)
 	}
 	var doc junitSuites
@@ -374,6 +374,15 @@ func TestIntervalLogRoundTrip(t *testing.T) {
 	}
 }
 
+func TestRunTimes(t *testing.T) {
+	runs := []results.Run{{Variant: "a", Measurement: results.Measurement{Duration: 10 * time.Second}}, {Variant: "b", Measurement: results.Measurement{Duration: 12 * time.Second}},
+		{Variant: "a", Measurement: results.Measurement{Duration: 11 * time.Second}}, {Variant: "c", Measurement: results.Measurement{Duration: time.Second}}}
+	got := RunTimes(runs, []Verdict{{Variant: "b", Baseline: "a", Metric: "p99"}, {Variant: "c", Baseline: "c", Metric: "p99"}})
+	if got.Total != 34*time.Second || got.ByVariant["b"] != 33*time.Second || got.ByVariant["c"] != time.Second {
+		t.Errorf("RunTimes = %+v, want total 34s, b 33s (its runs and a's), c 1s", got)
+	}
+}
+
 func TestParseVerdicts(t *testing.T) {
 	for name, tc := range map[string]struct {
 		json string
@@ -412,7 +421,7 @@ func FuzzParseVerdicts(f *testing.F) {
 			return
 		}
 		// Whatever parses renders.
-		if err := WriteJUnit(&bytes.Buffer{}, "fuzz", vs); err != nil {
+		if err := WriteJUnit(&bytes.Buffer{}, "fuzz", vs, JUnitTimes{}); err != nil {
 			t.Fatal(err)
 		}
 	})
