@@ -52,7 +52,9 @@ func WriteDir(dir string, r *results.Results, opts ...Option) ([]string, error) 
 		return written, err
 	}
 	if len(o.verdicts) > 0 {
-		if err := write(JUnitFile, func(b *bytes.Buffer) error { return WriteJUnit(b, r.Scenario.Name, o.verdicts, RunTimes(r.Runs, o.verdicts)) }); err != nil {
+		if err := write(JUnitFile, func(b *bytes.Buffer) error {
+			return WriteJUnit(b, r.Scenario.Name, o.verdicts, RunTimes(r.Runs, o.verdicts))
+		}); err != nil {
 			return written, err
 		}
 	}

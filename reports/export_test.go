@@ -98,7 +98,9 @@ func TestExportGolden(t *testing.T) {
 		{"summary.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, r, testVerdicts()) }},
 		{"summary-noverdicts.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, fakeResults(), nil) }},
 		{"summary.csv.golden", func(b *bytes.Buffer) error { return WriteCSV(b, r) }},
-		{"junit.xml.golden", func(b *bytes.Buffer) error { return WriteJUnit(b, r.Scenario.Name, testVerdicts(), JUnitTimes{Total: 62500 * time.Millisecond, ByVariant: map[string]time.Duration{"least_conn": 41234567 * time.Microsecond}}) }},
+		{"junit.xml.golden", func(b *bytes.Buffer) error {
+			return WriteJUnit(b, r.Scenario.Name, testVerdicts(), JUnitTimes{Total: 62500 * time.Millisecond, ByVariant: map[string]time.Duration{"least_conn": 41234567 * time.Microsecond}})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
