@@ -55,6 +55,16 @@ func WriteHgrm(w io.Writer, h *results.Histogram, unitRatio float64) error {
 	return writeHgrm(w, h.Histogram, unitRatio)
 }
 
+// WriteHgrmOf is WriteHgrm for any HdrHistogram (for example one of
+// nanoseconds from Nanos): values are h's, in its own unit, divided by
+// unitRatio, which must be > 0.
+func WriteHgrmOf(w io.Writer, h *hdrhistogram.Histogram, unitRatio float64) error {
+	if unitRatio <= 0 || math.IsNaN(unitRatio) || math.IsInf(unitRatio, 0) {
+		return fmt.Errorf("reports: unit ratio must be > 0, got %g", unitRatio)
+	}
+	return writeHgrm(w, h, unitRatio)
+}
+
 // writeHgrm is WriteHgrm for any HdrHistogram, in its own unit.
 func writeHgrm(w io.Writer, h *hdrhistogram.Histogram, unitRatio float64) error {
 	digits := int(h.SignificantFigures())
