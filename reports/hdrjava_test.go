@@ -204,3 +204,27 @@ func lineDiff(java, ours []byte) string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestJavaFixed: javaFixed rounds as Java's String.format does. The wants
+// are what OpenJDK 17 printed for String.format(Locale.US,
+// "%.3f|%.2f|%.12f", x, x, x); Go's own %f differs on several (1.2345,
+// 1.005, 0.125, 123456789.0125 round half even on the binary value).
+func TestJavaFixed(t *testing.T) {
+	for x, want := range map[float64]string{
+		1.2345:         "1.235|1.23|1.234500000000",
+		1.005:          "1.005|1.01|1.005000000000",
+		0.125:          "0.125|0.13|0.125000000000",
+		2.5e-4:         "0.000|0.00|0.000250000000",
+		0.0005:         "0.001|0.00|0.000500000000",
+		999.9995:       "1000.000|1000.00|999.999500000000",
+		1e-7:           "0.000|0.00|0.000000100000",
+		123456789.0125: "123456789.013|123456789.01|123456789.012500000000",
+		0.55:           "0.550|0.55|0.550000000000",
+		1 / (1 - 0.99): "100.000|100.00|100.000000000000",
+		0:              "0.000|0.00|0.000000000000",
+	} {
+		if got := javaFixed(x, 3) + "|" + javaFixed(x, 2) + "|" + javaFixed(x, 12); got != want {
+			t.Errorf("javaFixed(%v) = %s, Java prints %s", x, got, want)
+		}
+	}
+}
