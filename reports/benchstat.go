@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -30,6 +31,10 @@ const (
 // name labels the lines (the variant; spaces become underscores). Give the
 // two sides of a comparison the same names, in two files, and
 // `benchstat base.txt cand.txt` compares them.
+// ErrOneSided is wrapped by the error of a comparison that did not write
+// its benchmark files because a side of a pair has no valid run.
+var ErrOneSided = errors.New("one-sided comparison")
+
 // ValidRuns counts the valid runs among runs.
 func ValidRuns(runs []results.Run) int {
 	n := 0
@@ -58,8 +63,8 @@ func checkTwoSided(pairs []Pair) error {
 		missing = append(missing, "nothing to compare")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("reports: not writing %s and %s, benchstat would compare one side with nothing: %s",
-			BaseBenchFile, CandBenchFile, strings.Join(missing, "; "))
+		return fmt.Errorf("reports: not writing %s and %s (%w: benchstat would show one column alone): %s",
+			BaseBenchFile, CandBenchFile, ErrOneSided, strings.Join(missing, "; "))
 	}
 	return nil
 }

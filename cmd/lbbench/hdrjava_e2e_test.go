@@ -79,3 +79,36 @@ func TestHlogOfRealRunInJava(t *testing.T) {
 		})
 	}
 }
+
+// TestOneSidedBenchFiles: when every run is invalid, `lbbench compare -o`
+// writes no benchmark files and exits 2 naming the side without a valid
+// run; `lbbench run` (whose comparison is for information) says so in a
+// note and still exits 0.
+func TestOneSidedBenchFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a scenario")
+	}
+	dir := t.TempDir()
+	// A send-lag limit no run can meet makes every run invalid.
+	scen := filepath.Join(dir, "invalid.yaml")
+	if err := os.WriteFile(scen, []byte(smallScenario+"validity: {max_send_lag_p99: 1ns}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runBin(t, dir, nil, "run", scen, "-o", "out")
+	if code != 0 || !strings.Contains(out, "note: reports: not writing base.bench.txt and cand.bench.txt") {
+		t.Fatalf("run exited %d, want 0 with a note:\n%s", code, out)
+	}
+	waitNoProcs(t)
+	out, code = runBin(t, dir, nil, "compare", filepath.Join("out", "results.json"), "--baseline-variant", "rp", "-o", "cmp")
+	if code != 2 || !strings.Contains(out, `candidate "lc" has no valid run`) || !strings.Contains(out, "benchstat") {
+		t.Fatalf("compare exited %d, want 2 naming the candidate without a valid run:\n%s", code, out)
+	}
+	for _, f := range []string{reports.BaseBenchFile, reports.CandBenchFile} {
+		if _, err := os.Stat(filepath.Join(dir, "cmp", f)); !os.IsNotExist(err) {
+			t.Errorf("%s written (%v)", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cmp", reports.VerdictsFileName)); err != nil {
+		t.Errorf("verdicts not written: %v", err)
+	}
+}
