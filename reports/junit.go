@@ -79,6 +79,11 @@ func WriteJUnitWithClaims(w io.Writer, scenario string, vs []Verdict, cs []Claim
 	}
 	suite.Tests = len(suite.Cases)
 	doc := junitSuites{Name: "lbbench", Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
+	return encodeJUnit(w, doc)
+}
+
+// encodeJUnit writes doc with its XML header.
+func encodeJUnit(w io.Writer, doc junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
