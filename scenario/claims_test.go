@@ -1,11 +1,13 @@
 package scenario_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/topologies"
 )
 
 func TestParseCheck(t *testing.T) {
@@ -50,6 +52,28 @@ func TestParseCheck(t *testing.T) {
 	} {
 		if _, err := scenario.ParseCheck(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseCheck(%q) = %v, want an error containing %q", in, err, want)
+		}
+	}
+}
+
+// TestClaimsSuiteValid: every scenario of the claims suite parses, states
+// at least one claim, and every claim names a known metric and variant.
+func TestClaimsSuiteValid(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "scenarios", "claims", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 6 {
+		t.Fatalf("%d claims scenarios, want at least 6", len(files))
+	}
+	for _, f := range files {
+		s, err := scenario.Load(f, topologies.Catalog())
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if len(s.Claims) == 0 {
+			t.Errorf("%s states no claim", f)
 		}
 	}
 }
