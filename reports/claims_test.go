@@ -182,3 +182,22 @@ func renderHTML(r *results.Results) (string, error) {
 	err := WriteHTML(&b, r)
 	return b.String(), err
 }
+
+// TestCombineKeepsClosedLoopApart: a closed-loop result is not shown side
+// by side with an open-loop one, and combined results carry no claims.
+func TestCombineKeepsClosedLoopApart(t *testing.T) {
+	open := claimResults(1, scenario.Claim{Say: "x", Check: "skew(fast) <= 1.1"})
+	closed := burstResults(10, 1, "maxload(fast) == 2")
+	if _, err := Combine([]Source{{Label: "a", Path: "a", Results: open}, {Label: "b", Path: "b", Results: closed}}); err == nil ||
+		!strings.Contains(err.Error(), "closed-loop") {
+		t.Errorf("combining closed and open loop: %v", err)
+	}
+	other := claimResults(1, scenario.Claim{Say: "y", Check: "skew(slow) <= 1.1"})
+	c, err := Combine([]Source{{Label: "a", Path: "a", Results: open}, {Label: "b", Path: "b", Results: other}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Scenario.Claims) != 0 || len(JudgeClaims(c)) != 0 {
+		t.Errorf("combined results carry claims %v", c.Scenario.Claims)
+	}
+}

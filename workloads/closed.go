@@ -109,6 +109,12 @@ func (s Spec) validateDeterministic() error {
 			}
 		}
 	}
+	if s.Deterministic() {
+		a := s.Arrival
+		if a.RatePerSec != 0 || a.Size != 0 || a.Every != 0 || a.From != 0 || a.To != 0 || len(a.Steps) > 0 {
+			return fieldErr("arrival", "does not apply to a closed-loop or burst workload (closed or bursts replace the arrival process); remove it")
+		}
+	}
 	if c := s.Closed; c != nil {
 		if c.Order != Parallel && c.Order != Sequential {
 			return fieldErr("closed.order", "unknown order %q (known: %s)", c.Order, strings.Join(ClosedOrders, ", "))
