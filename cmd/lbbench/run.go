@@ -154,7 +154,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	}
 	runs := s.Repeat * len(s.Variants)
 	if s.Workload.Deterministic() {
-		fmt.Fprintf(stderr, "lbbench: scenario %s: %d runs, %s each; results in %s\n",
+		fmt.Fprintf(stderr, "lbbench: scenario %s: %d runs (each: %s); results in %s\n",
 			s.Name, runs, reports.DeterministicString(s.Workload), out)
 	} else {
 		perRun := s.Workload.WarmupTime() + s.Workload.Duration
