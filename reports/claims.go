@@ -347,9 +347,39 @@ const modelTrials = 1000
 // random dispatch. It holds when the exact figure lies inside the
 // interval and fails when it lies outside.
 func judgeModel(r *results.Results, c scenario.Check, cr *ClaimResult) {
-	runs := validRuns(r, c.Left.Variant)
-	var maxes []int
-	skipped := 0
+	k := c.Left.Index
+	cmp, maxes, skipped, random, err := compareMaxLoad(validRuns(r, c.Left.Variant), k)
+	if err != nil {
+		cr.Evidence = err.Error()
+		return
+	}
+	hits := 0
+	for _, m := range maxes {
+		if m >= k {
+			hits++
+		}
+	}
+	exact := random.Some.Value
+	n := len(maxes)
+	p := float64(hits) / float64(n)
+	lo, hi := wilson(hits, n, 1.959963984540054)
+	if exact >= lo && exact <= hi {
+		cr.Outcome = Holds
+	} else {
+		cr.Outcome = Fails
+	}
+	cr.Evidence = fmt.Sprintf("measured P(max load ≥ %d) = %d/%d = %.3f, 95%% CI [%.3f, %.3f]; model balls (%d tasks, %d workers, random dispatch) exactly %.4f (%s)",
+		k, hits, n, p, lo, hi, cmp.Tasks, cmp.Workers, exact, random.Some.Exact)
+	if skipped > 0 {
+		cr.Evidence += fmt.Sprintf("; %d bursts with an unanswered request left out", skipped)
+	}
+	cr.MaxLoad = cmp
+}
+
+// compareMaxLoad gathers the largest load of every fully answered burst of
+// runs and sets its distribution beside the exact one of random dispatch
+// (model balls, asked about at least k).
+func compareMaxLoad(runs []*results.Run, k int) (cmp *MaxLoadComparison, maxes []int, skipped int, random model.DispatchResult, err error) {
 	size, workers := 0, 0
 	for _, run := range runs {
 		if run.Bursts == nil {
@@ -361,17 +391,11 @@ func judgeModel(r *results.Results, c scenario.Check, cr *ClaimResult) {
 		skipped += s
 	}
 	if len(maxes) == 0 {
-		cr.Evidence = "no fully answered burst of " + c.Left.Variant
-		return
+		return nil, nil, skipped, random, fmt.Errorf("no fully answered burst")
 	}
-	k := c.Left.Index
-	hits := 0
 	measured := make([]int, size+1)
 	sum := 0
 	for _, m := range maxes {
-		if m >= k {
-			hits++
-		}
 		if m <= size {
 			measured[m]++
 		}
@@ -379,32 +403,52 @@ func judgeModel(r *results.Results, c scenario.Check, cr *ClaimResult) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	br, err := model.Balls(ctx, model.BallsSpec{Tasks: size, Workers: workers, AtLeast: k, Trials: modelTrials})
+	br, err := model.Balls(ctx, model.BallsSpec{Tasks: size, Workers: workers, AtLeast: max(k, 1), Trials: modelTrials})
 	if err != nil {
-		cr.Evidence = "model: " + err.Error()
-		return
+		return nil, nil, skipped, random, fmt.Errorf("model: %w", err)
 	}
-	random := br.Dispatch[0]
-	exact := random.Some.Value
-	n := len(maxes)
-	p := float64(hits) / float64(n)
-	lo, hi := wilson(hits, n, 1.959963984540054)
-	if exact >= lo && exact <= hi {
-		cr.Outcome = Holds
-	} else {
-		cr.Outcome = Fails
-	}
-	cr.Evidence = fmt.Sprintf("measured P(max load ≥ %d) = %d/%d = %.3f, 95%% CI [%.3f, %.3f]; model balls (%d tasks, %d workers, random dispatch) exactly %.4f (%s)",
-		k, hits, n, p, lo, hi, size, workers, exact, random.Some.Exact)
-	if skipped > 0 {
-		cr.Evidence += fmt.Sprintf("; %d bursts with an unanswered request left out", skipped)
-	}
-	cmp := &MaxLoadComparison{Tasks: size, Workers: workers, Bursts: n, Measured: measured,
-		MeasuredMean: float64(sum) / float64(n), ExactMean: random.MeanMax.Value}
+	random = br.Dispatch[0]
+	cmp = &MaxLoadComparison{Tasks: size, Workers: workers, Bursts: len(maxes), Measured: measured,
+		MeasuredMean: float64(sum) / float64(len(maxes)), ExactMean: random.MeanMax.Value}
 	for _, pr := range random.MaxLoad {
 		cmp.Exact = append(cmp.Exact, pr.Value)
 	}
-	cr.MaxLoad = cmp
+	return cmp, maxes, skipped, random, nil
+}
+
+// VariantMaxLoad is one variant's bursts beside the model.
+type VariantMaxLoad struct {
+	Variant string
+	*MaxLoadComparison
+	Rows []MaxLoadRow
+}
+
+// BurstComparisons sets, for every variant whose valid runs recorded
+// bursts, the measured distribution of the largest load beside model
+// balls' exact one for random dispatch.
+func BurstComparisons(r *results.Results) []VariantMaxLoad {
+	var out []VariantMaxLoad
+	for _, v := range r.Scenario.Variants {
+		cmp, _, _, _, err := compareMaxLoad(validRuns(r, v.Name), 0)
+		if err != nil {
+			continue
+		}
+		out = append(out, VariantMaxLoad{Variant: v.Name, MaxLoadComparison: cmp, Rows: cmp.rows()})
+	}
+	return out
+}
+
+// writeBurstsText writes every variant's largest load per burst beside
+// the model.
+func writeBurstsText(w io.Writer, r *results.Results) {
+	for _, b := range BurstComparisons(r) {
+		fmt.Fprintf(w, "\nlargest load per burst, %s (%d bursts of %d over %d workers): share of bursts, measured vs model balls (random dispatch, exact)\n",
+			b.Variant, b.Bursts, b.Tasks, b.Workers)
+		for _, row := range b.Rows {
+			fmt.Fprintf(w, "  %2d: %.3f  %.3f\n", row.K, row.Measured, row.Exact)
+		}
+		fmt.Fprintf(w, "  mean: %.2f  %.2f\n", b.MeasuredMean, b.ExactMean)
+	}
 }
 
 // wilson is the Wilson score interval of a binomial proportion k/n at the

@@ -201,3 +201,38 @@ func TestCombineKeepsClosedLoopApart(t *testing.T) {
 		t.Errorf("combined results carry claims %v", c.Scenario.Claims)
 	}
 }
+
+// TestBurstsInReports: a run with bursts shows its largest-load
+// distribution beside the model's in the text, markdown and HTML reports,
+// claim or no claim.
+func TestBurstsInReports(t *testing.T) {
+	r := burstResults(500, 3, "maxload(fast) <= 16")
+	r.Scenario.Claims = nil
+	bs := BurstComparisons(r)
+	if len(bs) != 1 || bs[0].Variant != "fast" || bs[0].Bursts != 500 || len(bs[0].Exact) != 17 {
+		t.Fatalf("burst comparisons %+v", bs)
+	}
+	var total float64
+	for _, p := range bs[0].Exact {
+		total += p
+	}
+	if total < 0.999999 || total > 1.000001 {
+		t.Errorf("model distribution sums to %g", total)
+	}
+	var text, md bytes.Buffer
+	if err := WriteText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	html, err := renderHTML(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": html} {
+		if !strings.Contains(out, "4.20") || !strings.Contains(strings.ToLower(out), "largest load per burst") {
+			t.Errorf("%s report lacks the burst distribution beside the model's mean 4.20", name)
+		}
+	}
+}

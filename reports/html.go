@@ -114,6 +114,7 @@ type page struct {
 	Claims      []claimView
 	ClaimSum    string
 	ClosedNote  string // set for closed-loop and burst scenarios
+	Bursts      []VariantMaxLoad
 	Envs        []envView
 	ScenarioDoc string
 }
@@ -266,6 +267,7 @@ func buildPage(r *results.Results, o options) (*page, error) {
 	p.Clients = buildClients(sums, styles)
 	p.Verdicts, p.VerdictSum = buildVerdicts(o.verdicts)
 	p.Claims, p.ClaimSum = buildClaims(JudgeClaims(r))
+	p.Bursts = BurstComparisons(r)
 	if r.Scenario.Workload.Deterministic() {
 		p.ClosedNote = DeterministicString(r.Scenario.Workload) + ". " + ClosedLoopNote
 	}

@@ -77,6 +77,14 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []Verdict) error {
 		fmt.Fprintf(&b, "\n**Incomplete:** %d of %d runs finished (%s).\n", len(r.Runs), len(r.Order), mdEscape(r.Error))
 	}
 
+	for _, bc := range BurstComparisons(r) {
+		fmt.Fprintf(&b, "\nLargest load per burst, %s: %d bursts of %d over %d workers, measured against `model balls` (random dispatch, exact)\n\n| largest load | measured | model |\n|--:|--:|--:|\n",
+			mdEscape(bc.Variant), bc.Bursts, bc.Tasks, bc.Workers)
+		for _, row := range bc.Rows {
+			fmt.Fprintf(&b, "| %d | %.3f | %.3f |\n", row.K, row.Measured, row.Exact)
+		}
+		fmt.Fprintf(&b, "| mean | %.2f | %.2f |\n", bc.MeasuredMean, bc.ExactMean)
+	}
 	writeClaimsMarkdown(&b, JudgeClaims(r))
 	if len(verdicts) > 0 {
 		b.WriteString("\n| variant | baseline | metric | verdict | ratio | 95% CI | tolerance |\n|:--|:--|:--|:--|--:|--:|--:|\n")

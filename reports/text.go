@@ -75,6 +75,7 @@ func WriteText(w io.Writer, r *results.Results) error {
 			fmt.Fprintf(w, "  %s\n", why)
 		}
 	}
+	writeBurstsText(w, r)
 	WriteClaimsText(w, JudgeClaims(r))
 	if !r.Complete {
 		fmt.Fprintf(w, "\nINCOMPLETE: %d of %d runs finished (%s)\n", len(r.Runs), len(r.Order), r.Error)
