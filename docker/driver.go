@@ -192,7 +192,7 @@ func (d *Driver) Up(ctx context.Context, p topologies.Plan) (harness.Deployment,
 	d.mu.Unlock()
 	dep := &deployment{d: d, plan: p, run: run, prefix: "lbbench-" + d.session + "-" + run}
 	if err := dep.up(ctx); err != nil {
-		downCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*StopTimeout)
+		downCtx, cancel := harness.TeardownContext(ctx, 2*StopTimeout)
 		defer cancel()
 		return nil, errors.Join(err, dep.Down(downCtx))
 	}

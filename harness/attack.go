@@ -23,8 +23,11 @@ import (
 // one, or one per named client) has its own schedule, class draws,
 // connections and recorder. Warm-up requests go over the same connections
 // and are discarded. If raw is not nil, one line per measured request is
-// written to it. On ctx cancellation it stops sending, waits for
-// outstanding requests and returns ctx's error.
+// written to it. Each stream keeps at most spec.InFlightCap() requests
+// outstanding (cappedPacer). On ctx cancellation it stops sending at once
+// (even in the middle of a long wait for the next arrival), gives
+// outstanding requests CancelGrace to end, then closes their connections
+// (they count as errors), and returns ctx's error.
 func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Writer) (*results.Measurement, error) {
 	// The deterministic modes have no arrival process (closed.go).
 	switch {
@@ -51,6 +54,7 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 	live := startLive(ctx, spec) // live.go: nil (a no-op) unless WithLiveStats
 	defer live.stop()
 	var wg sync.WaitGroup
+	attackDone := make(chan struct{})
 	// Every targeter first: one that fails must not leave streams started
 	// before it running.
 	tgs := make([]*workloads.Targeter, len(ss))
@@ -61,10 +65,13 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 		}
 		tgs[i] = tg
 	}
+	pacers := make([]*cappedPacer, len(ss))
 	for i, s := range ss {
 		c := s.Spec.Clients
 		tg := tgs[i]
 		pacer := workloads.NewPacer(s.Spec)
+		capped := newCappedPacer(ctx, pacer, s.Spec.InFlightCap())
+		pacers[i] = capped
 		recs[i] = newRecorder(pacer, s.Spec, rawW)
 		if s.Name != "" {
 			recs[i].forClient(s.Name, s.Share)
@@ -79,24 +86,44 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 					return http.ErrUseLastResponse
 				},
 			}),
-			vegeta.Workers(uint64(min(c.Connections, workloads.MaxInFlight))),
-			vegeta.MaxWorkers(workloads.MaxInFlight),
+			vegeta.Workers(uint64(min(c.Connections, capped.limit()))),
+			// A few more workers than slots: a worker whose result was
+			// just taken (freeing its slot) may not be back at vegeta's
+			// tick channel yet when the next tick goes out.
+			vegeta.MaxWorkers(uint64(capped.limit()+inFlightSlack)),
 			// The body is never needed; vegeta would otherwise keep it.
 			vegeta.MaxBody(0),
 		)
 		wg.Add(1)
 		go func(rec *recorder) {
 			defer wg.Done()
-			results := atk.Attack(vegetaTargeter(tg), pacer, 0, "")
+			results := atk.Attack(vegetaTargeter(tg), capped, 0, "")
 			stop := context.AfterFunc(ctx, func() { atk.Stop() })
 			defer stop()
 			for res := range results {
+				capped.done()
 				rec.add(res)
 				live.observe(pacer, res)
 			}
 		}(recs[i])
 	}
+	// On cancellation, requests still outstanding get CancelGrace, then
+	// their connections are closed: a stuck target must not hold Ctrl-C
+	// for a whole request timeout.
+	abort := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(CancelGrace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			for _, tr := range trs {
+				tr.abort()
+			}
+		case <-attackDone:
+		}
+	})
 	wg.Wait()
+	close(attackDone)
+	abort()
 	if rawBuf != nil {
 		if err := rawBuf.Flush(); err != nil {
 			return nil, fmt.Errorf("harness: raw results: %w", err)
@@ -112,7 +139,8 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 		}
 		c := ss[i].Spec.Clients
 		m.Generator = results.Generator{Streams: 1, Connections: c.Connections, Opened: trs[i].opened.Load(),
-			KeepAlive: c.KeepAliveOn(), RequestsPerConn: c.RequestsPerConn}
+			KeepAlive: c.KeepAliveOn(), RequestsPerConn: c.RequestsPerConn,
+			MaxInFlight: pacers[i].limit(), PeakInFlight: pacers[i].peak, Held: pacers[i].held}
 		if err := total.Merge(m); err != nil {
 			return nil, err
 		}
@@ -126,6 +154,14 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 	}
 	return &total, nil
 }
+
+// CancelGrace is how long requests outstanding when an attack is cancelled
+// may take to end before their connections are closed.
+const CancelGrace = 500 * time.Millisecond
+
+// inFlightSlack is how many vegeta workers an attack may have beyond its
+// in-flight cap; see attack.
+const inFlightSlack = 16
 
 // processCPU is this process's user plus system CPU time so far.
 func processCPU() time.Duration {

@@ -3,6 +3,7 @@ package harness
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -33,7 +34,15 @@ type clientTransport struct {
 	dialer net.Dialer
 
 	opened atomic.Uint64 // connections dialled
+
+	mu      sync.Mutex               // guards conns and aborted
+	conns   map[*clientConn]struct{} // every open connection, for abort
+	aborted chan struct{}            // closed by abort
+	once    sync.Once
 }
+
+// errAborted is a request's error once its transport was aborted.
+var errAborted = errors.New("harness: request abandoned: the attack was cancelled")
 
 type clientConn struct {
 	net.Conn
@@ -51,7 +60,23 @@ func newClientTransport(addr string, conns int, keepAlive bool, perConn int) *cl
 		slots:     make(chan struct{}, conns),
 		idle:      make(chan *clientConn, conns),
 		dialer:    net.Dialer{Timeout: 5 * time.Second},
+		conns:     map[*clientConn]struct{}{},
+		aborted:   make(chan struct{}),
 	}
+}
+
+// abort closes every connection, which ends the requests on them, and
+// makes every later request fail at once with errAborted. It is
+// idempotent.
+func (t *clientTransport) abort() {
+	t.once.Do(func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		close(t.aborted)
+		for c := range t.conns {
+			c.Conn.Close()
+		}
+	})
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -60,6 +85,11 @@ func (t *clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// Prefer an idle connection; dial only when none is idle and a slot is
 	// free; otherwise wait for whichever comes first.
 	var c *clientConn
+	select {
+	case <-t.aborted:
+		return nil, errAborted
+	default:
+	}
 	select {
 	case c = <-t.idle:
 	default:
@@ -73,6 +103,8 @@ func (t *clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-t.aborted:
+			return nil, errAborted
 		}
 	}
 
@@ -103,6 +135,11 @@ func (t *clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.discard(c)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		select {
+		case <-t.aborted:
+			return nil, errAborted
+		default:
 		}
 		return nil, fmt.Errorf("harness: request on connection %s: %w", c.LocalAddr(), err)
 	}
@@ -138,12 +175,25 @@ func (t *clientTransport) dial(ctx context.Context) (*clientConn, error) {
 		return nil, err
 	}
 	t.opened.Add(1)
-	return &clientConn{Conn: conn, br: bufio.NewReaderSize(conn, 4096), bw: bufio.NewWriterSize(conn, 4096)}, nil
+	c := &clientConn{Conn: conn, br: bufio.NewReaderSize(conn, 4096), bw: bufio.NewWriterSize(conn, 4096)}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.aborted:
+		conn.Close()
+		return nil, errAborted
+	default:
+	}
+	t.conns[c] = struct{}{}
+	return c, nil
 }
 
 // discard closes c and frees its slot.
 func (t *clientTransport) discard(c *clientConn) {
 	c.Conn.Close()
+	t.mu.Lock()
+	delete(t.conns, c)
+	t.mu.Unlock()
 	<-t.slots
 }
 

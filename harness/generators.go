@@ -118,7 +118,8 @@ func (g Generators) Run(ctx context.Context, spec workloads.Spec) (*results.Meas
 // LocalExec returns an ExecFunc that runs the lbbench binary at exe as a
 // child process in a process group of its own, dying with this process
 // (Pdeathsig). When ctx ends it interrupts the group: the generator stops
-// sending, writes what it recorded and exits.
+// sending, writes what it recorded and exits; when ctx's hard stop
+// (WithHardStop) ends it kills the group.
 func LocalExec(exe string) ExecFunc {
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cmd := exec.Command(exe, args...)
@@ -129,6 +130,19 @@ func LocalExec(exe string) ExecFunc {
 		}
 		stop := context.AfterFunc(ctx, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) })
 		defer stop()
+		// A hard stop (a second Ctrl-C) does not wait for the generator
+		// to write what it recorded: the run is void anyway.
+		exited := make(chan struct{})
+		defer close(exited)
+		if hard := hardDone(ctx); hard != nil {
+			go func() {
+				select {
+				case <-hard:
+					syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				case <-exited:
+				}
+			}()
+		}
 		return cmd.Wait()
 	}
 }

@@ -139,12 +139,12 @@ func (d *LocalDriver) Up(ctx context.Context, p topologies.Plan) (Deployment, er
 	for _, spec := range p.Processes {
 		proc, err := d.start(ctx, p.ID, spec)
 		if err != nil {
-			dep.Down(context.Background())
+			dep.down(ctx)
 			return nil, err
 		}
 		dep.procs = append(dep.procs, proc)
 		if err := proc.waitReady(ctx, DefaultReadyTimeout); err != nil {
-			dep.Down(context.Background())
+			dep.down(ctx)
 			return nil, fmt.Errorf("harness: %s: %s did not become ready: %w%s", p.ID, spec.Role, err, proc.logTail())
 		}
 	}
@@ -309,7 +309,17 @@ func (d *localDeployment) Stats(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
-// Down stops processes in reverse order of start. It is idempotent.
+// down takes what Up started so far down after a failure, under a
+// teardown context of ctx (a hard stop kills at once).
+func (d *localDeployment) down(ctx context.Context) {
+	tctx, cancel := TeardownContext(ctx, 2*DefaultStopTimeout)
+	defer cancel()
+	d.Down(tctx)
+}
+
+// Down stops processes in reverse order of start: SIGTERM to each process
+// group, then SIGKILL after DefaultStopTimeout or as soon as ctx ends. It
+// is idempotent.
 func (d *localDeployment) Down(ctx context.Context) error {
 	d.downOnce.Do(func() {
 		var errs []error

@@ -131,6 +131,8 @@ func errorKind(res *vegeta.Result) string {
 	switch {
 	case strings.Contains(e, "Timeout") || strings.Contains(e, "timeout") || strings.Contains(e, "deadline exceeded"):
 		return "timeout"
+	case strings.Contains(e, errAborted.Error()):
+		return "cancelled"
 	case strings.Contains(e, "connection refused"):
 		return "connection refused"
 	case strings.Contains(e, "connection reset"):
@@ -181,7 +183,11 @@ func judge(run *results.Run, v scenario.Validity) {
 	}
 	if run.Requests > 0 && run.SendLag != nil {
 		if p99 := run.SendLag.Quantile(0.99); p99 > v.MaxSendLagP99 {
-			invalid("send lag p99 %s exceeds %s: the generator fell behind", p99, v.MaxSendLagP99)
+			why := "the generator fell behind"
+			if g := run.Generator; g.Held > 0 {
+				why = fmt.Sprintf("the generator fell behind (%d requests held back at its cap of %d in flight)", g.Held, g.MaxInFlight)
+			}
+			invalid("send lag p99 %s exceeds %s: %s", p99, v.MaxSendLagP99, why)
 		}
 	}
 }

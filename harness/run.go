@@ -214,8 +214,9 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 	}
 	bringUp := time.Since(upStart)
 	defer func() {
-		// Down must run even when ctx is cancelled, with its own deadline.
-		downCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*DefaultStopTimeout)
+		// Down must run even when ctx is cancelled, with its own deadline;
+		// a hard stop (a second Ctrl-C) ends its waits: it kills.
+		downCtx, cancel := TeardownContext(ctx, 2*DefaultStopTimeout)
 		defer cancel()
 		downStart := time.Now()
 		if derr := dep.Down(downCtx); derr != nil {

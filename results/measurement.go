@@ -124,6 +124,14 @@ type Generator struct {
 	// RequestsPerConn after how many requests they were closed (0: never).
 	KeepAlive       bool `json:"keepalive"`
 	RequestsPerConn int  `json:"requests_per_conn,omitempty"`
+	// MaxInFlight is the cap on outstanding requests (workloads.Spec.
+	// InFlightCap) and PeakInFlight the most there were; both are summed
+	// over streams and processes, so the peak is an upper bound there.
+	// Held counts the requests that found the cap reached when due and were
+	// sent late (their lateness is in SendLag).
+	MaxInFlight  int    `json:"max_in_flight,omitempty"`
+	PeakInFlight int    `json:"peak_in_flight,omitempty"`
+	Held         uint64 `json:"held,omitempty"`
 }
 
 // Merge adds o to m. Both must come from the same workload; histograms
@@ -220,6 +228,9 @@ func (m *Measurement) Merge(o *Measurement) error {
 	g.Connections += og.Connections
 	g.Opened += og.Opened
 	g.KeepAlive, g.RequestsPerConn = og.KeepAlive, og.RequestsPerConn
+	g.MaxInFlight += og.MaxInFlight
+	g.PeakInFlight += og.PeakInFlight
+	g.Held += og.Held
 	return nil
 }
 

@@ -205,7 +205,7 @@ func fullScenario() scenario.Scenario {
 				{Name: "pareto", Path: "/work", Weight: 1, Service: workloads.Service{Dist: workloads.Pareto, Min: ms, Max: 100 * ms, Alpha: 1.5}},
 			},
 			Clients: workloads.Clients{
-				Connections: 64, KeepAlive: ptr(true), RequestsPerConn: 5,
+				Connections: 64, KeepAlive: ptr(true), RequestsPerConn: 5, MaxInFlight: 500,
 				Named: []workloads.NamedClient{{Name: "web", Share: 3, Connections: 4, Requests: 30}, {Name: "batch", Share: 1, Connections: 1}},
 			},
 			Timeout: 10 * time.Second,
@@ -247,7 +247,8 @@ func fullMeasurement(t *testing.T, s scenario.Scenario) results.Measurement {
 		ByWorker:     map[int]uint64{0: 130, 1: 90, 2: 100, 3: 80},
 		IntendedRate: 200, AchievedRate: 199.5,
 		Generator: results.Generator{CPU: 120 * ms, MaxRSS: 30 << 20, Processes: 2, Streams: 2,
-			Connections: 64, Opened: 70, KeepAlive: true, RequestsPerConn: 5},
+			Connections: 64, Opened: 70, KeepAlive: true, RequestsPerConn: 5,
+			MaxInFlight: 1088, PeakInFlight: 70, Held: 3},
 		Closed: true,
 		Bursts: &results.Bursts{Size: 4, Workers: 2, Loads: [][]int{{3, 1}, {2, 1}}, Unattributed: []int{0, 1}},
 	}

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"sync/atomic"
@@ -30,13 +31,18 @@ const MaxInFlight = ScheduleWindow / 2
 // Intended(Seq) charges that lateness to the latency instead of hiding it
 // (coordinated omission).
 //
+// A rate that is not a positive finite number (NaN, ±Inf, 0; Validate
+// refuses them) schedules nothing, so a Pacer never spins through an endless
+// schedule at offset 0 nor waits for an offset it cannot represent.
+//
 // Pace is called by vegeta's single attack goroutine; Intended and Began may
 // be called concurrently from any goroutine that has received a result.
 type Pacer struct {
-	rate float64              // nominal mean rate over the measured window, per second
-	next func() time.Duration // offset of the next request; >= end when done
-	end  time.Duration        // no request is scheduled at or after this offset
-	wait func(time.Time)      // sleeps until a request's intended time
+	rate float64                                // nominal mean rate over the measured window, per second
+	next func() time.Duration                   // offset of the next request; >= end when done
+	end  time.Duration                          // no request is scheduled at or after this offset
+	wait func(context.Context, time.Time) error // sleeps until a request's intended time
+	ctx  context.Context                        // ends the schedule early; see StopOn
 
 	scheduled uint64        // index of the next offset to generate; Pace only
 	generated atomic.Uint64 // offsets [0, generated) have been written
@@ -51,7 +57,8 @@ func NewPacer(s Spec) *Pacer {
 	p := &Pacer{
 		rate: a.MeanRate(s.Duration),
 		end:  s.WarmupTime() + s.Duration,
-		wait: sleep.Until,
+		wait: sleep.UntilContext,
+		ctx:  context.Background(),
 	}
 	switch a.Kind {
 	case Poisson:
@@ -59,7 +66,13 @@ func NewPacer(s Spec) *Pacer {
 		gap := float64(time.Second) / a.RatePerSec
 		var t float64
 		p.next = func() time.Duration {
+			if !validRate(a.RatePerSec) {
+				return math.MaxInt64
+			}
 			t += rng.ExpFloat64() * gap
+			if t >= float64(p.end) { // also where time.Duration(t) would overflow
+				return math.MaxInt64
+			}
 			return time.Duration(t)
 		}
 	case Burst:
@@ -90,6 +103,10 @@ func NewPacer(s Spec) *Pacer {
 	return p
 }
 
+// validRate reports whether r requests per second can be scheduled: a
+// positive finite number.
+func validRate(r float64) bool { return r > 0 && !math.IsInf(r, 0) }
+
 // segment is a stretch of the schedule whose rate goes linearly from
 // `from` to `to` requests per second over [start, end).
 type segment struct {
@@ -106,7 +123,11 @@ func segments(segs []segment) func() time.Duration {
 		for i < len(segs) {
 			sg := segs[i]
 			d := (sg.end - sg.start).Seconds()
-			var t float64 // seconds into the segment of request k
+			var t float64                                                                        // seconds into the segment of request k
+			if !(sg.from >= 0 && sg.to >= 0) || math.IsInf(sg.from, 0) || math.IsInf(sg.to, 0) { // NaN fails >= too
+				i, k = i+1, 0 // a rate that cannot be scheduled: no request
+				continue
+			}
 			if sg.to == sg.from || d == 0 {
 				t = k / sg.from
 			} else {
@@ -119,10 +140,13 @@ func segments(segs []segment) func() time.Duration {
 				}
 				t = (math.Sqrt(disc) - sg.from) / slope
 			}
-			off := sg.start + time.Duration(math.Round(t*float64(time.Second)))
-			if off < sg.end {
+			// Compared as floats first: a NaN, negative or huge t (a
+			// zero rate gives +Inf) must not reach time.Duration, whose
+			// conversion of such values is undefined.
+			ns := math.Round(t * float64(time.Second))
+			if ns >= 0 && ns < float64(sg.end-sg.start) {
 				k++
-				return off
+				return sg.start + time.Duration(ns)
 			}
 			i, k = i+1, 0
 		}
@@ -141,7 +165,7 @@ func (p *Pacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 	}
 	for p.scheduled <= hits {
 		off := p.next()
-		if off >= p.end {
+		if off < 0 || off >= p.end {
 			return 0, true
 		}
 		p.ring[p.scheduled%ScheduleWindow].Store(int64(off))
@@ -151,9 +175,18 @@ func (p *Pacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 	// Wait here rather than returning the wait to vegeta: its time.Sleep
 	// wakes up to a millisecond late, which would show as send lag.
 	off := time.Duration(p.ring[hits%ScheduleWindow].Load())
-	p.wait(p.Began().Add(off))
+	if p.wait(p.ctx, p.Began().Add(off)) != nil {
+		return 0, true // StopOn's context ended: no more requests
+	}
 	return 0, false
 }
+
+// StopOn makes the schedule end when ctx does: a Pace waiting for a
+// request's intended time returns at once, telling vegeta to stop, however
+// far away that time is (at 0.05 requests per second, 20 s). Without it a
+// Pacer's waits are ended only by its schedule. Call it before the first
+// Pace.
+func (p *Pacer) StopOn(ctx context.Context) { p.ctx = ctx }
 
 // Rate implements vegeta.Pacer: the intended mean rate in requests per second.
 func (p *Pacer) Rate(time.Duration) float64 { return p.rate }
@@ -191,4 +224,6 @@ func (p *Pacer) Scheduled() uint64 { return p.generated.Load() }
 
 // SetWait replaces how Pace waits for a request's intended time (by default
 // a precise sleep). Tests that only need the schedule pass a no-op.
-func (p *Pacer) SetWait(f func(time.Time)) { p.wait = f }
+func (p *Pacer) SetWait(f func(time.Time)) {
+	p.wait = func(_ context.Context, t time.Time) error { f(t); return nil }
+}

@@ -219,6 +219,10 @@ type Clients struct {
 	// RequestsPerConn closes a connection after that many requests (1, 2,
 	// 5, ...); zero means no limit.
 	RequestsPerConn int `yaml:"requests_per_conn,omitempty" json:"requests_per_conn,omitempty"`
+	// MaxInFlight caps the requests a generator stream keeps outstanding
+	// (at most MaxInFlight); zero means derived from the workload (see
+	// Spec.InFlightCap). Requests due at the cap leave late: send lag.
+	MaxInFlight int `yaml:"max_in_flight,omitempty" json:"max_in_flight,omitempty"`
 	// Named splits the load among named clients with fixed shares, each
 	// with its own persistent connections; when set, Connections is
 	// ignored.
@@ -435,6 +439,9 @@ func (a Arrival) validate(d time.Duration) error {
 func (c Clients) validate() error {
 	if c.Connections < 0 {
 		return fieldErr("clients.connections", "must be > 0, got %d", c.Connections)
+	}
+	if c.MaxInFlight < 0 || c.MaxInFlight > MaxInFlight {
+		return fieldErr("clients.max_in_flight", "must be between 1 and %d (the generator's schedule window), or 0 to derive it from the workload; got %d", MaxInFlight, c.MaxInFlight)
 	}
 	if c.RequestsPerConn < 0 {
 		return fieldErr("clients.requests_per_conn", "must be >= 0 (0: no limit), got %d", c.RequestsPerConn)

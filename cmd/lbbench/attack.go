@@ -28,6 +28,7 @@ type attackOptions struct {
 	warmup   time.Duration
 	quiet    bool
 	live     bool
+	inFlight int
 }
 
 func newAttackCmd() *cobra.Command {
@@ -58,6 +59,7 @@ section) or from --spec, a workload spec in YAML or JSON.`,
 	f.Float64Var(&o.rate, "rate", 0, "intended rate per second (overrides the workload's constant or poisson rate)")
 	f.DurationVar(&o.duration, "duration", 0, "measured duration (overrides the workload)")
 	f.DurationVar(&o.warmup, "warmup", 0, "warm-up, not recorded; 0 for none (overrides the workload)")
+	f.IntVar(&o.inFlight, "max-in-flight", 0, "most requests outstanding at once; requests due beyond it leave late (send lag) (default: derived from the workload, see clients.max_in_flight)")
 	f.BoolVarP(&o.quiet, harness.FlagQuiet, "q", false, "no summary on standard error")
 	f.BoolVar(&o.live, harness.FlagLive, false, "print the live figures (harness.LiveStats) as a JSON line per second on standard error")
 	cmd.MarkFlagRequired(harness.FlagTarget)
@@ -95,6 +97,12 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 	if changed("warmup") {
 		spec.Warmup = noneIfZero(o.warmup)
 	}
+	if changed("max-in-flight") {
+		if o.inFlight < 1 {
+			return fmt.Errorf("attack: --max-in-flight must be at least 1, got %d", o.inFlight)
+		}
+		spec.Clients.MaxInFlight = o.inFlight
+	}
 	spec = spec.WithDefaults()
 	if err := spec.Validate(); err != nil {
 		return fmt.Errorf("attack: workload: %w", err)
@@ -129,9 +137,9 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 	}
 	if !o.quiet {
 		s := m.Latency.Summarize()
-		fmt.Fprintf(stderr, "attack: %d requests at %.1f/s (intended %.1f/s), %d errors; p50 %s p99 %s p99.9 %s max %s; send lag p99 %s; generator CPU %s, max RSS %.1f MiB\n",
+		fmt.Fprintf(stderr, "attack: %d requests at %.1f/s (intended %.1f/s), %d errors; p50 %s p99 %s p99.9 %s max %s; send lag p99 %s; generator CPU %s, max RSS %.1f MiB; in flight peak %d of %d, %d held\n",
 			m.Requests, m.AchievedRate, m.IntendedRate, m.Errors, reports.Dur(s.P50), reports.Dur(s.P99), reports.Dur(s.P999), reports.Dur(s.Max),
-			reports.Dur(m.SendLag.Quantile(0.99)), m.Generator.CPU.Round(time.Millisecond), float64(m.Generator.MaxRSS)/(1<<20))
+			reports.Dur(m.SendLag.Quantile(0.99)), m.Generator.CPU.Round(time.Millisecond), float64(m.Generator.MaxRSS)/(1<<20), m.Generator.PeakInFlight, m.Generator.MaxInFlight, m.Generator.Held)
 	}
 	if attackErr != nil && ctx.Err() != nil {
 		return &exitError{code: 130, err: fmt.Errorf("interrupted: partial measurement written")}

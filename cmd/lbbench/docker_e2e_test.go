@@ -263,3 +263,37 @@ func TestDockerKillThenClean(t *testing.T) {
 	t.Log(text)
 	dockertest.AssertGone(t, c, session)
 }
+
+// TestDockerDoubleInterruptLeavesNothing: a second Ctrl-C right after the
+// first cuts the containers' stop short (the hard stop); the forced
+// removal still takes every container, the volume and the network.
+func TestDockerDoubleInterruptLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("brings containers up")
+	}
+	c := dockertest.Connect(t)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd, buf, session := startDockerRun(t, out)
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+			t.Errorf("exit %v, want 130 (interrupted)\n%s", err, buf.String())
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatalf("still running 45 s after a double SIGINT\n%s", buf.String())
+	}
+	t.Logf("exited %s after the second SIGINT", time.Since(start))
+	if !strings.Contains(buf.String(), "interrupted again: killing") {
+		t.Errorf("no word of the second interruption:\n%s", buf.String())
+	}
+	dockertest.AssertGone(t, c, session)
+	if _, err := results.ReadFile(filepath.Join(out, "results.json")); err != nil {
+		t.Errorf("no results.json after a double SIGINT: %v", err)
+	}
+}

@@ -9,6 +9,7 @@
 package sleep
 
 import (
+	"context"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -19,16 +20,38 @@ import (
 const Coarse = 2 * time.Millisecond
 
 // Until returns at or just after t. The calling goroutine holds an OS
-// thread for at most Coarse of the wait. Safe for concurrent use.
+// thread for at most Coarse of the wait. Nothing interrupts it: a wait that
+// must end on cancellation uses UntilContext. Safe for concurrent use.
 func Until(t time.Time) {
-	if d := time.Until(t) - Coarse; d > 0 {
-		time.Sleep(d)
+	UntilContext(context.Background(), t)
+}
+
+// UntilContext returns at or just after t, or as soon as ctx ends, whichever
+// comes first; it returns ctx's error if ctx ended before t. Only the last
+// Coarse of the wait (a bounded stretch) is spent in nanosleep, where ctx is
+// not watched. Safe for concurrent use.
+func UntilContext(ctx context.Context, t time.Time) error {
+	// time.Until saturates at the extremes of time.Duration: compare with
+	// Coarse rather than subtract it, so a deadline far in the past never
+	// wraps round into a wait of centuries.
+	if d := time.Until(t); d > Coarse {
+		timer := time.NewTimer(d - Coarse)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	for {
 		d := time.Until(t)
 		if d <= 0 {
-			return
+			return nil
 		}
+		d = min(d, Coarse) // the timer stage left at most Coarse
 		ts := unix.NsecToTimespec(d.Nanoseconds())
 		// EINTR (a signal arrived) just loops with the remaining time.
 		_ = unix.Nanosleep(&ts, nil)

@@ -1,6 +1,9 @@
 package sleep
 
 import (
+	"context"
+	"errors"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -57,5 +60,57 @@ func TestUntilPast(t *testing.T) {
 func BenchmarkFor100us(b *testing.B) {
 	for b.Loop() {
 		For(100 * time.Microsecond)
+	}
+}
+
+// TestUntilFarPast: a deadline at the far end of time.Time's range (what a
+// NaN offset becomes: time.Duration(NaN) is math.MinInt64 on amd64) returns
+// at once. time.Until saturates there, and subtracting Coarse from it used
+// to wrap round to a wait of 292 years.
+func TestUntilFarPast(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		now := time.Now()
+		Until(now.Add(math.MinInt64))
+		Until(time.Time{})
+		if err := UntilContext(context.Background(), now.Add(math.MinInt64)); err != nil {
+			t.Errorf("UntilContext of a past deadline: %v", err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a deadline at the far end of the past did not return at once")
+	}
+}
+
+// TestUntilContextCancel: a wait of an hour ends when its context does,
+// with the context's error; an ended context ends even a short wait; a wait
+// whose context lives returns nil at its deadline, not before.
+func TestUntilContextCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	start := time.Now()
+	time.AfterFunc(50*time.Millisecond, cancel)
+	errc := make(chan error, 1)
+	go func() { errc <- UntilContext(ctx, start.Add(time.Hour)) }()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled wait returned %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled wait of an hour did not end")
+	}
+	if err := UntilContext(ctx, time.Now().Add(time.Millisecond)); !errors.Is(err, context.Canceled) {
+		t.Errorf("wait on an ended context returned %v, want context.Canceled", err)
+	}
+	const d = 20 * time.Millisecond
+	t0 := time.Now()
+	if err := UntilContext(context.Background(), t0.Add(d)); err != nil {
+		t.Fatalf("uncancelled wait: %v", err)
+	}
+	if got := time.Since(t0); got < d {
+		t.Errorf("uncancelled wait of %s returned after %s: early", d, got)
 	}
 }

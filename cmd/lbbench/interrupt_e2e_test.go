@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/results"
+)
+
+// waitLine reads r until a line starts with prefix (copying everything to
+// log), then copies the rest to log in the background.
+func waitLine(t *testing.T, r io.Reader, prefix string, log *lockedBuffer, timeout time.Duration) {
+	t.Helper()
+	found := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		ok := false
+		for sc.Scan() {
+			log.Write([]byte(sc.Text() + "\n"))
+			if !ok && strings.HasPrefix(sc.Text(), prefix) {
+				ok = true
+				found <- true
+			}
+		}
+		if !ok {
+			found <- false
+		}
+	}()
+	select {
+	case ok := <-found:
+		if !ok {
+			t.Fatalf("output ended before a line starting %q:\n%s", prefix, log.String())
+		}
+	case <-time.After(timeout):
+		t.Fatalf("no line starting %q within %s:\n%s", prefix, timeout, log.String())
+	}
+}
+
+// exitWithin waits for cmd to exit and returns how long it took, failing
+// the test if it takes longer than limit (then killing it).
+func exitWithin(t *testing.T, done <-chan error, limit time.Duration, what string, log *lockedBuffer) time.Duration {
+	t.Helper()
+	start := time.Now()
+	select {
+	case <-done:
+		return time.Since(start)
+	case <-time.After(limit):
+		t.Fatalf("still running %s after %s:\n%s", limit, what, log.String())
+	}
+	return 0
+}
+
+// procsMatching lists live processes whose command line contains s.
+func procsMatching(s string) []string {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var found []string
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), s) {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join(d, "stat")); err == nil && strings.Contains(string(stat), ") Z ") {
+			continue
+		}
+		found = append(found, filepath.Base(d)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	return found
+}
+
+// lowRateScenario sends at 0.05 requests per second: a request at the
+// start of each run and the next 20 s later, so each run lasts 20 s and
+// spends it waiting for that second arrival.
+const lowRateScenario = `name: low-rate
+workers: {count: 2}
+workload:
+  arrival: {kind: constant, rate: 0.05}
+  duration: 20500ms
+  warmup: -1s
+  classes:
+    - {name: short, weight: 1, service: {value: 1ms}}
+  clients: {connections: 2}
+variants:
+  - {name: rp, topology: reuseport}
+repeat: 2
+`
+
+// TestRunInterruptLowRate: Ctrl-C (SIGINT to the real "lbbench run")
+// during a 0.05/s run, while its generator waits 20 s for the next
+// arrival, ends lbbench within 2 s, with exit status 130, the run that
+// finished before saved in results.json, and no process left.
+func TestRunInterruptLowRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: one run of 20 s first")
+	}
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "low.yaml")
+	os.WriteFile(scen, []byte(lowRateScenario), 0o644)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", scen, "-o", out)
+	stderr, _ := cmd.StderrPipe()
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	var log lockedBuffer
+	// The second run's line: the first one is finished and saved.
+	waitLine(t, stderr, "[2/2]", &log, 60*time.Second)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Its first request served: the generator now waits for the second,
+	// due 20 s after it.
+	waitRunServes(t, cmd.Process.Pid, 1, 30*time.Second, log.String)
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	took := exitWithin(t, done, 2*time.Second, "Ctrl-C in a 0.05/s run", &log)
+	t.Logf("exited %s after Ctrl-C", took)
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit code %d after Ctrl-C, want 130\n%s", code, log.String())
+	}
+	waitNoProcs(t)
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatalf("no results saved after Ctrl-C: %v\n%s", err, log.String())
+	}
+	if res.Complete || len(res.Runs) != 1 || res.Runs[0].Requests != 2 {
+		t.Errorf("results after Ctrl-C: complete=%v, %d runs (want the 1 finished, with its 2 requests)", res.Complete, len(res.Runs))
+	}
+	if !strings.Contains(log.String(), "interrupted: 1 of 2 runs saved") {
+		t.Errorf("message does not say the finished run was saved:\n%s", log.String())
+	}
+}
+
+// stuckServer is an HTTP server on the socket lbbench serve hands it (fd
+// 3) that ignores SIGTERM and SIGINT: its process manager's drain, and so
+// the run's teardown, wait for it until their stop timeouts.
+const stuckServer = `import signal, socket, sys, http.server
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+    def log_message(self, *a):
+        pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H, bind_and_activate=False)
+srv.socket.close()
+srv.socket = socket.socket(fileno=int(sys.argv[1]))
+srv.serve_forever()
+`
+
+// TestRunDoubleInterruptKills: the first Ctrl-C ends the attack, and the
+// teardown then waits on a server that ignores SIGTERM (it would wait the
+// 10 s stop timeout); a second Ctrl-C ends lbbench at once, killing that
+// server: no lbbench process and no server process is left.
+func TestRunDoubleInterruptKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts Python servers")
+	}
+	py := pythonInterpreter(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "stuck_server.py")
+	os.WriteFile(script, []byte(stuckServer), 0o644)
+	scen := filepath.Join(dir, "stuck.yaml")
+	os.WriteFile(scen, []byte(`name: stuck
+workers:
+  count: 1
+  target:
+    exec: "`+py+` `+script+` {fd}"
+    probe: /
+workload:
+  arrival: {kind: constant, rate: 50}
+  duration: 60s
+  warmup: -1s
+  classes:
+    - {name: any, path: /, weight: 1, service: {value: 0s}}
+  clients: {connections: 2}
+variants:
+  - {name: rp, topology: reuseport}
+repeat: 1
+`), 0o644)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", scen, "-o", out)
+	stderr, _ := cmd.StderrPipe()
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		for _, p := range procsMatching(script) {
+			if pid, err := strconv.Atoi(strings.SplitN(p, ":", 2)[0]); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	var log lockedBuffer
+	waitLine(t, stderr, "[1/1]", &log, 30*time.Second)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(procsMatching(script)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never started:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // up, ready, under load
+	cmd.Process.Signal(os.Interrupt)
+	// The teardown is stuck on the server: lbbench is still there a
+	// second later.
+	select {
+	case <-done:
+		t.Fatalf("exited on the first Ctrl-C: the server did not hold the teardown, so this tests nothing:\n%s", log.String())
+	case <-time.After(1500 * time.Millisecond):
+	}
+	if len(procsMatching(script)) == 0 {
+		t.Fatalf("the server is gone after the first Ctrl-C: nothing holds the teardown:\n%s", log.String())
+	}
+	cmd.Process.Signal(os.Interrupt)
+	took := exitWithin(t, done, 2*time.Second, "the second Ctrl-C", &log)
+	t.Logf("exited %s after the second Ctrl-C", took)
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit code %d, want 130\n%s", code, log.String())
+	}
+	waitNoProcs(t)
+	if left := procsMatching(script); len(left) > 0 {
+		t.Errorf("server processes left behind:\n%s", strings.Join(left, "\n"))
+	}
+	if _, err := results.ReadFile(filepath.Join(out, "results.json")); err != nil {
+		t.Errorf("no results.json after the double Ctrl-C: %v", err)
+	}
+}
