@@ -94,7 +94,28 @@ func junitTime(d time.Duration) string {
 // undecided comparisons as skipped ones. Times are the measured time of
 // the runs compared (t), in seconds.
 func WriteJUnit(w io.Writer, scenario string, vs []Verdict, t JUnitTimes) error {
+	return WriteJUnitWithClaims(w, scenario, vs, nil, t)
+}
+
+// WriteJUnitWithClaims is WriteJUnit with the scenario's claims too: one
+// test case per claim (class lbbench.SCENARIO.claims), a failed claim a
+// <failure>, an inconclusive one <skipped>, each with its evidence. A
+// claim is judged on the whole results: its time is t.Total.
+func WriteJUnitWithClaims(w io.Writer, scenario string, vs []Verdict, cs []ClaimResult, t JUnitTimes) error {
 	suite := junitSuite{Name: "lbbench." + scenario, Time: junitTime(t.Total)}
+	for _, c := range cs {
+		jc := junitCase{Name: c.Say, ClassName: "lbbench." + scenario + ".claims", Time: junitTime(t.Total), SystemOut: c.Check + ": " + c.Evidence}
+		switch c.Outcome {
+		case Fails:
+			jc.Failure = &junitMessage{Message: "claim fails: " + c.Check, Type: "claim", Text: c.Evidence}
+			suite.Failures++
+		case Holds:
+		default:
+			jc.Skipped = &junitMessage{Message: "claim inconclusive: " + c.Check, Text: c.Evidence}
+			suite.Skipped++
+		}
+		suite.Cases = append(suite.Cases, jc)
+	}
 	for _, v := range vs {
 		c := junitCase{Name: v.Metric, ClassName: "lbbench." + scenario + "." + v.Variant,
 			Time: junitTime(t.ByVariant[v.Variant]), SystemOut: verdictSentence(v)}
@@ -111,6 +132,11 @@ func WriteJUnit(w io.Writer, scenario string, vs []Verdict, t JUnitTimes) error 
 	}
 	suite.Tests = len(suite.Cases)
 	doc := junitSuites{Name: "lbbench", Time: suite.Time, Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
+	return encodeJUnit(w, doc)
+}
+
+// encodeJUnit writes doc with its XML header.
+func encodeJUnit(w io.Writer, doc junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

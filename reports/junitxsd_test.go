@@ -46,6 +46,23 @@ func TestJUnitValidates(t *testing.T) {
 			t.Logf("xmllint: %s", strings.TrimSpace(out))
 		})
 	}
+	// With claims, and the claims suite's JUnit.
+	claims := []ClaimResult{{Say: "lc beats rp", Check: "p99(lc) < p99(rp)", Outcome: Holds, Evidence: "5ms < 6ms"},
+		{Say: "even & fair", Check: "skew <= 1.1", Outcome: Fails, Evidence: "skew 1.4"},
+		{Say: "bursts", Check: "model", Outcome: Undecided, Evidence: "too few bursts"}}
+	var withClaims, suite bytes.Buffer
+	if err := WriteJUnitWithClaims(&withClaims, "s", testVerdicts(), claims, JUnitTimes{Total: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	r := richResults(t)
+	if err := writeSuiteJUnit(&suite, []SuiteEntry{{Source: Source{Results: r}, Claims: claims}, {Source: Source{Results: r}, Claims: claims[:1]}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, doc := range map[string][]byte{"with claims": withClaims.Bytes(), "claims suite": suite.Bytes()} {
+		if out, ok := xmllintValidate(t, doc); !ok {
+			t.Errorf("%s: xmllint: %s\n%s", name, out, doc)
+		}
+	}
 	for name, doc := range map[string]string{
 		"skipped on testsuites": `<testsuites name="lbbench" time="1.000" tests="1" failures="0" skipped="1"><testsuite name="s" tests="1" failures="0" errors="0" time="1.000"/></testsuites>`,
 		"no time":               `<testsuites name="lbbench" tests="1" failures="0"><testsuite name="s" tests="1" failures="0" errors="0"/></testsuites>`,
