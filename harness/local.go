@@ -9,12 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
 )
 
@@ -242,6 +244,46 @@ func (p *localProc) waitReady(ctx context.Context, timeout time.Duration) error 
 	return err
 }
 
+// failure reports whether the process has exited, and how.
+func (p *localProc) failure() (results.Failure, bool) {
+	select {
+	case <-p.exited:
+	default:
+		return results.Failure{}, false
+	}
+	exit := "exited"
+	if p.cmd.ProcessState != nil {
+		exit = p.cmd.ProcessState.String()
+	} else if p.waitErr != nil {
+		exit = p.waitErr.Error()
+	}
+	f := results.Failure{Process: fmt.Sprintf("%s (pid %d)", p.spec.Role, p.cmd.Process.Pid), Exit: exit, LogTail: p.tailLines()}
+	// A supervisor ("lbbench serve") exits when one of its workers dies,
+	// and says which: name that worker, the process that died first.
+	for _, line := range f.LogTail {
+		if m := workerExited.FindStringSubmatch(line); m != nil {
+			f.Exit = fmt.Sprintf("%s; then %s: %s", m[2], f.Process, exit)
+			f.Process = p.spec.Role + ": " + m[1]
+			break
+		}
+	}
+	return f, true
+}
+
+// workerExited matches the line a workers' supervisor logs when one of its
+// workers exits (targets/prefork).
+var workerExited = regexp.MustCompile(`prefork: (worker \d+ \(pid \d+\)) exited: (.+)$`)
+
+// tailLines returns the last lines of the process's output.
+func (p *localProc) tailLines() []string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return lines[max(0, len(lines)-10):]
+}
+
 // logTail returns the last lines of the process's output, indented, for an
 // error message.
 func (p *localProc) logTail() string {
@@ -286,10 +328,17 @@ type localDeployment struct {
 
 func (d *localDeployment) Entry() string { return d.plan.Entry }
 
-// Stats fetches every process's counters.
+// Stats fetches every process's counters. A process that died is listed
+// in Dead (with how it exited and its log's tail) instead of failing the
+// call, and so is a worker its supervisor reports dead.
 func (d *localDeployment) Stats(ctx context.Context) (Stats, error) {
 	var st Stats
+	var errs []error
 	for _, p := range d.procs {
+		if f, dead := p.failure(); dead {
+			st.Dead = append(st.Dead, f)
+			continue
+		}
 		if p.spec.Stats == "" {
 			continue
 		}
@@ -300,13 +349,25 @@ func (d *localDeployment) Stats(ctx context.Context) (Stats, error) {
 			var body []byte
 			if body, err = Fetch(ctx, p.spec.Stats, 5*time.Second); err == nil {
 				err = DecodeStats(p.spec.StatsKind, body, &st)
+			} else if se := (*HTTPStatusError)(nil); errors.As(err, &se) {
+				if n := len(st.Dead); DecodeFailedStats(p.spec.StatsKind, se.Body, &st) {
+					for i := n; i < len(st.Dead); i++ {
+						st.Dead[i].Process = p.spec.Role + ": " + st.Dead[i].Process
+						st.Dead[i].LogTail = p.tailLines()
+					}
+					err = nil
+				}
 			}
 		}
 		if err != nil {
-			return st, fmt.Errorf("harness: %s: stats of %s: %w", d.plan.ID, p.spec.Role, err)
+			if f, dead := p.failure(); dead { // it died while asked
+				st.Dead = append(st.Dead, f)
+				continue
+			}
+			errs = append(errs, fmt.Errorf("harness: %s: stats of %s: %w", d.plan.ID, p.spec.Role, err))
 		}
 	}
-	return st, nil
+	return st, errors.Join(errs...)
 }
 
 // down takes what Up started so far down after a failure, under a
