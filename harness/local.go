@@ -258,16 +258,21 @@ func (p *localProc) failure() (results.Failure, bool) {
 		exit = p.waitErr.Error()
 	}
 	f := results.Failure{Process: fmt.Sprintf("%s (pid %d)", p.spec.Role, p.cmd.Process.Pid), Exit: exit, LogTail: p.tailLines()}
-	// A supervisor ("lbbench serve") exits when one of its workers dies,
-	// and says which: name that worker, the process that died first.
+	return NameDeadWorker(f, p.spec.Role), true
+}
+
+// NameDeadWorker returns f, the failure of a process of role, naming the
+// worker that died first when f's log says one did: a supervisor ("lbbench
+// serve") exits when one of its workers dies, and logs which.
+func NameDeadWorker(f results.Failure, role string) results.Failure {
 	for _, line := range f.LogTail {
 		if m := workerExited.FindStringSubmatch(line); m != nil {
-			f.Exit = fmt.Sprintf("%s; then %s: %s", m[2], f.Process, exit)
-			f.Process = p.spec.Role + ": " + m[1]
+			f.Exit = fmt.Sprintf("%s; then %s: %s", m[2], f.Process, f.Exit)
+			f.Process = role + ": " + m[1]
 			break
 		}
 	}
-	return f, true
+	return f
 }
 
 // workerExited matches the line a workers' supervisor logs when one of its

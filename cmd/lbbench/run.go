@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ type runOptions struct {
 	generators   int
 	driver       string
 	engineImages map[string]string
+	limits       docker.Limits // per container; see --container-pids, --container-memory-mib
 	pin          string
 	raw          bool
 	quiet        bool
@@ -75,6 +77,8 @@ finished.`,
 	f.IntVar(&o.generators, "generators", 1, "split the load across this many `lbbench attack` processes and merge their histograms")
 	f.StringVar(&o.driver, "driver", "local", "where the targets run: local (child processes on loopback) or docker (containers on a network per run; see lbbench clean)")
 	f.StringToStringVar(&o.engineImages, "engine-image", nil, "with --driver docker, the image a proxy engine runs from, as ENGINE=IMAGE (nginx=nginx:1.22); IMAGE \"host\" builds one FROM scratch from this machine's engine. lbbench pulls nothing")
+	f.Int64Var(&o.limits.Pids, "container-pids", docker.DefaultPidsLimit, "with --driver docker, the most processes and threads each container may have")
+	f.Var(mibValue{&o.limits.Memory}, "container-memory-mib", fmt.Sprintf("with --driver docker, the most memory (and swap) each container may use, in MiB (default %d)", docker.DefaultMemory>>20))
 	f.StringVar(&o.pin, "pin", "auto", "CPU placement: auto puts the generator on one CPU and the targets on the others (local: from 4 CPUs; docker: from 2, below that a CPU limit of half the machine per container); cpusets does so on any 2 or more CPUs; none leaves placement to the kernel; limits (docker) gives each container a CPU limit of half the machine")
 	f.BoolVar(&o.raw, "raw", false, "also stream one CSV line per measured request into raw/<run>.csv")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
@@ -246,7 +250,7 @@ func newDriver(ctx context.Context, o runOptions, exe, logDir string, stderr io.
 		if err != nil {
 			return nil, nil, err
 		}
-		d, err := docker.NewDriver(ctx, c, exe, logDir, docker.WithEngineImages(o.engineImages), docker.WithPlacement(o.pin), docker.WithLog(func(format string, args ...any) {
+		d, err := docker.NewDriver(ctx, c, exe, logDir, docker.WithEngineImages(o.engineImages), docker.WithPlacement(o.pin), docker.WithLimits(o.limits), docker.WithLog(func(format string, args ...any) {
 			fmt.Fprintf(stderr, "lbbench: docker: "+format+"\n", args...)
 		}))
 		if err != nil {
@@ -267,3 +271,24 @@ func runsSaved(ctx context.Context, err error, res *results.Results, path string
 	}
 	return fmt.Errorf("%w (%d of %d runs saved in %s)", err, len(res.Runs), len(res.Order), path)
 }
+
+// mibValue is a flag of a size in MiB stored in bytes.
+type mibValue struct{ bytes *int64 }
+
+func (v mibValue) String() string {
+	if v.bytes == nil || *v.bytes == 0 {
+		return ""
+	}
+	return strconv.FormatInt(*v.bytes>>20, 10)
+}
+
+func (v mibValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > 1<<30 {
+		return fmt.Errorf("want a whole number of MiB from 1 to %d", 1<<30)
+	}
+	*v.bytes = n << 20
+	return nil
+}
+
+func (v mibValue) Type() string { return "MiB" }
