@@ -271,9 +271,20 @@ func NameDeadWorker(f results.Failure, role string) results.Failure {
 			f.Process = role + ": " + m[1]
 			break
 		}
+		// "lbbench guard" exits when the engine's master does (nginx's
+		// workers would go on serving without it), and says how.
+		if m := engineExited.FindStringSubmatch(line); m != nil {
+			f.Exit = fmt.Sprintf("%s; then %s: %s", m[2], f.Process, f.Exit)
+			f.Process = role + ": " + m[1] + " (the engine's master process)"
+			break
+		}
 	}
 	return f
 }
+
+// engineExited matches what "lbbench guard" logs when the engine it runs
+// is killed (internal/guard).
+var engineExited = regexp.MustCompile(`guard: (\S+): (signal: .+)$`)
 
 // workerExited matches the line a workers' supervisor logs when one of its
 // workers exits (targets/prefork).

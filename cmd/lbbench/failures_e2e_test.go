@@ -121,3 +121,98 @@ func TestRunWorkerKilledIsAFailedRun(t *testing.T) {
 		t.Errorf("the summary does not name the dead worker:\n%s", summary)
 	}
 }
+
+// childrenOf returns the pids of the live processes whose parent is pid
+// and whose executable is exe ("" for any).
+func childrenOf(pid int, exe string) []int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var out []int
+	for _, d := range dirs {
+		stat, err := os.ReadFile(filepath.Join(d, "stat"))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 2 || f[0] == "Z" || f[1] != strconv.Itoa(pid) {
+			continue
+		}
+		if e, _ := os.Readlink(filepath.Join(d, "exe")); exe != "" && e != exe {
+			continue
+		}
+		n, _ := strconv.Atoi(filepath.Base(d))
+		out = append(out, n)
+	}
+	return out
+}
+
+// TestRunNginxMasterKilledIsAFailedRun: SIGKILL of nginx's master during
+// the first run (its workers would go on serving): the run is recorded as
+// failed, naming nginx's master and "signal: killed"; the second run
+// completes; no lbbench and no nginx process is left.
+func TestRunNginxMasterKilledIsAFailedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: two runs with nginx")
+	}
+	nginx, err := exec.LookPath("nginx")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("nginx is not installed (scripts/setup.sh installs it): %v", err)
+		}
+		t.Skip("nginx is not installed")
+	}
+	nginx, _ = filepath.EvalSymlinks(nginx)
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "ng.yaml")
+	os.WriteFile(scen, []byte(strings.NewReplacer("duration: 1s", "duration: 3s", "repeat: 1", "repeat: 2").Replace(`name: ng-kill
+`+smallWorkers+`variants:
+  - {name: ng, topology: proxy, proxy: {engine: nginx, policy: least_conn, upstream_keepalive: false}}
+repeat: 1
+`)), 0o644)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", scen, "-o", out, "-q")
+	var log lockedBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	waitRunServes(t, cmd.Process.Pid, 50, 30*time.Second, log.String)
+	// run -> guard (the lbbench binary) -> nginx master.
+	var master []int
+	for _, g := range childrenOf(cmd.Process.Pid, bin) {
+		master = append(master, childrenOf(g, nginx)...)
+	}
+	if len(master) != 1 {
+		t.Fatalf("nginx masters %v, want 1\n%s", master, log.String())
+	}
+	if err := syscall.Kill(master[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, log.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("run did not end:\n%s", log.String())
+	}
+	waitNoProcs(t)
+	waitNoEngineProcs(t, out)
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete || len(res.Runs) != 2 {
+		t.Fatalf("complete=%v with %d runs; error %q", res.Complete, len(res.Runs), res.Error)
+	}
+	failed, ok := res.Runs[0], res.Runs[1]
+	want := "proxy: " + nginx + " (the engine's master process)"
+	if failed.Valid || len(failed.Failed) != 1 || failed.Failed[0].Process != want || !strings.HasPrefix(failed.Failed[0].Exit, "signal: killed") {
+		t.Errorf("run with nginx's master killed: valid=%v failed=%+v, want %q died of signal: killed", failed.Valid, failed.Failed, want)
+	}
+	if !ok.Valid || ok.Requests == 0 {
+		t.Errorf("the next run: valid=%v requests=%d (%q)", ok.Valid, ok.Requests, ok.Invalid)
+	}
+}
