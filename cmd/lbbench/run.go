@@ -125,17 +125,32 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err != nil {
 		return fmt.Errorf("find the lbbench binary: %w", err)
 	}
+	output := reports.Output{Dir: out, Saved: true}
+	// Every file and folder the scenario will write, checked before the
+	// first run.
+	if err := output.Check("logs", "raw", "generators"); err != nil {
+		return err
+	}
 	driver, closeDriver, err := newDriver(ctx, o, exe, filepath.Join(out, "logs"), stderr)
 	if err != nil {
 		return err
 	}
 	defer closeDriver()
-	output := reports.Output{Dir: out, Saved: true}
 	resultsPath := output.ResultsPath()
 
+	// saved is how many runs results.json holds: the last checkpoint that
+	// succeeded (-1: none did).
+	saved := -1
 	opts := []harness.Option{
 		harness.WithVersion(version, commit),
-		harness.WithCheckpoint(func(r *results.Results) error { return r.WriteFile(resultsPath) }),
+		harness.WithCheckpoint(func(r *results.Results) error {
+			if err := output.Checkpoint(r); err != nil {
+				output.Saved = false
+				return err
+			}
+			saved, output.Saved = len(r.Runs), true
+			return nil
+		}),
 	}
 	opts = append(opts, baseOpts...)
 	endProgress := func() {}
@@ -176,11 +191,20 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		runErr = errors.Join(runErr, err)
 	}
 	output.Comparison, output.Options = cmp.text(), cmp.reportOptions()
-	if err := output.Write(stdout, res); err != nil {
+	err = output.Write(stdout, res)
+	if err != nil {
 		runErr = errors.Join(runErr, err)
 	}
+	if err == nil && !output.Saved {
+		// Write saved results.json after all (the checkpoint's failure
+		// passed).
+		saved = len(res.Runs)
+	}
 	if runErr != nil {
-		return runsSaved(ctx, runErr, res, resultsPath)
+		return runsSaved(ctx, runErr, res, saved, resultsPath)
+	}
+	if failed := failedRuns(res); failed > 0 {
+		fmt.Fprintf(stderr, "lbbench: %d of %d runs failed (a process died; see \"invalid runs\" above): they are recorded in %s and left out of every comparison\n", failed, len(res.Runs), resultsPath)
 	}
 	if o.failOnClaims {
 		if n := reports.ClaimsFailed(reports.JudgeClaims(res)); n > 0 {
@@ -188,6 +212,17 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		}
 	}
 	return cmp.exit()
+}
+
+// failedRuns counts the runs during which a process died.
+func failedRuns(res *results.Results) int {
+	n := 0
+	for _, r := range res.Runs {
+		if len(r.Failed) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // progressPrinter prints one line when a run starts and one when it ends.
@@ -264,12 +299,20 @@ func newDriver(ctx context.Context, o runOptions, exe, logDir string, stderr io.
 }
 
 // runsSaved is the error of a scenario that stopped early: exit status 130
-// after Ctrl-C, and in any case how many runs were saved where.
-func runsSaved(ctx context.Context, err error, res *results.Results, path string) error {
-	if ctx.Err() != nil {
-		return &exitError{code: 130, err: fmt.Errorf("interrupted: %d of %d runs saved in %s", len(res.Runs), len(res.Order), path)}
+// after Ctrl-C, and in any case how many runs finished and how many of
+// them results.json at path holds (saved; -1 when nothing could be saved).
+func runsSaved(ctx context.Context, err error, res *results.Results, saved int, path string) error {
+	what := fmt.Sprintf("%d of %d runs saved in %s", saved, len(res.Order), path)
+	switch {
+	case saved < 0:
+		what = fmt.Sprintf("%d of %d runs finished, none saved: %s could not be written", len(res.Runs), len(res.Order), path)
+	case saved < len(res.Runs):
+		what = fmt.Sprintf("%d of %d runs finished, only %d saved in %s", len(res.Runs), len(res.Order), saved, path)
 	}
-	return fmt.Errorf("%w (%d of %d runs saved in %s)", err, len(res.Runs), len(res.Order), path)
+	if ctx.Err() != nil {
+		return &exitError{code: 130, err: fmt.Errorf("interrupted: %s", what)}
+	}
+	return fmt.Errorf("%w (%s)", err, what)
 }
 
 // mibValue is a flag of a size in MiB stored in bytes.
