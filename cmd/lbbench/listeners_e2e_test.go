@@ -61,3 +61,76 @@ func TestServeReusePortRefusesHeldPort(t *testing.T) {
 	first.Wait()
 	waitNoProcs(t)
 }
+
+// slowClient connects to addr and sends a request's headers one byte per
+// second; it returns when the server closes the connection (how long that
+// took) or after limit (ok false).
+func slowClient(t *testing.T, addr string, limit time.Duration) (time.Duration, bool) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	closed := make(chan struct{})
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				close(closed)
+				return
+			}
+		}
+	}()
+	req := "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + strings.Repeat("a", 100) + "\r\n\r\n"
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-closed:
+			return time.Since(start), true
+		case <-time.After(limit - time.Since(start)):
+			return time.Since(start), false
+		case <-tick.C:
+			c.Write([]byte{req[i%len(req)]})
+		}
+	}
+}
+
+// TestServeHeaderTimeoutClosesSlowClient: a client that sends its headers
+// at 1 byte/s is closed by the workers after --header-timeout (1 s here),
+// while a normal client served meanwhile is not affected.
+func TestServeHeaderTimeoutClosesSlowClient(t *testing.T) {
+	port, admin := freePort(t), freePort(t)
+	_, log := start(t, "serve", "--workers", "2", "--listen", "reuseport", "--port", strconv.Itoa(port),
+		"--admin", "127.0.0.1:"+strconv.Itoa(admin), "--header-timeout", "1s")
+	waitHealthy(t, "http://127.0.0.1:"+strconv.Itoa(admin)+"/healthz")
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	type result struct {
+		took time.Duration
+		ok   bool
+	}
+	slow := make(chan result, 2)
+	for range 2 {
+		go func() {
+			took, ok := slowClient(t, addr, 10*time.Second)
+			slow <- result{took, ok}
+		}()
+	}
+	// Meanwhile, normal requests are served at once.
+	for range 20 {
+		start := time.Now()
+		get(t, "http://"+addr+"/")
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("a normal request took %v while slow clients were connected", d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for range 2 {
+		r := <-slow
+		if !r.ok || r.took < 900*time.Millisecond || r.took > 4*time.Second {
+			t.Errorf("slow client closed=%v after %v, want closed after about 1 s\n%s", r.ok, r.took, log.String())
+		}
+	}
+}
