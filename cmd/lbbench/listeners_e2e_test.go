@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os/exec"
 	"strconv"
@@ -132,5 +133,74 @@ func TestServeHeaderTimeoutClosesSlowClient(t *testing.T) {
 		if !r.ok || r.took < 900*time.Millisecond || r.took > 4*time.Second {
 			t.Errorf("slow client closed=%v after %v, want closed after about 1 s\n%s", r.ok, r.took, log.String())
 		}
+	}
+}
+
+// silentClient connects to addr, sends nothing and returns how long until
+// the other side closed the connection (ok false: not within limit).
+func silentClient(t *testing.T, addr string, limit time.Duration) (time.Duration, bool) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	c.SetReadDeadline(start.Add(limit))
+	buf := make([]byte, 64)
+	for {
+		if _, err := c.Read(buf); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return time.Since(start), false
+			}
+			return time.Since(start), true
+		}
+	}
+}
+
+// TestL4ProxyClosesSilentAndSlowClients: through "lbbench proxy --mode
+// l4", a client that connects and sends nothing is closed after
+// --l4-idle-timeout (1 s here), a client sending its headers at 1 byte/s
+// is closed by the workers' --header-timeout (1 s), and normal requests
+// served meanwhile are not affected.
+func TestL4ProxyClosesSilentAndSlowClients(t *testing.T) {
+	base := freePorts(t, 2)
+	wadmin := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	start(t, "serve", "--workers", "2", "--listen", "ports", "--port", strconv.Itoa(base), "--admin", wadmin, "--header-timeout", "1s")
+	waitHealthy(t, "http://"+wadmin+"/healthz")
+	ups := "127.0.0.1:" + strconv.Itoa(base) + ",127.0.0.1:" + strconv.Itoa(base+1)
+	entry, _ := balProxy(t, "--mode", "l4", "--upstreams", ups, "--l4-idle-timeout", "1s")
+	addr := strings.TrimPrefix(entry, "http://")
+
+	silent := make(chan time.Duration, 1)
+	go func() {
+		took, ok := silentClient(t, addr, 10*time.Second)
+		if !ok {
+			took = -1
+		}
+		silent <- took
+	}()
+	slow := make(chan time.Duration, 1)
+	go func() {
+		took, ok := slowClient(t, addr, 10*time.Second)
+		if !ok {
+			took = -1
+		}
+		slow <- took
+	}()
+	for range 20 {
+		start := time.Now()
+		get(t, entry+"/")
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("a normal request took %v", d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if took := <-silent; took < 900*time.Millisecond || took > 3*time.Second {
+		t.Errorf("silent client closed after %v (-1: not in 10 s), want about 1 to 1.25 s", took)
+	}
+	if took := <-slow; took < 900*time.Millisecond || took > 4*time.Second {
+		t.Errorf("slow client closed after %v (-1: not in 10 s), want about 1 s", took)
 	}
 }
