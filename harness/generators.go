@@ -79,13 +79,13 @@ func (g Generators) Run(ctx context.Context, spec workloads.Spec) (*results.Meas
 			return nil, fmt.Errorf("harness: generator %d: %w", i, err)
 		}
 		base := "generator-" + strconv.Itoa(i)
-		if err := os.WriteFile(filepath.Join(g.HostDir, base+".spec.json"), data, 0o644); err != nil {
+		if err := writeNoFollow(filepath.Join(g.HostDir, base+".spec.json"), data); err != nil {
 			return nil, fmt.Errorf("harness: generator %d: %w", i, err)
 		}
 		outs[i] = filepath.Join(g.HostDir, base+".json")
 		os.Remove(outs[i]) // a measurement left from an earlier run must not count
 		logPath := filepath.Join(g.HostDir, base+".log")
-		logf, err := os.Create(logPath)
+		logf, err := createNoFollow(logPath)
 		if err != nil {
 			return nil, fmt.Errorf("harness: generator %d: %w", i, err)
 		}
@@ -182,4 +182,25 @@ func LogTail(path string, n int) string {
 // line per measured request (see RawHeader).
 func Attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Writer) (*results.Measurement, error) {
 	return attack(ctx, entry, spec, raw)
+}
+
+// createNoFollow creates or truncates path for writing, refusing a
+// symbolic link there: HostDir may belong to a container's user (the
+// docker driver), and a link planted there must not send this process's
+// writes elsewhere.
+func createNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+}
+
+// writeNoFollow writes data to path as createNoFollow opens it.
+func writeNoFollow(path string, data []byte) error {
+	f, err := createNoFollow(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -57,5 +59,30 @@ func TestNameDeadWorker(t *testing.T) {
 	f = NameDeadWorker(results.Failure{Process: "proxy (pid 8)", Exit: "exit status 1", LogTail: []string{"panic: boom"}}, "proxy")
 	if f.Process != "proxy (pid 8)" || f.Exit != "exit status 1" {
 		t.Errorf("no line to go by: %+v", f)
+	}
+}
+
+// TestCreateNoFollow: a symbolic link planted where a generator's file
+// goes is refused, and its target left untouched; a plain path is written.
+func TestCreateNoFollow(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("keep"), 0o644)
+	link := filepath.Join(dir, "generator-0.spec.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeNoFollow(link, []byte("spec")); err == nil {
+		t.Error("wrote through a symbolic link")
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Errorf("the link's target now holds %q", b)
+	}
+	plain := filepath.Join(dir, "generator-1.spec.json")
+	if err := writeNoFollow(plain, []byte("spec")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(plain); string(b) != "spec" {
+		t.Errorf("plain file holds %q", b)
 	}
 }
