@@ -85,6 +85,9 @@ func (d *LocalDriver) Host() string { return "127.0.0.1" }
 // of the generator's own connections.
 func (d *LocalDriver) Ports(n int) (int, error) {
 	lo, hi := 10000, ephemeralLow()-n
+	if n < 1 || hi <= lo {
+		return 0, fmt.Errorf("harness: cannot reserve %d consecutive ports below the ephemeral range (%d); at most %d fit", n, ephemeralLow(), ephemeralLow()-lo-1)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for range 200 {

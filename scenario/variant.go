@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lbbench/lbbench/internal/field"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -135,8 +136,8 @@ func (v Variant) WithDefaults() Variant {
 // cat.EnginePolicies for Nginx and HAProxy.
 func (v Variant) Validate(cat Catalog) error {
 	policies := cat.Policies
-	if v.Name == "" {
-		return fieldErr("name", "is required")
+	if err := field.Name("name", v.Name); err != nil {
+		return err
 	}
 	if err := v.validateBalancer(policies); err != nil {
 		return err
