@@ -120,6 +120,9 @@ func (s Scenario) WithDefaults() Scenario {
 // Validate reports the first problem in s as a *FieldError naming the field
 // by its dotted yaml path. Call it on the result of WithDefaults.
 func (s Scenario) Validate(cat Catalog) error {
+	if err := field.Finite(s, ""); err != nil {
+		return err
+	}
 	if err := field.Name("name", s.Name); err != nil {
 		return err
 	}
@@ -278,11 +281,7 @@ func Parse(name string, data []byte, cat Catalog) (Scenario, error) {
 		return Scenario{}, yamlError(name, err)
 	}
 	s = s.WithDefaults()
-	err = CheckFinite(s, "")
-	if err == nil {
-		err = s.Validate(cat)
-	}
-	if err != nil {
+	if err := s.Validate(cat); err != nil {
 		var fe *FieldError
 		if errors.As(err, &fe) {
 			fe.File = name
@@ -395,11 +394,7 @@ func ParseWorkload(name string, data []byte) (workloads.Spec, error) {
 		}
 	}
 	spec = spec.WithDefaults()
-	err := CheckFinite(spec, "")
-	if err == nil {
-		err = spec.Validate()
-	}
-	if err != nil {
+	if err := spec.Validate(); err != nil {
 		var fe *FieldError
 		if errors.As(err, &fe) {
 			fe.File = name
