@@ -137,7 +137,7 @@ func (o CompareOptions) Validate() error {
 		return fmt.Errorf("reports: compare: alpha: must be in (0, 0.5], got %g", o.Alpha)
 	}
 	if o.Resamples < 100 || o.Resamples > MaxResamples {
-		return fmt.Errorf("reports: compare: resamples: must be between 100 and %d (the bootstrap's time grows with it), got %d", MaxResamples, o.Resamples)
+		return fmt.Errorf("reports: compare: resamples: must be >= 100 and at most %d (the bootstrap's time grows with it), got %d", MaxResamples, o.Resamples)
 	}
 	if o.Interval != IntervalShift && o.Interval != IntervalBootstrap {
 		return fmt.Errorf("reports: compare: interval: want %s or %s, got %q", IntervalShift, IntervalBootstrap, o.Interval)
