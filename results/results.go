@@ -148,12 +148,25 @@ const MaxFileBytes = 256 << 20
 // file with no runs is refused unless it records why its scenario stopped
 // early (Error), as an interrupted scenario's does.
 func ReadFile(path string) (*Results, error) {
-	var r *Results
-	if err := readJSON(path, "results", &r); err != nil {
+	data, err := readBounded(path, "results")
+	if err != nil {
 		return nil, err
 	}
+	return Decode(path, data)
+}
+
+// Decode decodes and checks a results file's contents as ReadFile does;
+// name is used in errors.
+func Decode(name string, data []byte) (*Results, error) {
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("results: %s is larger than %d MiB, more than lbbench writes", name, MaxFileBytes>>20)
+	}
+	var r *Results
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("results: decode results %s: %w", name, err)
+	}
 	if err := r.check(); err != nil {
-		return nil, fmt.Errorf("results: %s: %w", path, err)
+		return nil, fmt.Errorf("results: %s: %w", name, err)
 	}
 	return r, nil
 }
@@ -204,22 +217,32 @@ func (m *Measurement) WriteFile(path string) error {
 
 // readJSON decodes the JSON file at path into v; what names it in errors.
 func readJSON(path, what string, v any) error {
-	f, err := os.Open(path)
+	data, err := readBounded(path, what)
 	if err != nil {
-		return fmt.Errorf("results: read %s: %w", what, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return fmt.Errorf("results: read %s: %w", what, err)
-	}
-	if len(data) > MaxFileBytes {
-		return fmt.Errorf("results: %s %s is larger than %d MiB, more than lbbench writes", what, path, MaxFileBytes>>20)
+		return err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("results: decode %s %s: %w", what, path, err)
 	}
 	return nil
+}
+
+// readBounded reads the file at path, refusing one larger than
+// MaxFileBytes without reading past it; what names it in errors.
+func readBounded(path, what string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: read %s: %w", what, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("results: read %s: %w", what, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("results: %s %s is larger than %d MiB, more than lbbench writes", what, path, MaxFileBytes>>20)
+	}
+	return data, nil
 }
 
 // writeJSON encodes v (indented, ending in a newline, when indent is set)

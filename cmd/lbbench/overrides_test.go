@@ -1,12 +1,15 @@
 package main
 
 import (
+	"io"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/scenarios"
 	"github.com/lbbench/lbbench/topologies"
+	"github.com/lbbench/lbbench/workloads"
 	"github.com/spf13/pflag"
 )
 
@@ -66,4 +69,48 @@ func TestOverridesRefuseBadValues(t *testing.T) {
 	if err := parseOverrides(t, "--rate", "250.5", "--repeat", "2", "--duration", "3s", "--warmup", "0s"); err != nil {
 		t.Errorf("valid overrides refused: %v", err)
 	}
+}
+
+// FuzzOverrides feeds arbitrary flag values through pflag, the overrides
+// and the scenario's Validate: an error, or a scenario within bounds with
+// finite numbers; never a panic.
+func FuzzOverrides(f *testing.F) {
+	f.Add("NaN", "3", "10s", "1s")
+	f.Add("+Inf", "1", "1ns", "0s")
+	f.Add("-Inf", "0", "-5s", "-1s")
+	f.Add("1e308", "2147483647", "2562047h", "2562047h")
+	f.Add("1e12", "-1", "9223372036854775807ns", "1h")
+	f.Add("0x1p-1074", "1000", "24h", "0s")
+	f.Add("250", "3", "2s", "500ms")
+	data, err := scenarios.Get("default")
+	if err != nil {
+		f.Fatal(err)
+	}
+	cat := topologies.Catalog()
+	f.Fuzz(func(t *testing.T, rate, repeat, duration, warmup string) {
+		var o overrides
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		o.bind(fs, "")
+		if err := fs.Parse([]string{"--rate=" + rate, "--repeat=" + repeat, "--duration=" + duration, "--warmup=" + warmup}); err != nil {
+			return
+		}
+		s, err := scenario.Parse("default.yaml", data, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.apply(&s, fs.Changed); err != nil {
+			return
+		}
+		if err := s.Validate(cat); err != nil {
+			return
+		}
+		w := s.Workload
+		if math.IsNaN(w.Arrival.RatePerSec) || math.IsInf(w.Arrival.RatePerSec, 0) || w.Arrival.RatePerSec > workloads.MaxRate {
+			t.Fatalf("accepted rate %g", w.Arrival.RatePerSec)
+		}
+		if s.Repeat < 1 || s.Repeat > scenario.MaxRepeat || w.Duration > workloads.MaxRunTime || w.WarmupTime() > workloads.MaxRunTime {
+			t.Fatalf("accepted repeat %d, duration %s, warm-up %s", s.Repeat, w.Duration, w.WarmupTime())
+		}
+	})
 }
