@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/lbbench/lbbench/internal/field"
 
@@ -123,7 +125,7 @@ func (s Scenario) Validate(cat Catalog) error {
 	if err := field.Finite(s, ""); err != nil {
 		return err
 	}
-	if err := field.Name("name", s.Name); err != nil {
+	if err := checkTitle(s.Name); err != nil {
 		return err
 	}
 	if err := s.Workers.Validate(); err != nil {
@@ -174,6 +176,28 @@ func (s Scenario) Validate(cat Catalog) error {
 	}
 	if s.Validity.MaxSendLagP99 < 0 {
 		return &FieldError{Field: "validity.max_send_lag_p99", Msg: fmt.Sprintf("must be > 0, got %s", s.Validity.MaxSendLagP99)}
+	}
+	return nil
+}
+
+// MaxTitleLen bounds the scenario's name, shown in reports and titles.
+const MaxTitleLen = 200
+
+// checkTitle checks the scenario's name. It is never part of a file name
+// (reports escape it wherever they show it), so any printable text is
+// allowed; control characters, which would break the terminal table and
+// the text exports, are not.
+func checkTitle(name string) error {
+	if name == "" {
+		return &FieldError{Field: "name", Msg: "is required"}
+	}
+	if len(name) > MaxTitleLen {
+		return &FieldError{Field: "name", Msg: fmt.Sprintf("is longer than %d bytes", MaxTitleLen)}
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return &FieldError{Field: "name", Msg: fmt.Sprintf("%q holds a control character or invalid UTF-8", name)}
+		}
 	}
 	return nil
 }
