@@ -5,7 +5,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS := -X main.commit=$(COMMIT)
 OUT     ?= reports/out/latest
 
-.PHONY: build setup test test-short fuzz bench-compare screenshot fmt-check vet clean
+.PHONY: build setup test test-short fuzz bench-compare claims screenshot fmt-check vet clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lbbench
@@ -46,6 +46,22 @@ test-short:
 bench-compare: build
 	rm -rf $(OUT)
 	./$(BIN) run -o $(OUT) $(if $(DRIVER),--driver $(DRIVER)) $(if $(BASE),--baseline $(BASE)) $(RUN_FLAGS) $(SCENARIO)
+
+## claims: run every scenario of scenarios/claims/ (about 6 minutes on 2
+## CPUs) and write one report of their claims to $(CLAIMS_OUT)/claims.html
+## (and claims.md, claims.txt, junit.xml); each scenario's own report is in
+## $(CLAIMS_OUT)/<scenario>/. Exits 4 when a claim fails.
+CLAIMS_OUT ?= reports/out/claims
+claims: build
+	rm -rf $(CLAIMS_OUT)
+	mkdir -p $(CLAIMS_OUT)
+	@set -e; dirs=""; for f in scenarios/claims/*.yaml; do \
+		n=$$(basename $$f .yaml); \
+		./$(BIN) run -q -o $(CLAIMS_OUT)/$$n $$f > $(CLAIMS_OUT).$$n.log 2>&1 || { cat $(CLAIMS_OUT).$$n.log; exit 2; }; \
+		mv $(CLAIMS_OUT).$$n.log $(CLAIMS_OUT)/$$n/run.log; \
+		dirs="$$dirs $(CLAIMS_OUT)/$$n"; \
+	done; \
+	./$(BIN) report --claims -o $(CLAIMS_OUT) $$dirs
 
 ## screenshot: docs/report.png, the README's picture, from the report of the
 ## last bench-compare, taken in headless Chromium (which must load nothing else).

@@ -29,6 +29,13 @@ import (
 // outstanding requests CancelGrace to end, then closes their connections
 // (they count as errors), and returns ctx's error.
 func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Writer) (*results.Measurement, error) {
+	// The deterministic modes have no arrival process (closed.go).
+	switch {
+	case spec.Closed != nil:
+		return closedLoop(ctx, entry, spec)
+	case spec.Bursts != nil:
+		return bursts(ctx, entry, spec)
+	}
 	u, err := url.Parse(entry)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return nil, fmt.Errorf("harness: entry %q is not an http://host:port URL", entry)

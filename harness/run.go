@@ -204,6 +204,9 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 		}
 	}
 	spec := s.WorkloadFor(v)
+	if spec.Deterministic() && (c.generators > 1 || c.rawDir != "") {
+		return nil, fmt.Errorf("harness: %s: a closed-loop or burst workload runs from one generator and has no raw per-request file (drop --generators and --raw)", id)
+	}
 	upStart := time.Now()
 	dep, err := d.Up(ctx, plan)
 	if err != nil {
@@ -253,6 +256,9 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 	}
 	if err != nil {
 		return nil, fmt.Errorf("harness: %s: attack: %w", id, err)
+	}
+	if err := fitBursts(m.Bursts, s.Workers.Count); err != nil {
+		return nil, err
 	}
 	stats, err := dep.Stats(ctx)
 	if err != nil {

@@ -169,6 +169,9 @@ func SimulateRun(ctx context.Context, s scenario.Scenario, v scenario.Variant, r
 		return nil, Stats{}, fmt.Errorf("%w: workers.target runs a foreign server, whose service times the model cannot know", ErrUnsupported)
 	}
 	spec := s.WorkloadFor(v)
+	if spec.Deterministic() {
+		return nil, Stats{}, fmt.Errorf("%w: variant %s: closed-loop and burst workloads are not simulated (lbbench model balls answers bursts exactly)", ErrUnsupported, v.Name)
+	}
 	spec.Seed = repSeed(spec.Seed, rep)
 	e, err := newEngine(s.Workers, v, spec)
 	if err != nil {

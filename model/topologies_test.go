@@ -1,16 +1,13 @@
 package model
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/scenarios"
@@ -292,47 +289,6 @@ func TestDeterministic(t *testing.T) {
 	}
 	if reflect.DeepEqual(a.ByWorker, c.ByWorker) {
 		t.Errorf("repetitions 1 and 2 gave the same per-worker counts %v", a.ByWorker)
-	}
-}
-
-// TestSimulateResults writes and reads back a whole simulated scenario and
-// renders the measured results' table from it.
-func TestSimulateResults(t *testing.T) {
-	s := defaultScenario(t, time.Second)
-	s.Repeat = 2
-	var starts, ends int
-	res, err := Simulate(context.Background(), s, WithVersion("v9", "abc"), WithProgress(func(p results.Progress) {
-		if p.Done {
-			ends++
-		} else {
-			starts++
-		}
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Simulated || res.Env.Driver != Driver || !res.Complete || len(res.Runs) != 6 || starts != 6 || ends != 6 {
-		t.Fatalf("simulated %v driver %q complete %v, %d runs, progress %d/%d", res.Simulated, res.Env.Driver, res.Complete, len(res.Runs), starts, ends)
-	}
-	path := filepath.Join(t.TempDir(), "results.json")
-	if err := res.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
-	back, err := results.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !back.Simulated || back.Runs[0].Latency.TotalCount() != int64(back.Runs[0].Requests) || len(back.Runs[0].Intervals) == 0 {
-		t.Errorf("read back: simulated %v, %d recorded of %d requests, %d intervals", back.Simulated, back.Runs[0].Latency.TotalCount(), back.Runs[0].Requests, len(back.Runs[0].Intervals))
-	}
-	var buf bytes.Buffer
-	if err := reports.WriteText(&buf, back); err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range s.Variants {
-		if !strings.Contains(buf.String(), v.Name) {
-			t.Errorf("table lacks %s:\n%s", v.Name, buf.String())
-		}
 	}
 }
 

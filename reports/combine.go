@@ -46,10 +46,18 @@ func Combine(srcs []Source) (*results.Results, error) {
 		}
 	}
 	first := srcs[0].Results
+	for _, src := range srcs[1:] {
+		if src.Results.Scenario.Workload.Deterministic() != first.Scenario.Workload.Deterministic() {
+			return nil, fmt.Errorf("reports: %s and %s: closed-loop results (latency as response time, hiding queueing) cannot be shown beside open-loop ones; report them apart", srcs[0].Path, src.Path)
+		}
+	}
 	out := &results.Results{Schema: first.Schema, Scenario: first.Scenario, Env: first.Env,
 		Started: first.Started, Finished: first.Finished, Complete: true}
 	out.Scenario.Variants = nil
 	out.Scenario.Repeat = 0
+	// Claims name one scenario's variants; side by side they are judged
+	// per source (lbbench report --claims), not here.
+	out.Scenario.Claims = nil
 	var errs []string
 	labels := map[string]bool{}
 	for _, s := range srcs {

@@ -26,7 +26,7 @@ const (
 // WriteDir writes the HTML report and every export for r into dir:
 // report.html, summary.md, summary.csv, hgrm/<variant>.hgrm (and
 // hgrm/<variant>.<class>.hgrm), hlog/<run>.hlog when runs carry interval
-// histograms, and junit.xml when verdicts are given. Each file is written
+// histograms, and junit.xml when verdicts are given or the scenario has claims. Each file is written
 // atomically. It returns the paths written.
 func WriteDir(dir string, r *results.Results, opts ...Option) ([]string, error) {
 	o := collect(opts)
@@ -51,8 +51,10 @@ func WriteDir(dir string, r *results.Results, opts ...Option) ([]string, error) 
 	if err != nil {
 		return written, err
 	}
-	if len(o.verdicts) > 0 {
-		if err := write(JUnitFile, func(b *bytes.Buffer) error { return WriteJUnit(b, r.Scenario.Name, o.verdicts) }); err != nil {
+	if claims := JudgeClaims(r); len(o.verdicts) > 0 || len(claims) > 0 {
+		if err := write(JUnitFile, func(b *bytes.Buffer) error {
+			return WriteJUnitWithClaims(b, r.Scenario.Name, o.verdicts, claims)
+		}); err != nil {
 			return written, err
 		}
 	}

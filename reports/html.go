@@ -111,6 +111,10 @@ type page struct {
 	Errors      []errorRow
 	Verdicts    []verdictView
 	VerdictSum  string
+	Claims      []claimView
+	ClaimSum    string
+	ClosedNote  string // set for closed-loop and burst scenarios
+	Bursts      []VariantMaxLoad
 	Envs        []envView
 	ScenarioDoc string
 }
@@ -262,6 +266,11 @@ func buildPage(r *results.Results, o options) (*page, error) {
 	p.Engines = engineRows(r)
 	p.Clients = buildClients(sums, styles)
 	p.Verdicts, p.VerdictSum = buildVerdicts(o.verdicts)
+	p.Claims, p.ClaimSum = buildClaims(JudgeClaims(r))
+	p.Bursts = BurstComparisons(r)
+	if r.Scenario.Workload.Deterministic() {
+		p.ClosedNote = DeterministicString(r.Scenario.Workload) + ". " + ClosedLoopNote
+	}
 	p.Envs = buildEnvs(r, o.sources)
 	if p.ScenarioDoc, err = buildScenarioDoc(r.Scenario); err != nil {
 		return nil, err

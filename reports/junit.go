@@ -43,7 +43,27 @@ type junitMessage struct {
 // inconclusive one <skipped>, so CI shows regressions as failed tests and
 // undecided comparisons as skipped ones.
 func WriteJUnit(w io.Writer, scenario string, vs []Verdict) error {
+	return WriteJUnitWithClaims(w, scenario, vs, nil)
+}
+
+// WriteJUnitWithClaims is WriteJUnit with the scenario's claims too: one
+// test case per claim (class lbbench.SCENARIO.claims), a failed claim a
+// <failure>, an inconclusive one <skipped>, each with its evidence.
+func WriteJUnitWithClaims(w io.Writer, scenario string, vs []Verdict, cs []ClaimResult) error {
 	suite := junitSuite{Name: "lbbench." + scenario}
+	for _, c := range cs {
+		jc := junitCase{Name: c.Say, ClassName: "lbbench." + scenario + ".claims", SystemOut: c.Check + ": " + c.Evidence}
+		switch c.Outcome {
+		case Fails:
+			jc.Failure = &junitMessage{Message: "claim fails: " + c.Check, Type: "claim", Text: c.Evidence}
+			suite.Failures++
+		case Holds:
+		default:
+			jc.Skipped = &junitMessage{Message: "claim inconclusive: " + c.Check, Text: c.Evidence}
+			suite.Skipped++
+		}
+		suite.Cases = append(suite.Cases, jc)
+	}
 	for _, v := range vs {
 		c := junitCase{Name: v.Metric, ClassName: "lbbench." + scenario + "." + v.Variant, SystemOut: verdictSentence(v)}
 		switch v.Outcome {
@@ -59,6 +79,11 @@ func WriteJUnit(w io.Writer, scenario string, vs []Verdict) error {
 	}
 	suite.Tests = len(suite.Cases)
 	doc := junitSuites{Name: "lbbench", Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
+	return encodeJUnit(w, doc)
+}
+
+// encodeJUnit writes doc with its XML header.
+func encodeJUnit(w io.Writer, doc junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

@@ -26,10 +26,15 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []Verdict) error {
 	if s.Description != "" {
 		fmt.Fprintf(&b, "%s\n\n", mdEscape(s.Description))
 	}
-	fmt.Fprintf(&b, "%d workers (concurrency %d), %s %s req/s for %s (+%s warm-up), %d runs per variant. "+
-		"Latency from the intended send time; percentiles of all valid runs merged.\n\n",
-		s.Workers.Count, s.Workers.Concurrency, mdEscape(wl.Arrival.Kind), strconv.FormatFloat(wl.Arrival.MeanRate(wl.Duration), 'f', -1, 64),
-		wl.Duration, wl.WarmupTime(), s.Repeat)
+	if wl.Deterministic() {
+		fmt.Fprintf(&b, "%d workers (concurrency %d), %s, %d runs per variant.\n\n**%s.**\n\n",
+			s.Workers.Count, s.Workers.Concurrency, mdEscape(DeterministicString(wl)), s.Repeat, mdEscape(ClosedLoopNote))
+	} else {
+		fmt.Fprintf(&b, "%d workers (concurrency %d), %s %s req/s for %s (+%s warm-up), %d runs per variant. "+
+			"Latency from the intended send time; percentiles of all valid runs merged.\n\n",
+			s.Workers.Count, s.Workers.Concurrency, mdEscape(wl.Arrival.Kind), strconv.FormatFloat(wl.Arrival.MeanRate(wl.Duration), 'f', -1, 64),
+			wl.Duration, wl.WarmupTime(), s.Repeat)
+	}
 	if len(verdicts) > 0 {
 		pass, fail, inc := CountOutcomes(verdicts)
 		fmt.Fprintf(&b, "**Verdicts: %d fail, %d inconclusive, %d pass.**\n\n", fail, inc, pass)
@@ -72,6 +77,15 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []Verdict) error {
 		fmt.Fprintf(&b, "\n**Incomplete:** %d of %d runs finished (%s).\n", len(r.Runs), len(r.Order), mdEscape(r.Error))
 	}
 
+	for _, bc := range BurstComparisons(r) {
+		fmt.Fprintf(&b, "\nLargest load per burst, %s: %d bursts of %d over %d workers, measured against `model balls` (random dispatch, exact)\n\n| largest load | measured | model |\n|--:|--:|--:|\n",
+			mdEscape(bc.Variant), bc.Bursts, bc.Tasks, bc.Workers)
+		for _, row := range bc.Rows {
+			fmt.Fprintf(&b, "| %d | %.3f | %.3f |\n", row.K, row.Measured, row.Exact)
+		}
+		fmt.Fprintf(&b, "| mean | %.2f | %.2f |\n", bc.MeasuredMean, bc.ExactMean)
+	}
+	writeClaimsMarkdown(&b, JudgeClaims(r))
 	if len(verdicts) > 0 {
 		b.WriteString("\n| variant | baseline | metric | verdict | ratio | 95% CI | tolerance |\n|:--|:--|:--|:--|--:|--:|--:|\n")
 		for _, v := range verdicts {

@@ -21,10 +21,16 @@ func WriteText(w io.Writer, r *results.Results) error {
 		return err
 	}
 	wl := r.Scenario.Workload
-	fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s %.0f req/s for %s (+%s warm-up), %d runs per variant\n",
-		r.Scenario.Name, r.Scenario.Workers.Count, r.Scenario.Workers.Concurrency,
-		wl.Arrival.Kind, wl.Arrival.MeanRate(wl.Duration), wl.Duration, wl.WarmupTime(), r.Scenario.Repeat)
-	fmt.Fprintf(w, "latency from intended send time; percentiles of all valid runs merged\n\n")
+	if wl.Deterministic() {
+		fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s, %d runs per variant\n",
+			r.Scenario.Name, r.Scenario.Workers.Count, r.Scenario.Workers.Concurrency, DeterministicString(wl), r.Scenario.Repeat)
+		fmt.Fprintf(w, "%s\n\n", ClosedLoopNote)
+	} else {
+		fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s %.0f req/s for %s (+%s warm-up), %d runs per variant\n",
+			r.Scenario.Name, r.Scenario.Workers.Count, r.Scenario.Workers.Concurrency,
+			wl.Arrival.Kind, wl.Arrival.MeanRate(wl.Duration), wl.Duration, wl.WarmupTime(), r.Scenario.Repeat)
+		fmt.Fprintf(w, "latency from intended send time; percentiles of all valid runs merged\n\n")
+	}
 
 	// Numbers align right; names are padded so that they align left.
 	width := len("variant")
@@ -69,6 +75,8 @@ func WriteText(w io.Writer, r *results.Results) error {
 			fmt.Fprintf(w, "  %s\n", why)
 		}
 	}
+	writeBurstsText(w, r)
+	WriteClaimsText(w, JudgeClaims(r))
 	if !r.Complete {
 		fmt.Fprintf(w, "\nINCOMPLETE: %d of %d runs finished (%s)\n", len(r.Runs), len(r.Order), r.Error)
 	}

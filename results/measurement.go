@@ -51,6 +51,13 @@ type Measurement struct {
 	AchievedRate float64 `json:"achieved_rate"`
 	// Generator describes the generator's own cost.
 	Generator Generator `json:"generator"`
+	// Closed marks a closed-loop measurement (workloads.Closed or
+	// workloads.Bursts): latency is response time, without an intended
+	// send time, so it hides queueing (coordinated omission). Such runs
+	// are kept apart from open-loop ones.
+	Closed bool `json:"closed,omitempty"`
+	// Bursts holds each burst's per-worker load, for a burst workload.
+	Bursts *Bursts `json:"bursts,omitempty"`
 }
 
 // ClientResult is one named client's share of a run.
@@ -204,6 +211,15 @@ func (m *Measurement) Merge(o *Measurement) error {
 	}
 	m.IntendedRate += o.IntendedRate
 	m.AchievedRate += o.AchievedRate
+	m.Closed = m.Closed || o.Closed
+	if o.Bursts != nil {
+		if m.Bursts == nil {
+			m.Bursts = &Bursts{Size: o.Bursts.Size, Workers: o.Bursts.Workers}
+		}
+		if err := m.Bursts.merge(o.Bursts); err != nil {
+			return err
+		}
+	}
 	g, og := &m.Generator, o.Generator
 	g.CPU += og.CPU
 	g.MaxRSS = max(g.MaxRSS, og.MaxRSS)

@@ -206,10 +206,14 @@ func fullScenario() scenario.Scenario {
 			},
 			Clients: workloads.Clients{
 				Connections: 64, KeepAlive: ptr(true), RequestsPerConn: 5, MaxInFlight: 500,
-				Named: []workloads.NamedClient{{Name: "web", Share: 3, Connections: 4}, {Name: "batch", Share: 1, Connections: 1}},
+				Named: []workloads.NamedClient{{Name: "web", Share: 3, Connections: 4, Requests: 30}, {Name: "batch", Share: 1, Connections: 1}},
 			},
 			Timeout: 10 * time.Second,
 			Seed:    7,
+			// Not a valid combination (a workload is closed or bursts): the
+			// fixture sets every field the format can hold.
+			Closed: &workloads.Closed{Order: workloads.Sequential, Think: ms, Pattern: []string{"fixed", "exp"}},
+			Bursts: &workloads.Bursts{Size: 16, Count: 2, Gap: 10 * ms},
 		},
 		Variants: []scenario.Variant{
 			{Name: "reuseport", Topology: scenario.ReusePort},
@@ -223,6 +227,7 @@ func fullScenario() scenario.Scenario {
 		},
 		Repeat:   1,
 		Validity: scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * ms},
+		Claims:   []scenario.Claim{{Say: "pools beat reuseport", Check: "p99(pools) < 0.8 * p99(reuseport)"}},
 	}
 }
 
@@ -244,6 +249,8 @@ func fullMeasurement(t *testing.T, s scenario.Scenario) results.Measurement {
 		Generator: results.Generator{CPU: 120 * ms, MaxRSS: 30 << 20, Processes: 2, Streams: 2,
 			Connections: 64, Opened: 70, KeepAlive: true, RequestsPerConn: 5,
 			MaxInFlight: 1088, PeakInFlight: 70, Held: 3},
+		Closed: true,
+		Bursts: &results.Bursts{Size: 4, Workers: 2, Loads: [][]int{{3, 1}, {2, 1}}, Unattributed: []int{0, 1}},
 	}
 	for _, c := range s.Workload.Classes {
 		m.Classes = append(m.Classes, results.Class{Name: c.Name, Requests: 66, Errors: 1, Latency: hist(ms, 5*ms)})

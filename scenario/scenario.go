@@ -59,6 +59,9 @@ type Scenario struct {
 	Repeat int `yaml:"repeat" json:"repeat"`
 	// Validity sets when a run is too distorted to count.
 	Validity Validity `yaml:"validity" json:"validity"`
+	// Claims are what the scenario expects, judged in the report (see
+	// claims.go).
+	Claims []Claim `yaml:"claims,omitempty" json:"claims,omitempty"`
 }
 
 // WorkloadFor returns the workload variant v is run with: the scenario's,
@@ -177,7 +180,7 @@ func (s Scenario) Validate(cat Catalog) error {
 	if s.Validity.MaxSendLagP99 < 0 {
 		return &FieldError{Field: "validity.max_send_lag_p99", Msg: fmt.Sprintf("must be > 0, got %s", s.Validity.MaxSendLagP99)}
 	}
-	return nil
+	return s.validateClaims()
 }
 
 // MaxTitleLen bounds the scenario's name, shown in reports and titles.

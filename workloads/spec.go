@@ -120,6 +120,13 @@ type Spec struct {
 	Timeout time.Duration `yaml:"timeout" json:"timeout"`
 	// Seed makes arrivals and class draws reproducible; zero means DefaultSeed.
 	Seed uint64 `yaml:"seed" json:"seed"`
+	// Closed, when set, makes the workload closed loop: every named client
+	// sends its Requests one after another and Arrival, Duration and
+	// Warmup do not apply (see closed.go).
+	Closed *Closed `yaml:"closed,omitempty" json:"closed,omitempty"`
+	// Bursts, when set, replaces Arrival with bursts of simultaneous new
+	// connections (see closed.go).
+	Bursts *Bursts `yaml:"bursts,omitempty" json:"bursts,omitempty"`
 }
 
 // Arrival is an arrival process. Which fields apply depends on Kind.
@@ -264,6 +271,9 @@ type NamedClient struct {
 	// Connections is how many persistent connections the client uses; zero
 	// means 1: the client's requests go one at a time, in order.
 	Connections int `yaml:"connections,omitempty" json:"connections,omitempty"`
+	// Requests is the client's fixed number of requests in a closed-loop
+	// workload (Spec.Closed); open-loop clients leave it zero.
+	Requests int `yaml:"requests,omitempty" json:"requests,omitempty"`
 }
 
 // KeepAliveOn reports whether client keep-alive is on (nil means on).
@@ -295,6 +305,28 @@ func (s Spec) WithDefaults() Spec {
 		s.Warmup = DefaultWarmup
 	}
 	s.Clients = s.Clients.WithDefaults()
+	if s.Closed != nil {
+		c := *s.Closed
+		if c.Order == "" {
+			c.Order = Sequential
+		}
+		c.Pattern = slices.Clone(c.Pattern)
+		s.Closed = &c
+		// A closed-loop client's share is its number of requests.
+		for i := range s.Clients.Named {
+			if n := &s.Clients.Named[i]; n.Share == 0 {
+				n.Share = float64(n.Requests)
+			}
+		}
+	}
+	if s.Bursts != nil {
+		b := *s.Bursts
+		s.Bursts = &b
+	}
+	if s.Deterministic() {
+		// No warm-up: every request counts.
+		s.Warmup = -1
+	}
 	if s.Timeout == 0 {
 		s.Timeout = DefaultTimeout
 	}
@@ -348,10 +380,15 @@ func (s Spec) Validate() error {
 	if err := field.Finite(s, ""); err != nil {
 		return err
 	}
-	if err := s.Arrival.validate(s.Duration); err != nil {
+	if err := s.validateDeterministic(); err != nil {
 		return err
 	}
-	if s.Duration < MinDuration {
+	if !s.Deterministic() {
+		if err := s.Arrival.validate(s.Duration); err != nil {
+			return err
+		}
+	}
+	if s.Duration < MinDuration && !s.Deterministic() {
 		return fieldErr("duration", "must be at least %s, got %s (write a unit, for example 20s)", MinDuration, s.Duration)
 	}
 	if total := s.WarmupTime() + s.Duration; total > MaxRunTime || total < s.Duration {

@@ -104,7 +104,27 @@ func (t *Targeter) Target(tgt *Request) error {
 	}
 	svc := t.classes[i].Service.draw(t.rng)
 	t.mu.Unlock()
+	t.fill(tgt, i, svc)
+	return nil
+}
 
+// TargetClass fills tgt with a request of class i (an index into the
+// workload's classes), its service time drawn from the seed: the
+// deterministic clients' fixed class pattern. It is safe for concurrent
+// use.
+func (t *Targeter) TargetClass(tgt *Request, i int) error {
+	if i < 0 || i >= len(t.classes) {
+		return fmt.Errorf("workloads: class %d out of range (%d classes)", i, len(t.classes))
+	}
+	t.mu.Lock()
+	svc := t.classes[i].Service.draw(t.rng)
+	t.mu.Unlock()
+	t.fill(tgt, i, svc)
+	return nil
+}
+
+// fill writes class i's request with service time svc into tgt.
+func (t *Targeter) fill(tgt *Request, i int, svc time.Duration) {
 	c := &t.classes[i]
 	tgt.Method = c.Method
 	tgt.Header = t.headers[i]
@@ -114,7 +134,6 @@ func (t *Targeter) Target(tgt *Request) error {
 		tgt.URL += "&mode=spin"
 	}
 	tgt.URL += "&" + classParam + strconv.Itoa(i)
-	return nil
 }
 
 func (d Service) draw(rng *rand.Rand) time.Duration {

@@ -72,7 +72,9 @@ func compareRun(res *results.Results, runErr error, o runOptions, out string) (*
 		pairs = reports.PairBuilds(res)
 		title = fmt.Sprintf("%s: baseline %s vs this build", res.Scenario.Name, o.baseline)
 	} else {
-		if len(res.Scenario.Variants) < 2 {
+		if len(res.Scenario.Variants) < 2 || res.Scenario.Workload.Deterministic() {
+			// A closed-loop run's latency is response time: comparing
+			// variants on it would rank what coordinated omission hides.
 			return nil, nil
 		}
 		first := res.Scenario.Variants[0].Name

@@ -18,6 +18,7 @@ type reportOptions struct {
 	out       string
 	verdicts  string
 	unitRatio float64
+	claims    bool
 }
 
 func newReportCmd() *cobra.Command {
@@ -41,7 +42,12 @@ it) and writes into the output directory:
 Several RESULTS are shown side by side as variants of one report; variants
 with the same name in several results are prefixed with their directory's
 name. Verdicts are read from --verdicts, or from verdicts.json beside a
-single RESULTS.`,
+single RESULTS.
+
+With --claims, report writes instead one report of the claims of every
+RESULTS (each its own scenario, judged on its own runs): claims.html,
+claims.md, claims.txt and junit.xml (a test case per claim), and exits with
+status 4 when a claim fails. make claims uses it for the claims suite.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return writeReport(o, args, cmd.Flags().Changed("verdicts"), cmd.OutOrStdout())
@@ -50,6 +56,7 @@ single RESULTS.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.out, "out", "o", "", "output directory (default: the directory of a single RESULTS)")
 	f.StringVar(&o.verdicts, "verdicts", "", "verdicts file (JSON, {\"verdicts\": [...]}) to show and export as JUnit")
+	f.BoolVar(&o.claims, "claims", false, "write one report of every RESULTS' claims (claims.html, claims.md, claims.txt, junit.xml); exit 4 when one fails")
 	f.Float64Var(&o.unitRatio, "unit-ratio", reports.DefaultUnitRatio, "microseconds per unit in .hgrm files (1000: milliseconds)")
 	return cmd
 }
@@ -88,6 +95,9 @@ func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.W
 		}
 		srcs = append(srcs, reports.Source{Label: label, Path: path, Results: r})
 	}
+	if o.claims {
+		return writeClaimsSuite(o.out, srcs, stdout)
+	}
 	out := o.out
 	if out == "" {
 		if len(srcs) > 1 {
@@ -125,5 +135,25 @@ func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.W
 		return err
 	}
 	fmt.Fprintf(stdout, "report: %s (and %d exports in %s)\n", filepath.Join(out, reports.HTMLFile), len(files)-1, out)
+	return nil
+}
+
+// writeClaimsSuite writes the claims report of srcs into dir and prints it.
+func writeClaimsSuite(dir string, srcs []reports.Source, stdout io.Writer) error {
+	if dir == "" {
+		return fmt.Errorf("--claims: say where the report goes with -o DIR")
+	}
+	es := reports.JudgeSuite(srcs, dir)
+	if err := reports.WriteSuiteText(stdout, es); err != nil {
+		return err
+	}
+	written, err := reports.WriteClaimsSuite(dir, es)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nclaims report: %s\n", written[2])
+	if _, fails, _ := reports.SuiteCounts(es); fails > 0 {
+		return &exitError{code: 4, err: fmt.Errorf("%d claims fail", fails)}
+	}
 	return nil
 }

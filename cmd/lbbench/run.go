@@ -32,6 +32,7 @@ type runOptions struct {
 	quiet        bool
 	baseline     string       // git ref; see baseline.go
 	compare      compareFlags // see compare.go
+	failOnClaims bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -52,6 +53,10 @@ prints the verdicts for information (see "lbbench compare"). With
 both builds (variant and variant@base) interleaved in a randomized balanced
 order, compares each with its baseline, and exits with the verdict: 0 pass,
 1 regression, 3 inconclusive, 2 error.
+
+A scenario's claims are judged and shown in every report; with
+--fail-on-claims, run exits with status 4 when one fails (after writing
+everything).
 
 Results are saved after every run, so an interrupted scenario keeps what it
 finished.`,
@@ -74,6 +79,7 @@ finished.`,
 	f.BoolVar(&o.raw, "raw", false, "also stream one CSV line per measured request into raw/<run>.csv")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
 	f.StringVar(&o.baseline, "baseline", "", "git ref to build the baseline lbbench from; compare and exit with the verdict")
+	f.BoolVar(&o.failOnClaims, "fail-on-claims", false, "exit with status 4 when one of the scenario's claims fails")
 	o.compare.register(f)
 	return cmd
 }
@@ -152,9 +158,14 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		opts = append(opts, harness.WithRaw(filepath.Join(out, "raw")))
 	}
 	runs := s.Repeat * len(s.Variants)
-	perRun := s.Workload.WarmupTime() + s.Workload.Duration
-	fmt.Fprintf(stderr, "lbbench: scenario %s: %d runs of about %s each (about %s); results in %s\n",
-		s.Name, runs, perRun.Round(time.Second), (time.Duration(runs) * (perRun + 2*time.Second)).Round(time.Second), out)
+	if s.Workload.Deterministic() {
+		fmt.Fprintf(stderr, "lbbench: scenario %s: %d runs (each: %s); results in %s\n",
+			s.Name, runs, reports.DeterministicString(s.Workload), out)
+	} else {
+		perRun := s.Workload.WarmupTime() + s.Workload.Duration
+		fmt.Fprintf(stderr, "lbbench: scenario %s: %d runs of about %s each (about %s); results in %s\n",
+			s.Name, runs, perRun.Round(time.Second), (time.Duration(runs) * (perRun + 2*time.Second)).Round(time.Second), out)
+	}
 
 	res, runErr := harness.Run(ctx, s, driver, opts...)
 	endProgress()
@@ -171,6 +182,11 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	}
 	if runErr != nil {
 		return runsSaved(ctx, runErr, res, resultsPath)
+	}
+	if o.failOnClaims {
+		if n := reports.ClaimsFailed(reports.JudgeClaims(res)); n > 0 {
+			return &exitError{code: 4, err: fmt.Errorf("%d of %d claims fail (see the claims in %s)", n, len(res.Scenario.Claims), out)}
+		}
 	}
 	return cmp.exit()
 }

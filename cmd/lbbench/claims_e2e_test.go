@@ -1,0 +1,218 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/results"
+)
+
+// exactCounts is everything a deterministic run must repeat exactly, per
+// variant and repetition. With clients side by side (order parallel) the
+// number of upstream connections depends on how requests overlap, so it
+// is left out there; everything else is exact.
+func exactCounts(t *testing.T, r *results.Results) map[string]string {
+	t.Helper()
+	parallel := r.Scenario.Workload.Closed != nil && r.Scenario.Workload.Closed.Order == "parallel"
+	out := map[string]string{}
+	for _, run := range r.Runs {
+		var b strings.Builder
+		fmt.Fprintf(&b, "requests=%d errors=%d workers=", run.Requests, run.Errors)
+		for _, w := range run.Workers {
+			fmt.Fprintf(&b, "%d,", w.Responses)
+		}
+		for _, c := range run.Classes {
+			fmt.Fprintf(&b, " %s=%d", c.Name, c.Requests)
+		}
+		for _, c := range run.Clients {
+			fmt.Fprintf(&b, " %s=%d", c.Name, c.Requests)
+		}
+		if p := run.Proxy; p != nil {
+			fmt.Fprintf(&b, " decisions=%d client_conns=%d", p.Decisions, p.ClientConns)
+			if !parallel {
+				fmt.Fprintf(&b, " upstream_conns=%d", p.UpstreamConns)
+			}
+			for _, pl := range p.Pools {
+				fmt.Fprintf(&b, " pool %s=%d", pl.Name, pl.Requests)
+			}
+		}
+		out[fmt.Sprintf("%s r%d", run.Variant, run.Rep)] = b.String()
+	}
+	return out
+}
+
+// TestClaimsDeterministic runs the deterministic claims scenarios (layer 4
+// vs layer 7, round robin) twice each on real processes: every count
+// (requests, per-worker responses, classes, clients, proxy decisions and
+// connections, pools) must be the same on every run of a variant and
+// across the two invocations, and every claim (all exact counts) must
+// hold.
+func TestClaimsDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two scenarios twice on real processes (about 15 s)")
+	}
+	for _, name := range []string{"e-l4-vs-l7", "f-round-robin"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("..", "..", "scenarios", "claims", name+".yaml")
+			var first map[string]string
+			for i := range 2 {
+				out := filepath.Join(t.TempDir(), "out")
+				cmd := exec.Command(bin, "run", path, "-q", "-o", out, "--fail-on-claims")
+				if b, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("run %d: %v\n%s", i+1, err, b)
+				}
+				r, err := results.ReadFile(filepath.Join(out, "results.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(r.Runs) != len(r.Order) || len(r.Runs) == 0 {
+					t.Fatalf("run %d: %d of %d runs", i+1, len(r.Runs), len(r.Order))
+				}
+				counts := exactCounts(t, r)
+				byVariant := map[string]string{}
+				for _, run := range r.Runs {
+					c := counts[fmt.Sprintf("%s r%d", run.Variant, run.Rep)]
+					if prev, ok := byVariant[run.Variant]; ok && prev != c {
+						t.Errorf("run %d: %s differs between repetitions:\n  %s\n  %s", i+1, run.Variant, prev, c)
+					}
+					byVariant[run.Variant] = c
+				}
+				if first == nil {
+					first = counts
+				} else {
+					for k, v := range first {
+						if counts[k] != v {
+							t.Errorf("%s: first invocation %s, second %s", k, v, counts[k])
+						}
+					}
+				}
+				cs := reports.JudgeClaims(r)
+				if len(cs) == 0 {
+					t.Fatal("the scenario has no claims")
+				}
+				for _, c := range cs {
+					if c.Outcome != reports.Holds {
+						t.Errorf("claim %q (%s): %s: %s", c.Say, c.Check, c.Outcome, c.Evidence)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestClaimsFailExitStatus: a claim that is false makes run
+// --fail-on-claims exit 4 after writing everything, and every report
+// shows it failing with its evidence; a burst run records every burst.
+func TestClaimsFailExitStatus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a scenario on real processes")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "false.yaml")
+	// Round robin over 3 workers splits 30 sequential requests 10/10/10;
+	// the claim below says otherwise and must fail.
+	if err := os.WriteFile(path, []byte(`name: false-claim
+workers: {count: 3}
+workload:
+  closed: {order: sequential}
+  classes: [{name: noop, weight: 1, service: {dist: fixed, value: 0s}}]
+  clients:
+    named: [{name: a, requests: 30}]
+variants: [{name: rr, topology: l7, proxy: {policy: round_robin}}]
+repeat: 1
+claims:
+  - {say: an uneven split that round robin does not give, check: "workers(rr) == [11, 10, 9]"}
+  - {say: thirty requests, check: "requests(rr) == 30"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	b, err := exec.Command(bin, "run", path, "-q", "-o", out, "--fail-on-claims").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
+		t.Fatalf("exit %v, want status 4\n%s", err, b)
+	}
+	if !strings.Contains(string(b), "FAILS") || !strings.Contains(string(b), "[10 10 10]") || !strings.Contains(string(b), "HOLDS") {
+		t.Errorf("the text report does not show the failing claim with its evidence:\n%s", b)
+	}
+	for _, f := range []string{"report.html", "summary.md", "junit.xml"} {
+		data, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "workers(rr) == [11, 10, 9]") || !strings.Contains(string(data), "10 10 10") {
+			t.Errorf("%s does not show the failing claim and its evidence", f)
+		}
+	}
+	junit, _ := os.ReadFile(filepath.Join(out, "junit.xml"))
+	if !strings.Contains(string(junit), `<failure message="claim fails: workers(rr) == [11, 10, 9]"`) {
+		t.Errorf("junit.xml has no failure for the claim:\n%s", junit)
+	}
+
+	// The claims suite report over this result fails the same way.
+	suite := filepath.Join(dir, "suite")
+	b, err = exec.Command(bin, "report", "--claims", out, "-o", suite).CombinedOutput()
+	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
+		t.Fatalf("report --claims: exit %v, want status 4\n%s", err, b)
+	}
+	for _, f := range []string{"claims.html", "claims.md", "claims.txt", "junit.xml"} {
+		if _, err := os.Stat(filepath.Join(suite, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestBurstsRecorded: bursts of 8 new connections through a least_conn
+// proxy over 4 workers, each request long enough for the burst to
+// overlap: every burst is recorded with its per-worker load, summing to
+// the burst size, and least-loaded dispatch gives each worker exactly 2.
+func TestBurstsRecorded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a scenario on real processes")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bursts.yaml")
+	if err := os.WriteFile(path, []byte(`name: bursts
+workers: {count: 4}
+workload:
+  bursts: {size: 8, count: 20}
+  classes: [{name: task, weight: 1, service: {dist: fixed, value: 20ms}}]
+variants: [{name: lc, topology: l7, proxy: {policy: least_conn}}]
+repeat: 1
+claims:
+  - {say: least-loaded gives 2 each, check: "maxload(lc) == 2"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if b, err := exec.Command(bin, "run", path, "-q", "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	r, err := results.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := r.Runs[0].Bursts
+	if bs == nil || len(bs.Loads) != 20 || bs.Workers != 4 || bs.Size != 8 {
+		t.Fatalf("bursts recorded: %+v", bs)
+	}
+	for i, l := range bs.Loads {
+		sum := 0
+		for _, n := range l {
+			sum += n
+		}
+		if sum+bs.Unattributed[i] != 8 || !slices.Equal(l, []int{2, 2, 2, 2}) {
+			t.Errorf("burst %d: loads %v, unattributed %d; want [2 2 2 2]", i, l, bs.Unattributed[i])
+		}
+	}
+	if r.Runs[0].Requests != 160 || !r.Runs[0].Closed {
+		t.Errorf("requests %d (want 160), closed %v", r.Runs[0].Requests, r.Runs[0].Closed)
+	}
+}

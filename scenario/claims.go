@@ -1,0 +1,461 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/lbbench/lbbench/workloads"
+)
+
+// Claim is one expectation a scenario states: in words (Say) and as a check
+// the report judges (Check). See ParseCheck for the check's grammar.
+type Claim struct {
+	// Say is the claim in words, as the documented experiment puts it.
+	Say string `yaml:"say" json:"say"`
+	// Check is the claim as an expression, for example
+	// "p99(least_conn) < 0.8 * p99(reuseport)".
+	Check string `yaml:"check" json:"check"`
+}
+
+// Metric kinds of a claim's terms.
+const (
+	// KindStat metrics vary from run to run and are judged statistically:
+	// latency percentiles, throughput, error rate, skew.
+	KindStat = "statistical"
+	// KindExact metrics are counts, judged exactly on every run.
+	KindExact = "exact"
+	// KindModel metrics are compared with `lbbench model balls`.
+	KindModel = "model"
+)
+
+// ClaimMetric describes one metric a claim may use.
+type ClaimMetric struct {
+	Name string
+	Kind string
+	// Arg names the second argument the metric takes ("" for none):
+	// "index" (an integer) or "name".
+	Arg string
+	// Help says what the metric is.
+	Help string
+}
+
+// ClaimMetrics lists the metrics a claim may use.
+var ClaimMetrics = []ClaimMetric{
+	{"p50", KindStat, "", "median corrected latency of each run"},
+	{"p90", KindStat, "", "90th percentile latency of each run"},
+	{"p99", KindStat, "", "99th percentile latency of each run"},
+	{"p99.9", KindStat, "", "99.9th percentile latency of each run"},
+	{"throughput", KindStat, "", "successful requests per second of each run"},
+	{"error_rate", KindStat, "", "failed requests over requests of each run"},
+	{"skew", KindStat, "", "max/min of responses per worker of each run"},
+	{"requests", KindExact, "", "measured requests of each run"},
+	{"errors", KindExact, "", "failed requests of each run"},
+	{"responses", KindExact, "", "responses that named a worker (X-Worker) in each run"},
+	{"decisions", KindExact, "", "the proxy's decisions in each run"},
+	{"client_conns", KindExact, "", "client connections the proxy accepted in each run"},
+	{"upstream_conns", KindExact, "", "upstream connections the proxy opened in each run"},
+	{"worker", KindExact, "index", "responses of worker INDEX in each run"},
+	{"workers", KindExact, "", "responses of every worker in each run, as a list"},
+	{"class", KindExact, "name", "requests of class NAME in each run"},
+	{"client", KindExact, "name", "requests of named client NAME in each run"},
+	{"pool", KindExact, "name", "requests the proxy sent to pool NAME in each run"},
+	{"maxload", KindExact, "", "largest load of any burst in each run (burst workloads)"},
+	{"pmax", KindModel, "index", "fraction of bursts whose largest load is >= INDEX (burst workloads), against `model balls`"},
+}
+
+// LookupClaimMetric returns the metric called name.
+func LookupClaimMetric(name string) (ClaimMetric, bool) {
+	i := slices.IndexFunc(ClaimMetrics, func(m ClaimMetric) bool { return m.Name == name })
+	if i < 0 {
+		return ClaimMetric{}, false
+	}
+	return ClaimMetrics[i], true
+}
+
+func claimMetricNames() string {
+	names := make([]string, len(ClaimMetrics))
+	for i, m := range ClaimMetrics {
+		names[i] = m.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Term is metric(variant[, arg]) scaled by Factor.
+type Term struct {
+	Factor  float64
+	Metric  string
+	Variant string
+	// Arg is the second argument, as written; Index it as an integer.
+	Arg   string
+	Index int
+}
+
+func (t Term) String() string {
+	s := t.Metric + "(" + t.Variant
+	if t.Arg != "" {
+		s += ", " + t.Arg
+	}
+	s += ")"
+	if t.Factor != 1 {
+		s = strconv.FormatFloat(t.Factor, 'g', -1, 64) + " × " + s
+	}
+	return s
+}
+
+// Check is a parsed claim check: Left Op Right, where Right is a term, a
+// number, a list of numbers or the model.
+type Check struct {
+	Left Term
+	// Op is one of <, <=, >, >=, ==, ~ (~ only against the model).
+	Op string
+	// Exactly one of these is the right-hand side.
+	Right  *Term
+	Number *float64
+	List   []float64
+	Model  bool
+}
+
+// Ratio reports whether c compares a statistical metric of two variants.
+func (c Check) Ratio() bool { return c.Right != nil && c.Kind() == KindStat }
+
+// Kind is the kind of c's left metric.
+func (c Check) Kind() string {
+	m, _ := LookupClaimMetric(c.Left.Metric)
+	return m.Kind
+}
+
+// Holds reports whether l Op r.
+func (c Check) Holds(l, r float64) bool {
+	switch c.Op {
+	case "<":
+		return l < r
+	case "<=":
+		return l <= r
+	case ">":
+		return l > r
+	case ">=":
+		return l >= r
+	case "==":
+		return l == r
+	}
+	return false
+}
+
+// ParseCheck parses a claim check:
+//
+//	check := side op side | side op "[" number {"," number} "]" | term "~" "model"
+//	side  := [number ("*" | "×")] term | number [unit]
+//	term  := metric "(" variant ["," arg] ")"
+//	op    := "<" | "<=" | "≤" | ">" | ">=" | "≥" | "=="
+//
+// Latency numbers take a unit (ns, us, µs, ms, s). It checks the syntax
+// only; Validate checks the names against a scenario.
+func ParseCheck(s string) (Check, error) {
+	p := &checkParser{s: s}
+	var c Check
+	left, num, err := p.side()
+	if err != nil {
+		return c, err
+	}
+	if left == nil {
+		return c, fmt.Errorf("must start with a metric, such as p99(variant), got %v", *num)
+	}
+	c.Left = *left
+	if c.Op, err = p.op(); err != nil {
+		return c, err
+	}
+	p.skip()
+	switch {
+	case c.Op == "~":
+		if !p.word("model") {
+			return c, fmt.Errorf("~ compares with the model only: write \"%s ~ model\"", c.Left)
+		}
+		c.Model = true
+	case p.peek() == '[':
+		p.i++
+		for {
+			v, err := p.number()
+			if err != nil {
+				return c, err
+			}
+			c.List = append(c.List, v)
+			p.skip()
+			if p.peek() == ',' {
+				p.i++
+				continue
+			}
+			if p.peek() == ']' {
+				p.i++
+				break
+			}
+			return c, fmt.Errorf("expected , or ] at %q", p.rest())
+		}
+	default:
+		c.Right, c.Number, err = p.side()
+		if err != nil {
+			return c, err
+		}
+	}
+	p.skip()
+	if p.i < len(p.s) {
+		return c, fmt.Errorf("unexpected %q at the end", p.rest())
+	}
+	return c, nil
+}
+
+type checkParser struct {
+	s string
+	i int
+}
+
+func (p *checkParser) rest() string { return p.s[p.i:] }
+
+func (p *checkParser) skip() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
+		p.i++
+	}
+}
+
+func (p *checkParser) peek() byte {
+	if p.i < len(p.s) {
+		return p.s[p.i]
+	}
+	return 0
+}
+
+func (p *checkParser) word(w string) bool {
+	if strings.HasPrefix(p.rest(), w) {
+		p.i += len(w)
+		return true
+	}
+	return false
+}
+
+func (p *checkParser) op() (string, error) {
+	p.skip()
+	for _, o := range []struct{ in, out string }{{"<=", "<="}, {"≤", "<="}, {">=", ">="}, {"≥", ">="}, {"==", "=="}, {"<", "<"}, {">", ">"}, {"~", "~"}} {
+		if p.word(o.in) {
+			return o.out, nil
+		}
+	}
+	return "", fmt.Errorf("expected a comparison (<, <=, >, >=, ==, ~) at %q", p.rest())
+}
+
+// number reads a number with an optional duration unit (returned in
+// nanoseconds).
+func (p *checkParser) number() (float64, error) {
+	p.skip()
+	start := p.i
+	for p.i < len(p.s) && (p.s[p.i] >= '0' && p.s[p.i] <= '9' || p.s[p.i] == '.' || p.s[p.i] == '_' ||
+		(p.i == start && p.s[p.i] == '-')) {
+		p.i++
+	}
+	v, err := strconv.ParseFloat(strings.ReplaceAll(p.s[start:p.i], "_", ""), 64)
+	if err != nil {
+		return 0, fmt.Errorf("expected a number at %q", p.s[start:])
+	}
+	for _, u := range []struct {
+		name string
+		d    time.Duration
+	}{{"ns", time.Nanosecond}, {"us", time.Microsecond}, {"µs", time.Microsecond}, {"ms", time.Millisecond}, {"s", time.Second}} {
+		if strings.HasPrefix(p.rest(), u.name) {
+			next := p.i + len(u.name)
+			if next == len(p.s) || !isIdent(rune(p.s[next])) {
+				p.i = next
+				return v * float64(u.d), nil
+			}
+		}
+	}
+	return v, nil
+}
+
+func isIdent(r rune) bool {
+	return r == '_' || r == '.' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+func (p *checkParser) ident() string {
+	p.skip()
+	start := p.i
+	for p.i < len(p.s) && isIdent(rune(p.s[p.i])) {
+		p.i++
+	}
+	return p.s[start:p.i]
+}
+
+// side reads [number *] term, or a lone number.
+func (p *checkParser) side() (*Term, *float64, error) {
+	p.skip()
+	factor := 1.0
+	if c := p.peek(); c >= '0' && c <= '9' || c == '.' || c == '-' {
+		v, err := p.number()
+		if err != nil {
+			return nil, nil, err
+		}
+		p.skip()
+		if !p.word("*") && !p.word("×") {
+			return nil, &v, nil
+		}
+		factor = v
+	}
+	t := Term{Factor: factor, Index: -1}
+	t.Metric = p.ident()
+	if t.Metric == "" {
+		return nil, nil, fmt.Errorf("expected metric(variant) at %q", p.rest())
+	}
+	p.skip()
+	if !p.word("(") {
+		return nil, nil, fmt.Errorf("expected ( after %s: write %s(variant)", t.Metric, t.Metric)
+	}
+	t.Variant = p.ident()
+	p.skip()
+	if p.word(",") {
+		t.Arg = p.ident()
+		if n, err := strconv.Atoi(t.Arg); err == nil {
+			t.Index = n
+		}
+		p.skip()
+	}
+	if !p.word(")") {
+		return nil, nil, fmt.Errorf("expected ) at %q", p.rest())
+	}
+	return &t, nil, nil
+}
+
+// validateClaims checks every claim against s: the syntax, the metrics and
+// variants it names, and that it fits the workload (no ratio of latencies
+// on a closed-loop run, burst metrics only on bursts).
+func (s Scenario) validateClaims() error {
+	for i, c := range s.Claims {
+		f := fmt.Sprintf("claims[%d]", i)
+		if strings.TrimSpace(c.Say) == "" {
+			return &FieldError{Field: f + ".say", Msg: "is required: the claim in words"}
+		}
+		chk, err := ParseCheck(c.Check)
+		if err != nil {
+			return &FieldError{Field: f + ".check", Msg: fmt.Sprintf("%q: %v", c.Check, err)}
+		}
+		if err := s.validateCheck(chk); err != nil {
+			return &FieldError{Field: f + ".check", Msg: fmt.Sprintf("%q: %v", c.Check, err)}
+		}
+	}
+	return nil
+}
+
+func (s Scenario) validateCheck(c Check) error {
+	terms := []Term{c.Left}
+	if c.Right != nil {
+		terms = append(terms, *c.Right)
+	}
+	var kinds []string
+	for _, t := range terms {
+		m, ok := LookupClaimMetric(t.Metric)
+		if !ok {
+			return fmt.Errorf("unknown metric %q (known: %s)", t.Metric, claimMetricNames())
+		}
+		kinds = append(kinds, m.Kind)
+		if !slices.ContainsFunc(s.Variants, func(v Variant) bool { return v.Name == t.Variant }) {
+			return fmt.Errorf("unknown variant %q", t.Variant)
+		}
+		switch m.Arg {
+		case "":
+			if t.Arg != "" {
+				return fmt.Errorf("%s takes only a variant, got a second argument %q", t.Metric, t.Arg)
+			}
+		case "index":
+			if t.Index < 0 {
+				return fmt.Errorf("%s needs an integer second argument, %s(variant, N), got %q", t.Metric, t.Metric, t.Arg)
+			}
+		case "name":
+			if t.Arg == "" {
+				return fmt.Errorf("%s needs a name as second argument, %s(variant, NAME)", t.Metric, t.Metric)
+			}
+		}
+		switch t.Metric {
+		case "worker":
+			if t.Index >= s.Workers.Count {
+				return fmt.Errorf("worker %d does not exist (workers.count is %d)", t.Index, s.Workers.Count)
+			}
+		case "class":
+			if !slices.ContainsFunc(s.Workload.Classes, func(cl workloads.Class) bool { return cl.Name == t.Arg }) {
+				return fmt.Errorf("unknown class %q", t.Arg)
+			}
+		case "client":
+			if !slices.ContainsFunc(s.Workload.Clients.Named, func(n workloads.NamedClient) bool { return n.Name == t.Arg }) {
+				return fmt.Errorf("unknown named client %q", t.Arg)
+			}
+		case "maxload", "pmax":
+			if s.Workload.Bursts == nil {
+				return fmt.Errorf("%s needs a burst workload (workload.bursts)", t.Metric)
+			}
+			if t.Metric == "pmax" && (t.Index < 1 || t.Index > s.Workload.Bursts.Size) {
+				return fmt.Errorf("pmax(variant, K) needs 1 <= K <= bursts.size (%d), got %d", s.Workload.Bursts.Size, t.Index)
+			}
+		}
+		if t.Factor <= 0 {
+			return fmt.Errorf("the factor must be > 0, got %g", t.Factor)
+		}
+	}
+	if len(kinds) == 2 && kinds[0] != kinds[1] {
+		return fmt.Errorf("compares a %s metric with a %s one", kinds[0], kinds[1])
+	}
+	switch kinds[0] {
+	case KindModel:
+		if !c.Model {
+			return fmt.Errorf("%s is judged against the model: write \"%s ~ model\"", c.Left.Metric, c.Left)
+		}
+	case KindExact:
+		if c.Model {
+			return fmt.Errorf("only pmax compares with the model")
+		}
+		if c.Left.Metric == "workers" {
+			if c.List == nil || c.Op != "==" {
+				return fmt.Errorf("workers(variant) compares with a list of %d counts: workers(v) == [n0, n1, ...]", s.Workers.Count)
+			}
+			if len(c.List) != s.Workers.Count {
+				return fmt.Errorf("the list has %d counts, but there are %d workers", len(c.List), s.Workers.Count)
+			}
+		} else if c.List != nil {
+			return fmt.Errorf("only workers(variant) compares with a list")
+		}
+		if c.Right != nil && c.Right.Metric == "workers" {
+			return fmt.Errorf("workers(variant) compares with a list, on the left")
+		}
+	case KindStat:
+		if c.Model || c.List != nil {
+			return fmt.Errorf("%s compares with a number or another variant's %s", c.Left.Metric, c.Left.Metric)
+		}
+		if c.Op == "==" {
+			return fmt.Errorf("%s varies from run to run: use <, <=, > or >=, not ==", c.Left.Metric)
+		}
+		if c.Right != nil {
+			if c.Right.Metric != c.Left.Metric {
+				return fmt.Errorf("a ratio compares one metric of two variants, got %s and %s", c.Left.Metric, c.Right.Metric)
+			}
+			if c.Right.Variant == c.Left.Variant {
+				return fmt.Errorf("a ratio compares two different variants")
+			}
+			if c.Left.Factor != 1 {
+				return fmt.Errorf("put the factor on the right: %s(%s) %s F × %s(%s)", c.Left.Metric, c.Left.Variant, c.Op, c.Right.Metric, c.Right.Variant)
+			}
+			if s.Workload.Deterministic() || s.variantClosed(c.Left.Variant) || s.variantClosed(c.Right.Variant) {
+				return fmt.Errorf("a ratio of %s on a closed-loop run: closed-loop latency is response time and hides queueing (coordinated omission), so it cannot rank variants; use an open-loop workload", c.Left.Metric)
+			}
+		}
+	}
+	return nil
+}
+
+// variantClosed reports whether variant name runs a deterministic
+// (closed-loop or burst) workload.
+func (s Scenario) variantClosed(name string) bool {
+	for _, v := range s.Variants {
+		if v.Name == name {
+			return s.WorkloadFor(v).Deterministic()
+		}
+	}
+	return false
+}

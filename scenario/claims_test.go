@@ -1,0 +1,79 @@
+package scenario_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/topologies"
+)
+
+func TestParseCheck(t *testing.T) {
+	c, err := scenario.ParseCheck("p99(least_conn) < 0.8 × p99(reuseport)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Left.Metric != "p99" || c.Left.Variant != "least_conn" || c.Left.Factor != 1 || c.Op != "<" ||
+		c.Right == nil || c.Right.Variant != "reuseport" || c.Right.Factor != 0.8 || !c.Ratio() {
+		t.Errorf("ratio parsed as %+v (right %+v)", c, c.Right)
+	}
+	c, err = scenario.ParseCheck("skew(l7_round_robin) ≤ 1.1")
+	if err != nil || c.Op != "<=" || c.Number == nil || *c.Number != 1.1 || c.Right != nil {
+		t.Errorf("bound parsed as %+v, %v", c, err)
+	}
+	c, err = scenario.ParseCheck("p99.9(a) >= 50ms")
+	if err != nil || c.Left.Metric != "p99.9" || c.Op != ">=" || *c.Number != float64(50*time.Millisecond) {
+		t.Errorf("duration bound parsed as %+v, %v", c, err)
+	}
+	c, err = scenario.ParseCheck("workers(rr) == [1000, 1000, 1_000]")
+	if err != nil || len(c.List) != 3 || c.List[2] != 1000 {
+		t.Errorf("list parsed as %+v, %v", c, err)
+	}
+	c, err = scenario.ParseCheck("worker(pools, 3) == class(pools, event)")
+	if err != nil || c.Left.Index != 3 || c.Right.Arg != "event" || c.Kind() != scenario.KindExact {
+		t.Errorf("arguments parsed as %+v, %v", c, err)
+	}
+	c, err = scenario.ParseCheck("pmax(reuseport, 4) ~ model")
+	if err != nil || !c.Model || c.Left.Index != 4 || c.Kind() != scenario.KindModel {
+		t.Errorf("model parsed as %+v, %v", c, err)
+	}
+	for in, want := range map[string]string{
+		"":                          "expected metric",
+		"p99(a) = p99(b)":           "expected a comparison",
+		"p99(a < 1":                 "expected )",
+		"p99 < 1":                   "expected ( after p99",
+		"p99(a) < 1 extra":          "unexpected",
+		"5 < p99(a)":                "must start with a metric",
+		"workers(a) == [1, 2":       "expected , or ]",
+		"pmax(a, 4) ~ p99(b)":       "~ compares with the model only",
+		"p99(a) < 0.8 * p99(b) + 1": "unexpected",
+	} {
+		if _, err := scenario.ParseCheck(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseCheck(%q) = %v, want an error containing %q", in, err, want)
+		}
+	}
+}
+
+// TestClaimsSuiteValid: every scenario of the claims suite parses, states
+// at least one claim, and every claim names a known metric and variant.
+func TestClaimsSuiteValid(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "scenarios", "claims", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 6 {
+		t.Fatalf("%d claims scenarios, want at least 6", len(files))
+	}
+	for _, f := range files {
+		s, err := scenario.Load(f, topologies.Catalog())
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if len(s.Claims) == 0 {
+			t.Errorf("%s states no claim", f)
+		}
+	}
+}
