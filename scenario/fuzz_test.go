@@ -18,7 +18,8 @@ import (
 // seeds adds every fixture, every embedded scenario and hostile values.
 func seeds(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.yaml")
-	for _, p := range files {
+	claims, _ := filepath.Glob("../scenarios/claims/*.yaml")
+	for _, p := range append(files, claims...) {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)
 		}
