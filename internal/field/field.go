@@ -76,9 +76,10 @@ func Prefix(prefix string, err error) error {
 const MaxNameLen = 64
 
 // Name checks a name that lbbench puts into file and directory names: 1 to
-// MaxNameLen characters from A-Z, a-z, 0-9, '.', '_' and '-', starting
-// with a letter or digit, so it can never hold a path separator, start a
-// hidden file or name "..".
+// MaxNameLen characters from A-Z, a-z, 0-9, '.', '_', '-' and '@' (which
+// lbbench itself uses for a baseline build's variants, "rp@base"),
+// starting with a letter or digit, so it can never hold a path separator,
+// start a hidden file, name "..", or start a spreadsheet formula.
 func Name(path, name string) error {
 	if name == "" {
 		return Errorf(path, "is required")
@@ -89,8 +90,8 @@ func Name(path, name string) error {
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
-			return Errorf(path, "%q: a name may hold only A-Z, a-z, 0-9, '.', '_' and '-', and must start with a letter or digit (it is used in file names)", name)
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-' && c != '@') {
+			return Errorf(path, "%q: a name may hold only A-Z, a-z, 0-9, '.', '_', '-' and '@', and must start with a letter or digit (it is used in file names)", name)
 		}
 	}
 	return nil
