@@ -22,7 +22,7 @@ test: setup fmt-check vet
 ## fuzz: each input-reading fuzz target for FUZZTIME (about a minute in all,
 ## compilation included; cached builds make later runs quicker). Seeds live
 ## in the tests; a failure leaves its input under the package's testdata/fuzz.
-FUZZTIME ?= 6s
+FUZZTIME ?= 5s
 FUZZ_TARGETS := ./scenario:FuzzParse ./scenario:FuzzParseWorkload ./results:FuzzDecode \
 	./results:FuzzHistogram ./cmd/lbbench:FuzzOverrides ./reports:FuzzParseTolerance
 fuzz:
