@@ -9,6 +9,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/lbbench/lbbench/internal/csvcell"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/workloads"
@@ -119,7 +120,7 @@ func csvField(s string) string {
 	if s == "" {
 		return ""
 	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	return `"` + strings.ReplaceAll(csvcell.Cell(s), `"`, `""`) + `"`
 }
 
 // errorKind names a failure with few enough distinct values to count.

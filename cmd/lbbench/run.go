@@ -98,12 +98,17 @@ func loadScenario(arg string) (scenario.Scenario, error) {
 	return scenario.Parse("scenarios/"+arg+".yaml", data, topologies.Catalog())
 }
 
+// maxGenerators bounds --generators.
+const maxGenerators = 64
+
 func runScenario(ctx context.Context, o runOptions, changed func(string) bool, stdout, stderr io.Writer) error {
 	s, err := loadScenario(o.scenario)
 	if err != nil {
 		return err
 	}
-	o.overrides.apply(&s, changed)
+	if err := o.overrides.apply(&s, changed); err != nil {
+		return err
+	}
 	if err := s.Validate(topologies.Catalog()); err != nil {
 		return fmt.Errorf("after command-line overrides: %w", err)
 	}
@@ -140,8 +145,8 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		popts, endProgress = progressOptions(stderr, s)
 		opts = append(opts, popts...)
 	}
-	if o.generators < 1 {
-		return fmt.Errorf("--generators must be at least 1, got %d", o.generators)
+	if o.generators < 1 || o.generators > maxGenerators {
+		return fmt.Errorf("--generators must be between 1 and %d (each is a process on this machine; more only compete for its CPUs), got %d", maxGenerators, o.generators)
 	}
 	if o.generators > 1 {
 		opts = append(opts, harness.WithGenerators(o.generators, exe, filepath.Join(out, "generators")))
