@@ -163,13 +163,14 @@ func (r *recorder) finish() (*results.Measurement, error) {
 	}
 	m := &r.m
 	m.Intervals = ivs
+	// A cancelled attack (Ctrl-C, or --duration 0 run until interrupted)
+	// ended before its window did: its duration and rates are the time it
+	// ran.
+	if ran := time.Since(r.pacer.Began().Add(r.warmup)); r.cut && ran > 0 && ran < r.window {
+		r.window = ran
+		m.Duration = ran
+	}
 	if m.Requests > 0 {
-		// A cancelled attack (Ctrl-C, or --duration 0 run until
-		// interrupted) ended before its window did: its rates are over
-		// the time it ran.
-		if ran := time.Since(r.pacer.Began().Add(r.warmup)); r.cut && ran > 0 && ran < r.window {
-			r.window = ran
-		}
 		m.IntendedRate = float64(m.Requests) / r.window.Seconds()
 		// The measured requests were due within the window; if sending them
 		// took longer, the generator fell behind.

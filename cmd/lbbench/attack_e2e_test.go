@@ -219,37 +219,52 @@ func TestAttackUntilInterrupted(t *testing.T) {
 	vegeta := vegetaCLI(t)
 	port := startAttackWorkers(t)
 	dir := t.TempDir()
-	c := exec.Command(bin, "attack", "--rate", "100/1s", "--duration", "0", "-o", "r.bin", "--format", "vegeta")
-	c.Dir = dir
-	c.Stdin = strings.NewReader(fmt.Sprintf("GET http://127.0.0.1:%d/work?ms=1\n", port))
-	var out bytes.Buffer
-	c.Stdout, c.Stderr = &out, &out
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1500 * time.Millisecond)
-	if err := c.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("after Ctrl-C: %v: %s", err, out.String())
+	interrupted := func(args ...string) {
+		t.Helper()
+		c := exec.Command(bin, append([]string{"attack", "--rate", "100/1s", "--duration", "0"}, args...)...)
+		c.Dir = dir
+		c.Stdin = strings.NewReader(fmt.Sprintf("GET http://127.0.0.1:%d/work?ms=1\n", port))
+		var out bytes.Buffer
+		c.Stdout, c.Stderr = &out, &out
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		c.Process.Kill()
-		t.Fatalf("still running 10 s after Ctrl-C: %s", out.String())
+		time.Sleep(1500 * time.Millisecond)
+		if err := c.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("after Ctrl-C: %v: %s", err, out.String())
+			}
+		case <-time.After(10 * time.Second):
+			c.Process.Kill()
+			t.Fatalf("still running 10 s after Ctrl-C: %s", out.String())
+		}
 	}
+
+	// lbbench's own results: the duration and rates are the time it ran.
+	interrupted("-o", "m.json")
+	m, err := results.ReadMeasurement(filepath.Join(dir, "m.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Duration < 500*time.Millisecond || m.Duration > 5*time.Second || m.IntendedRate < 50 || m.IntendedRate > 150 || m.Errors != 0 {
+		t.Errorf("interrupted after about 1.5 s at 100/s: duration %s, intended rate %.1f/s, %d requests, %d errors", m.Duration, m.IntendedRate, m.Requests, m.Errors)
+	}
+
+	interrupted("-o", "r.bin", "--format", "vegeta")
 	rep, code := sh(t, dir, vegeta+" report < r.bin")
-	m := regexp.MustCompile(`Requests\s+\[total, rate, throughput\]\s+(\d+),`).FindStringSubmatch(rep)
-	if code != 0 || m == nil {
+	n := regexp.MustCompile(`Requests\s+\[total, rate, throughput\]\s+(\d+),`).FindStringSubmatch(rep)
+	if code != 0 || n == nil {
 		t.Fatalf("vegeta report: exit %d: %s", code, rep)
 	}
 	// About 150 sent in 1.5 s; the interrupt's timing is loose on a busy
 	// machine, but nothing at all, or a full 10 s default, would be wrong.
-	if n, _ := strconv.Atoi(m[1]); n < 50 || n > 600 {
+	if n, _ := strconv.Atoi(n[1]); n < 50 || n > 600 {
 		t.Errorf("%d requests recorded in about 1.5 s at 100/s", n)
 	}
 	if !regexp.MustCompile(`Success\s+\[ratio\]\s+100\.00%`).MatchString(rep) {
