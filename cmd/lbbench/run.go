@@ -74,7 +74,7 @@ finished.`,
 	o.overrides.bind(f, "")
 	f.IntVar(&o.generators, "generators", 1, "split the load across this many \"lbbench attack\" processes and merge their histograms")
 	f.StringVar(&o.driver, "driver", "local", "where the targets run: local (child processes on loopback) or docker (containers on a network per run; see lbbench clean)")
-	f.StringToStringVar(&o.engineImages, "engine-image", nil, "with --driver docker, the image a proxy engine runs from, as ENGINE=IMAGE (nginx=nginx:1.22); IMAGE \"host\" builds one FROM scratch from this machine's engine. lbbench pulls nothing")
+	f.StringToStringVar(&o.engineImages, "engine-image", nil, "with --driver docker, the image a proxy engine runs from, as `ENGINE=IMAGE` (nginx=nginx:1.22); IMAGE \"host\" builds one FROM scratch from this machine's engine. lbbench pulls nothing")
 	f.StringVar(&o.pin, "pin", "auto", "CPU placement: auto puts the generator on one CPU and the targets on the others (local: from 4 CPUs; docker: from 2, below that a CPU limit of half the machine per container); cpusets does so on any 2 or more CPUs; none leaves placement to the kernel; limits (docker) gives each container a CPU limit of half the machine")
 	f.BoolVar(&o.raw, "raw", false, "also stream one CSV line per measured request into raw/<run>.csv")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
