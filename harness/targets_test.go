@@ -139,3 +139,36 @@ func TestAttackLiteralTargetsTLS(t *testing.T) {
 		t.Errorf("without Insecure: %d of %d requests failed, want all (unverified certificate)", m.Errors, m.Requests)
 	}
 }
+
+// FuzzReadTargets: any input is refused or gives targets whose entry is
+// either refused or an http(s)://host:port both a URL and its own entry.
+func FuzzReadTargets(f *testing.F) {
+	for _, s := range []string{
+		"GET http://127.0.0.1:8080/work?ms=1\n",
+		"POST https://h/p\nX-A: 1\n\nGET https://h:443/q\n",
+		"# c\n\nGET http://[::1]:1/\n",
+		"GET\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.Contains(s, "@") {
+			return // body files: the fuzzer must not read the file system
+		}
+		tgts, err := ReadTargets(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		if len(tgts) == 0 {
+			t.Fatal("no targets and no error")
+		}
+		entry, err := TargetsEntry(tgts)
+		if err != nil {
+			return
+		}
+		again, err := TargetsEntry([]vegeta.Target{{URL: entry}})
+		if err != nil || again != entry {
+			t.Errorf("entry %q of %q is not its own entry: %q, %v", entry, s, again, err)
+		}
+	})
+}
