@@ -183,3 +183,9 @@ func LogTail(path string, n int) string {
 func Attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Writer) (*results.Measurement, error) {
 	return attack(ctx, entry, spec, raw)
 }
+
+// AttackWith is Attack with options: literal targets (vegeta's), https,
+// a vegeta result per measured request. entry may be https:// .
+func AttackWith(ctx context.Context, entry string, spec workloads.Spec, o AttackOptions) (*results.Measurement, error) {
+	return attackWith(ctx, entry, spec, o)
+}
