@@ -20,6 +20,7 @@ import (
 
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/internal/guard"
+	"github.com/lbbench/lbbench/internal/safepath"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
 )
@@ -138,7 +139,11 @@ func (dep *deployment) startProcess(ctx context.Context, i int, spec topologies.
 		return out
 	}
 	for _, f := range spec.Files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), []byte(strings.ReplaceAll(f.Content, topologies.DirPlaceholder, WorkDir)), 0o644); err != nil {
+		path, err := safepath.Join(dir, f.Name)
+		if err != nil {
+			return nil, fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
+		}
+		if err := os.WriteFile(path, []byte(strings.ReplaceAll(f.Content, topologies.DirPlaceholder, WorkDir)), 0o644); err != nil {
 			return nil, fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
 		}
 	}
@@ -204,7 +209,10 @@ func (dep *deployment) startProcess(ctx context.Context, i int, spec topologies.
 // hostDir makes the run's directory for role under the log directory,
 // owned by the containers' unprivileged user (see ownDir), and returns its absolute path.
 func (dep *deployment) hostDir(role string) (string, error) {
-	dir, err := filepath.Abs(filepath.Join(dep.d.logDir, dep.plan.ID+"-"+role))
+	dir, err := safepath.Join(dep.d.logDir, dep.plan.ID+"-"+role)
+	if err == nil {
+		dir, err = filepath.Abs(dir)
+	}
 	if err == nil {
 		err = os.MkdirAll(dir, 0o755)
 	}
@@ -233,11 +241,15 @@ func (dep *deployment) create(ctx context.Context, role string, i int, spec topo
 	if hc.NetworkMode.IsUserDefined() {
 		nc = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{dep.network: {Aliases: aliases}}}
 	}
+	logPath, err := safepath.Join(dep.d.logDir, dep.plan.ID+"-"+role+".log")
+	if err != nil {
+		return nil, fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
+	}
 	resp, err := dep.d.c.api.ContainerCreate(ctx, cfg, hc, nc, nil, name)
 	if err != nil {
 		return nil, fmt.Errorf("docker: %s: create %s: %w", dep.plan.ID, name, err)
 	}
-	return &box{name: name, id: resp.ID, role: role, spec: spec, logPath: filepath.Join(dep.d.logDir, dep.plan.ID+"-"+role+".log")}, nil
+	return &box{name: name, id: resp.ID, role: role, spec: spec, logPath: logPath}, nil
 }
 
 func (dep *deployment) start(ctx context.Context, b *box) error {

@@ -204,3 +204,9 @@ func writeNoFollow(path string, data []byte) error {
 	}
 	return err
 }
+
+// AttackWith is Attack with options: literal targets (vegeta's), https,
+// a vegeta result per measured request. entry may be https:// .
+func AttackWith(ctx context.Context, entry string, spec workloads.Spec, o AttackOptions) (*results.Measurement, error) {
+	return attackWith(ctx, entry, spec, o)
+}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/safepath"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
 )
@@ -87,6 +88,9 @@ func (d *LocalDriver) Host() string { return "127.0.0.1" }
 // of the generator's own connections.
 func (d *LocalDriver) Ports(n int) (int, error) {
 	lo, hi := 10000, ephemeralLow()-n
+	if n < 1 || hi <= lo {
+		return 0, fmt.Errorf("harness: cannot reserve %d consecutive ports below the ephemeral range (%d); at most %d fit", n, ephemeralLow(), ephemeralLow()-lo-1)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for range 200 {
@@ -155,7 +159,10 @@ func (d *LocalDriver) Up(ctx context.Context, p topologies.Plan) (Deployment, er
 
 func (d *LocalDriver) start(ctx context.Context, id string, spec topologies.Process) (*localProc, error) {
 	name := id + "-" + spec.Role
-	dir, err := filepath.Abs(filepath.Join(d.logDir, name))
+	dir, err := safepath.Join(d.logDir, name)
+	if err == nil {
+		dir, err = filepath.Abs(dir)
+	}
 	if err == nil {
 		err = os.MkdirAll(dir, 0o755)
 	}
@@ -164,7 +171,11 @@ func (d *LocalDriver) start(ctx context.Context, id string, spec topologies.Proc
 	}
 	subst := func(s string) string { return strings.ReplaceAll(s, topologies.DirPlaceholder, dir) }
 	for _, f := range spec.Files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), []byte(subst(f.Content)), 0o644); err != nil {
+		path, err := safepath.Join(dir, f.Name)
+		if err != nil {
+			return nil, fmt.Errorf("harness: %s: %w", id, err)
+		}
+		if err := os.WriteFile(path, []byte(subst(f.Content)), 0o644); err != nil {
 			return nil, fmt.Errorf("harness: %s: %w", id, err)
 		}
 	}
@@ -182,7 +193,10 @@ func (d *LocalDriver) start(ctx context.Context, id string, spec topologies.Proc
 			return nil, fmt.Errorf("harness: %s: %s: %w", id, spec.Role, err)
 		}
 	}
-	logPath := filepath.Join(d.logDir, name+".log")
+	logPath, err := safepath.Join(d.logDir, name+".log")
+	if err != nil {
+		return nil, fmt.Errorf("harness: %s: %w", id, err)
+	}
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("harness: %s: %w", id, err)

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/safepath"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/targets/worker"
@@ -232,7 +232,10 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 	if a, ok := dep.(Attacker); ok {
 		m, err = a.Attack(withLiveStats(ctx, c.live), spec, max(1, c.generators))
 	} else if c.generators > 1 {
-		dir := filepath.Join(c.workDir, id)
+		dir, perr := safepath.Join(c.workDir, id)
+		if perr != nil {
+			return nil, fmt.Errorf("harness: %s: generators: %w", id, perr)
+		}
 		m, err = Generators{K: c.generators, Entry: dep.Entry(), HostDir: dir, Dir: dir, Exec: LocalExec(c.exe)}.Run(ctx, spec)
 	} else {
 		var raw *os.File
@@ -240,7 +243,11 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 			if err := os.MkdirAll(c.rawDir, 0o755); err != nil {
 				return nil, fmt.Errorf("harness: %s: raw: %w", id, err)
 			}
-			if raw, err = os.Create(filepath.Join(c.rawDir, id+".csv")); err != nil {
+			rawPath, perr := safepath.Join(c.rawDir, id+".csv")
+			if perr != nil {
+				return nil, fmt.Errorf("harness: %s: raw: %w", id, perr)
+			}
+			if raw, err = os.Create(rawPath); err != nil {
 				return nil, fmt.Errorf("harness: %s: raw: %w", id, err)
 			}
 			defer raw.Close()

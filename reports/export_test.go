@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -527,5 +528,48 @@ func TestCombine(t *testing.T) {
 	r, err = Combine([]Source{{Label: "base", Results: a}, {Label: "cand", Results: b}})
 	if err != nil || r.Scenario.Variants[2].Name != "x" {
 		t.Errorf("%v, %+v", err, r.Scenario.Variants)
+	}
+}
+
+// Text a spreadsheet would run as a formula is escaped with a leading
+// quote (OWASP's CSV injection advice); numeric cells, negative ones
+// included, stay numbers.
+func TestCSVEscapesFormulas(t *testing.T) {
+	r := richResults(t)
+	hostile := "=HYPERLINK(\"http://evil.example/\",\"click\")"
+	r.Scenario.Variants[0].Name = hostile
+	for i := range r.Runs {
+		if r.Runs[i].Variant == "reuseport" {
+			r.Runs[i].Variant = hostile
+			r.Runs[i].ID = "@SUM(1+1)"
+		}
+	}
+	r.Runs[len(r.Runs)-1].Invalid = []string{"-2+3+cmd|' /C calc'!A0"}
+	r.Runs[0].IntendedRate = -1.5 // not a real rate: a negative number must stay a number
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sawVariant, sawID, sawInvalid, sawNegative bool
+	for _, row := range rows[1:] {
+		for i, cell := range row {
+			if cell != "" && strings.ContainsRune("=+@\t\r", rune(cell[0])) {
+				t.Errorf("cell %q (column %s) would run as a formula", cell, CSVHeader[i])
+			}
+			if _, err := strconv.ParseFloat(cell, 64); cell != "" && cell[0] == '-' && err != nil {
+				t.Errorf("cell %q (column %s) starts with '-' and is not a number", cell, CSVHeader[i])
+			}
+		}
+		sawVariant = sawVariant || row[1] == "'"+hostile
+		sawID = sawID || row[2] == "'@SUM(1+1)"
+		sawInvalid = sawInvalid || row[19] == "'-2+3+cmd|' /C calc'!A0"
+		sawNegative = sawNegative || row[9] == "-1.50"
+	}
+	if !sawVariant || !sawID || !sawInvalid || !sawNegative {
+		t.Errorf("escaped variant %v, run id %v, invalid reason %v; negative number kept %v\n%s", sawVariant, sawID, sawInvalid, sawNegative, buf.String())
 	}
 }

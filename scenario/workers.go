@@ -45,16 +45,27 @@ func (w Workers) WithDefaults() Workers {
 	return w
 }
 
+// Bounds on the workers, stated with their reasons in the errors.
+const (
+	// MaxWorkers bounds workers.count.
+	MaxWorkers = 1024
+	// MaxConcurrency bounds workers.concurrency.
+	MaxConcurrency = 100000
+)
+
 // Validate reports the first problem in w.
 func (w Workers) Validate() error {
 	if w.Count < 1 {
 		return fieldErr("count", "at least 1 worker is required, got %d", w.Count)
 	}
+	if w.Count > MaxWorkers {
+		return fieldErr("count", "at most %d workers (each is a process with its own port, taken from a block of consecutive ports in 10000-32767, and this is far past the CPUs of any one machine), got %d", MaxWorkers, w.Count)
+	}
 	if err := w.validateTarget(); err != nil {
 		return err
 	}
-	if w.Concurrency < 1 {
-		return fieldErr("concurrency", "must be >= 1, got %d", w.Concurrency)
+	if w.Concurrency < 1 || w.Concurrency > MaxConcurrency {
+		return fieldErr("concurrency", "must be between 1 and %d (tasks in service at once per worker), got %d", MaxConcurrency, w.Concurrency)
 	}
 	if w.Mode != "sleep" && w.Mode != "spin" {
 		return fieldErr("mode", "unknown mode %q (known: sleep, spin)", w.Mode)
@@ -63,7 +74,7 @@ func (w Workers) Validate() error {
 		if s.Index < 0 || s.Index >= w.Count {
 			return fieldErr(fmt.Sprintf("slow[%d].index", i), "must name one of the %d workers (0 to %d), got %d", w.Count, w.Count-1, s.Index)
 		}
-		if s.Factor <= 0 || s.Factor > 100 {
+		if !(s.Factor > 0) || s.Factor > 100 {
 			return fieldErr(fmt.Sprintf("slow[%d].factor", i), "must be in (0, 100], got %g", s.Factor)
 		}
 	}

@@ -155,7 +155,9 @@ func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout
 	if err != nil {
 		return err
 	}
-	o.overrides.apply(&s, changed)
+	if err := o.overrides.apply(&s, changed); err != nil {
+		return err
+	}
 	if changed("workers") {
 		s.Workers.Count = o.workers
 	}

@@ -74,9 +74,9 @@ finished.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.out, "out", "o", "", "output directory (default reports/out/<time>-<scenario>)")
 	o.overrides.bind(f, "")
-	f.IntVar(&o.generators, "generators", 1, "split the load across this many `lbbench attack` processes and merge their histograms")
+	f.IntVar(&o.generators, "generators", 1, "split the load across this many \"lbbench attack\" processes and merge their histograms")
 	f.StringVar(&o.driver, "driver", "local", "where the targets run: local (child processes on loopback) or docker (containers on a network per run; see lbbench clean)")
-	f.StringToStringVar(&o.engineImages, "engine-image", nil, "with --driver docker, the image a proxy engine runs from, as ENGINE=IMAGE (nginx=nginx:1.22); IMAGE \"host\" builds one FROM scratch from this machine's engine. lbbench pulls nothing")
+	f.StringToStringVar(&o.engineImages, "engine-image", nil, "with --driver docker, the image a proxy engine runs from, as `ENGINE=IMAGE` (nginx=nginx:1.22); IMAGE \"host\" builds one FROM scratch from this machine's engine. lbbench pulls nothing")
 	f.Int64Var(&o.limits.Pids, "container-pids", docker.DefaultPidsLimit, "with --driver docker, the most processes and threads each container may have")
 	f.Var(mibValue{&o.limits.Memory}, "container-memory-mib", fmt.Sprintf("with --driver docker, the most memory (and swap) each container may use, in MiB (default %d)", docker.DefaultMemory>>20))
 	f.StringVar(&o.pin, "pin", "auto", "CPU placement: auto puts the generator on one CPU and the targets on the others (local: from 4 CPUs; docker: from 2, below that a CPU limit of half the machine per container); cpusets does so on any 2 or more CPUs; none leaves placement to the kernel; limits (docker) gives each container a CPU limit of half the machine")
@@ -102,12 +102,17 @@ func loadScenario(arg string) (scenario.Scenario, error) {
 	return scenario.Parse("scenarios/"+arg+".yaml", data, topologies.Catalog())
 }
 
+// maxGenerators bounds --generators.
+const maxGenerators = 64
+
 func runScenario(ctx context.Context, o runOptions, changed func(string) bool, stdout, stderr io.Writer) error {
 	s, err := loadScenario(o.scenario)
 	if err != nil {
 		return err
 	}
-	o.overrides.apply(&s, changed)
+	if err := o.overrides.apply(&s, changed); err != nil {
+		return err
+	}
 	if err := s.Validate(topologies.Catalog()); err != nil {
 		return fmt.Errorf("after command-line overrides: %w", err)
 	}
@@ -159,8 +164,8 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		popts, endProgress = progressOptions(stderr, s)
 		opts = append(opts, popts...)
 	}
-	if o.generators < 1 {
-		return fmt.Errorf("--generators must be at least 1, got %d", o.generators)
+	if o.generators < 1 || o.generators > maxGenerators {
+		return fmt.Errorf("--generators must be between 1 and %d (each is a process on this machine; more only compete for its CPUs), got %d", maxGenerators, o.generators)
 	}
 	if o.generators > 1 {
 		opts = append(opts, harness.WithGenerators(o.generators, exe, filepath.Join(out, "generators")))
