@@ -100,7 +100,7 @@ func (g Generators) Run(ctx context.Context, spec workloads.Spec) (*results.Meas
 		}
 		wg.Go(func() {
 			defer logf.Close()
-			if err := g.Exec(ctx, cmd.Args(), logf, stderr); err != nil && ctx.Err() == nil {
+			if err := g.Exec(ctx, cmd.Args(), logf, stderr); err != nil && ctx.Err() == nil && !allFailed(outs[i]) {
 				errs[i] = fmt.Errorf("generator %d: %w (log: %s)%s", i, err, logPath, LogTail(logPath, 10))
 			}
 		})
@@ -113,6 +113,16 @@ func (g Generators) Run(ctx context.Context, spec workloads.Spec) (*results.Meas
 		return nil, fmt.Errorf("harness: %w", err)
 	}
 	return MergeFiles(outs)
+}
+
+// allFailed reports whether the generator wrote its measurement at path
+// and every measured request in it failed: "lbbench attack" then exits 1,
+// but for a run that is a result (a target that died: the errors are
+// counted and the run judged), not a generator that failed. The file was
+// removed before the generator started, so it is this run's.
+func allFailed(path string) bool {
+	m, err := results.ReadMeasurement(path)
+	return err == nil && m.Requests > 0 && m.Errors == m.Requests
 }
 
 // LocalExec returns an ExecFunc that runs the lbbench binary at exe as a

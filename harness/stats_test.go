@@ -86,3 +86,22 @@ func TestCreateNoFollow(t *testing.T) {
 		t.Errorf("plain file holds %q", b)
 	}
 }
+
+// TestAllFailed: a generator's measurement whose every request failed is
+// a result (its "lbbench attack" exits 1 for it); one with a success, or
+// no measurement at all, is not.
+func TestAllFailed(t *testing.T) {
+	dir := t.TempDir()
+	failed := filepath.Join(dir, "failed.json")
+	if err := (&results.Measurement{Requests: 10, Errors: 10}).WriteFile(failed); err != nil {
+		t.Fatal(err)
+	}
+	some := filepath.Join(dir, "some.json")
+	if err := (&results.Measurement{Requests: 10, Errors: 9}).WriteFile(some); err != nil {
+		t.Fatal(err)
+	}
+	if !allFailed(failed) || allFailed(some) || allFailed(filepath.Join(dir, "missing.json")) {
+		t.Errorf("allFailed: every request failed %v, one succeeded %v, no file %v; want true, false, false",
+			allFailed(failed), allFailed(some), allFailed(filepath.Join(dir, "missing.json")))
+	}
+}
