@@ -45,11 +45,11 @@ func supervisorStatus(t *testing.T, admin string) []prefork.WorkerStatus {
 // nothing is left: no lbbench process, no listener on the workers' ports.
 func TestRunWorkerKilledIsAFailedRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("slow: two runs of 3 s")
+		t.Skip("slow: two runs of 5 s")
 	}
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "kill.yaml")
-	os.WriteFile(scen, []byte(strings.Replace(smallScenario, "duration: 1s", "duration: 3s", 1)), 0o644)
+	os.WriteFile(scen, []byte(strings.Replace(smallScenario, "duration: 1s", "duration: 5s", 1)), 0o644)
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(bin, "run", scen, "-o", out, "-q")
 	stderr, _ := cmd.StderrPipe()
