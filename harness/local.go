@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/internal/safepath"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
 )
 
@@ -256,6 +258,62 @@ func (p *localProc) waitReady(ctx context.Context, timeout time.Duration) error 
 	return err
 }
 
+// failure reports whether the process has exited, and how.
+func (p *localProc) failure() (results.Failure, bool) {
+	select {
+	case <-p.exited:
+	default:
+		return results.Failure{}, false
+	}
+	exit := "exited"
+	if p.cmd.ProcessState != nil {
+		exit = p.cmd.ProcessState.String()
+	} else if p.waitErr != nil {
+		exit = p.waitErr.Error()
+	}
+	f := results.Failure{Process: fmt.Sprintf("%s (pid %d)", p.spec.Role, p.cmd.Process.Pid), Exit: exit, LogTail: p.tailLines()}
+	return NameDeadWorker(f, p.spec.Role), true
+}
+
+// NameDeadWorker returns f, the failure of a process of role, naming the
+// worker that died first when f's log says one did: a supervisor ("lbbench
+// serve") exits when one of its workers dies, and logs which.
+func NameDeadWorker(f results.Failure, role string) results.Failure {
+	for _, line := range f.LogTail {
+		if m := workerExited.FindStringSubmatch(line); m != nil {
+			f.Exit = fmt.Sprintf("%s; then %s: %s", m[2], f.Process, f.Exit)
+			f.Process = role + ": " + m[1]
+			break
+		}
+		// "lbbench guard" exits when the engine's master does (nginx's
+		// workers would go on serving without it), and says how.
+		if m := engineExited.FindStringSubmatch(line); m != nil {
+			f.Exit = fmt.Sprintf("%s; then %s: %s", m[2], f.Process, f.Exit)
+			f.Process = role + ": " + m[1] + " (the engine's master process)"
+			break
+		}
+	}
+	return f
+}
+
+// engineExited matches what "lbbench guard" logs when the engine it runs
+// is killed (internal/guard).
+var engineExited = regexp.MustCompile(`guard: (\S+): (signal: .+)$`)
+
+// workerExited matches the line a workers' supervisor logs when one of its
+// workers exits (targets/prefork).
+var workerExited = regexp.MustCompile(`prefork: (worker \d+ \(pid \d+\)) exited: (.+)$`)
+
+// tailLines returns the last lines of the process's output.
+func (p *localProc) tailLines() []string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return lines[max(0, len(lines)-10):]
+}
+
 // logTail returns the last lines of the process's output, indented, for an
 // error message.
 func (p *localProc) logTail() string {
@@ -300,10 +358,17 @@ type localDeployment struct {
 
 func (d *localDeployment) Entry() string { return d.plan.Entry }
 
-// Stats fetches every process's counters.
+// Stats fetches every process's counters. A process that died is listed
+// in Dead (with how it exited and its log's tail) instead of failing the
+// call, and so is a worker its supervisor reports dead.
 func (d *localDeployment) Stats(ctx context.Context) (Stats, error) {
 	var st Stats
+	var errs []error
 	for _, p := range d.procs {
+		if f, dead := p.failure(); dead {
+			st.Dead = append(st.Dead, f)
+			continue
+		}
 		if p.spec.Stats == "" {
 			continue
 		}
@@ -314,13 +379,25 @@ func (d *localDeployment) Stats(ctx context.Context) (Stats, error) {
 			var body []byte
 			if body, err = Fetch(ctx, p.spec.Stats, 5*time.Second); err == nil {
 				err = DecodeStats(p.spec.StatsKind, body, &st)
+			} else if se := (*HTTPStatusError)(nil); errors.As(err, &se) {
+				if n := len(st.Dead); DecodeFailedStats(p.spec.StatsKind, se.Body, &st) {
+					for i := n; i < len(st.Dead); i++ {
+						st.Dead[i].Process = p.spec.Role + ": " + st.Dead[i].Process
+						st.Dead[i].LogTail = p.tailLines()
+					}
+					err = nil
+				}
 			}
 		}
 		if err != nil {
-			return st, fmt.Errorf("harness: %s: stats of %s: %w", d.plan.ID, p.spec.Role, err)
+			if f, dead := p.failure(); dead { // it died while asked
+				st.Dead = append(st.Dead, f)
+				continue
+			}
+			errs = append(errs, fmt.Errorf("harness: %s: stats of %s: %w", d.plan.ID, p.spec.Role, err))
 		}
 	}
-	return st, nil
+	return st, errors.Join(errs...)
 }
 
 // down takes what Up started so far down after a failure, under a

@@ -261,12 +261,27 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 		return nil, err
 	}
 	stats, err := dep.Stats(ctx)
-	if err != nil {
+	if err != nil && (len(stats.Dead) == 0 || ctx.Err() != nil) {
 		return nil, err
 	}
 	run = &results.Run{ID: id, Variant: v.Name, Started: started, Entry: dep.Entry(), BringUp: bringUp, Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine}
 	run.Summary = run.Latency.Summarize()
 	judge(run, s.Validity)
+	if len(stats.Dead) > 0 {
+		// A failed run is a result: recorded, invalid, and the scenario
+		// goes on. The counters of the processes still alive are kept; an
+		// error reading them is one more reason.
+		run.Failed = stats.Dead
+		run.Valid = false
+		var why []string
+		for _, f := range stats.Dead {
+			why = append(why, "failed: "+f.String())
+		}
+		if err != nil {
+			why = append(why, "failed: "+err.Error())
+		}
+		run.Invalid = append(why, run.Invalid...)
+	}
 	run.Workers = workerResults(s.Workers.Count, m.ByWorker, stats.Workers)
 	return run, nil
 }

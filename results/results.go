@@ -77,7 +77,26 @@ type Run struct {
 	// gives the reasons.
 	Valid   bool     `json:"valid"`
 	Invalid []string `json:"invalid,omitempty"`
+	// Failed lists the processes (or containers, or an engine's master)
+	// that died during the run. A run with any is recorded, invalid, and
+	// never used in comparisons.
+	Failed []Failure `json:"failed,omitempty"`
 }
+
+// Failure is one process that died during a run.
+type Failure struct {
+	// Process names it: "workers", "proxy", "worker 3 (pid 1234)".
+	Process string `json:"process"`
+	// Exit is how it ended, for example "signal: killed" or
+	// "exit status 1".
+	Exit string `json:"exit"`
+	// LogTail holds the last lines of its output (for a worker, its
+	// supervisor's), when there are any.
+	LogTail []string `json:"log_tail,omitempty"`
+}
+
+// String is "workers: worker 3 (pid 1234) died (signal: killed)".
+func (f Failure) String() string { return f.Process + " died (" + f.Exit + ")" }
 
 // ClassResult is one request class's share of a run.
 type Class struct {

@@ -76,6 +76,8 @@ stdout, and serve goes on serving.`,
 	f.StringVar(&o.SocketDir, prefork.FlagSocketDir, "", "directory of the workers' Unix sockets (unix mode: worker i on DIR/worker-i.sock)")
 	f.StringVar(&o.Worker.Accept, prefork.FlagAccept, worker.DefaultAccept, "how workers accept: "+strings.Join(worker.AcceptStrategies(), ", "))
 	f.IntVar(&o.Worker.MaxConns, prefork.FlagMaxConns, 0, "connections a worker holds open before it stops accepting (0: no limit)")
+	f.DurationVar(&o.Worker.HeaderTimeout, prefork.FlagHeaderTimeout, 0, fmt.Sprintf("how long a client may take to send a request's headers before the worker closes its connection (0: %v)", worker.DefaultHeaderTimeout))
+	f.DurationVar(&o.Worker.IdleTimeout, prefork.FlagIdleTimeout, 0, fmt.Sprintf("how long a keep-alive connection may wait for its next request before the worker closes it (0: %v)", worker.DefaultIdleTimeout))
 	f.BoolVar(&o.Restart, prefork.FlagRestart, false, "start a failed worker again (default: stop serving)")
 	f.DurationVar(&o.HealthInterval, prefork.FlagHealthInterval, prefork.DefaultHealthInterval, "period of the workers' health checks (negative: none)")
 	f.StringVar(&o.PrintConfig, prefork.FlagPrintConfig, "", "once ready, print an upstream block for "+strings.Join(prefork.ProxyConfigFormats(), " or ")+" to stdout")

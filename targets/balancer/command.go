@@ -32,6 +32,7 @@ const (
 	FlagRetries           = "retries"
 	FlagDownFor           = "down-for"
 	FlagTimeout           = "timeout"
+	FlagL4IdleTimeout     = "l4-idle-timeout"
 )
 
 // DefaultListen is the address "lbbench proxy" serves on when none is given.
@@ -103,6 +104,9 @@ func (c Command) Args() []string {
 	}
 	if c.Timeout != 0 {
 		flag(FlagTimeout, c.Timeout.String())
+	}
+	if c.L4IdleTimeout != 0 {
+		flag(FlagL4IdleTimeout, c.L4IdleTimeout.String())
 	}
 	return a
 }

@@ -98,6 +98,10 @@ type Config struct {
 	// response body is not bounded. Zero means DefaultTimeout; negative is
 	// invalid.
 	Timeout time.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// L4IdleTimeout is how long a layer-4 connection may move no byte in
+	// either direction before the proxy closes it (see l4.go). Zero means
+	// DefaultL4IdleTimeout; negative is invalid.
+	L4IdleTimeout time.Duration `yaml:"l4_idle_timeout,omitempty" json:"l4_idle_timeout,omitempty"`
 }
 
 // Pool is a named set of backends that serves the requests whose path
@@ -216,6 +220,9 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("balancer: timeout: %v is negative", c.Timeout)
+	}
+	if c.L4IdleTimeout < 0 || c.L4IdleTimeout > time.Hour {
+		return fmt.Errorf("balancer: l4_idle_timeout: %v is not between 0 (default %v) and 1h", c.L4IdleTimeout, DefaultL4IdleTimeout)
 	}
 	return nil
 }

@@ -28,6 +28,8 @@ const (
 	FlagSocketDir      = "socket-dir"
 	FlagAccept         = "accept"
 	FlagMaxConns       = "max-conns"
+	FlagHeaderTimeout  = "header-timeout"
+	FlagIdleTimeout    = "idle-timeout"
 	FlagRestart        = "restart"
 	FlagHealthInterval = "health-interval"
 	FlagPrintConfig    = "print-config"
@@ -106,6 +108,12 @@ func (c ServeConfig) Args() []string {
 	}
 	if w.MaxConns != 0 {
 		flag(FlagMaxConns, strconv.Itoa(w.MaxConns))
+	}
+	if w.HeaderTimeout != 0 {
+		flag(FlagHeaderTimeout, w.HeaderTimeout.String())
+	}
+	if w.IdleTimeout != 0 {
+		flag(FlagIdleTimeout, w.IdleTimeout.String())
 	}
 	for _, i := range slices.Sorted(maps.Keys(c.Slowdown)) {
 		flag(FlagSlowdown, strconv.Itoa(i)+"="+strconv.FormatFloat(c.Slowdown[i], 'g', -1, 64))

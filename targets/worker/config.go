@@ -82,7 +82,23 @@ type Config struct {
 	// worker waits for a connection only when it is idle, like a
 	// pre-forked synchronous worker.
 	MaxConns int `yaml:"max_conns" json:"max_conns"`
+	// HeaderTimeout is how long a client may take to send a request's
+	// headers, and IdleTimeout how long a keep-alive connection may wait
+	// for its next request, before the worker closes it: a slow or idle
+	// client cannot hold a connection for ever. 0 means
+	// DefaultHeaderTimeout and DefaultIdleTimeout.
+	HeaderTimeout time.Duration `yaml:"header_timeout" json:"header_timeout,omitempty"`
+	IdleTimeout   time.Duration `yaml:"idle_timeout" json:"idle_timeout,omitempty"`
 }
+
+// Defaults of the connection timeouts: far above what any request of a
+// benchmark on loopback takes, short enough that a stalled client goes.
+const (
+	DefaultHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout   = 2 * time.Minute
+	// MaxConnTimeout bounds both.
+	MaxConnTimeout = time.Hour
+)
 
 // WithDefaults returns a copy of c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
@@ -116,6 +132,24 @@ func (c Config) Validate() error {
 		return fmt.Errorf("worker: accept must be one of %s, got %q", strings.Join(AcceptStrategies(), ", "), c.Accept)
 	case c.MaxConns < 0:
 		return fmt.Errorf("worker: max_conns must be >= 0 (0: no limit), got %d", c.MaxConns)
+	case c.HeaderTimeout < 0 || c.HeaderTimeout > MaxConnTimeout:
+		return fmt.Errorf("worker: header_timeout must be between 0 (default %v) and %v, got %v", DefaultHeaderTimeout, MaxConnTimeout, c.HeaderTimeout)
+	case c.IdleTimeout < 0 || c.IdleTimeout > MaxConnTimeout:
+		return fmt.Errorf("worker: idle_timeout must be between 0 (default %v) and %v, got %v", DefaultIdleTimeout, MaxConnTimeout, c.IdleTimeout)
 	}
 	return nil
+}
+
+// timeouts returns the header-read and idle timeouts, defaults applied
+// (they stay 0 in the Config, so that an exec target, which sets its own,
+// can be told apart from one given timeouts).
+func (c Config) timeouts() (header, idle time.Duration) {
+	header, idle = c.HeaderTimeout, c.IdleTimeout
+	if header == 0 {
+		header = DefaultHeaderTimeout
+	}
+	if idle == 0 {
+		idle = DefaultIdleTimeout
+	}
+	return header, idle
 }

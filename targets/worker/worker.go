@@ -179,8 +179,11 @@ func (w *Worker) Serve(ctx context.Context, ln net.Listener, admin net.Listener)
 	if w.cfg.MaxConns > 0 {
 		ln = newLimitListener(ln, w.cfg.MaxConns)
 	}
+	header, idle := w.cfg.timeouts()
 	servers := []*http.Server{{
-		Handler: w.Handler(),
+		Handler:           w.Handler(),
+		ReadHeaderTimeout: header,
+		IdleTimeout:       idle,
 		ConnState: func(_ net.Conn, s http.ConnState) {
 			if s == http.StateNew {
 				w.connections.Add(1)
@@ -189,7 +192,7 @@ func (w *Worker) Serve(ctx context.Context, ln net.Listener, admin net.Listener)
 	}}
 	listeners := []net.Listener{ln}
 	if admin != nil {
-		servers = append(servers, &http.Server{Handler: w.Handler()})
+		servers = append(servers, &http.Server{Handler: w.Handler(), ReadHeaderTimeout: header, IdleTimeout: idle})
 		listeners = append(listeners, admin)
 	}
 	errc := make(chan error, len(servers))
