@@ -184,7 +184,7 @@ func fullScenario() scenario.Scenario {
 		Name:        "full",
 		Description: "every field of the results format set",
 		Workers: scenario.Workers{
-			Count: 4, Concurrency: 2, Mode: worker.ModeSpin,
+			Count: 4, Concurrency: 2, Mode: worker.ModeSpin, AcceptWhen: scenario.AcceptAlways,
 			Slow:   []scenario.Slow{{Index: 1, Factor: 2.5}},
 			Target: &scenario.Target{Exec: "gunicorn -b 127.0.0.1:{port} app:app", Probe: "/healthz", Dir: "app"},
 		},
@@ -222,7 +222,7 @@ func fullScenario() scenario.Scenario {
 					PolicyArgs: map[string]string{"alpha": "0.5"}, CloseAfter: 100, MaxIdle: 8, Retries: 1,
 					Pools: []scenario.Pool{{Name: "read", Prefix: "/", Policy: "p2c", PolicyArgs: map[string]string{"d": "2"}, Workers: []int{0, 1}}}},
 				Clients: &workloads.Clients{Connections: 32, KeepAlive: ptr(false)}},
-			{Name: "shared", Topology: scenario.Shared, Accept: worker.AcceptEpollExclusive, MaxConns: 1},
+			{Name: "shared", Topology: scenario.Shared, Accept: worker.AcceptEpollExclusive, MaxConns: 1, AcceptWhen: scenario.AcceptIdle},
 			{Name: "nginx", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{Engine: scenario.Nginx, Policy: "least_conn", UpstreamKeepAlive: ptr(false)}},
 		},
 		Repeat:   1,

@@ -80,6 +80,9 @@ type Variant struct {
 	// accepting while that many of its connections are open; zero means
 	// no limit.
 	MaxConns int `yaml:"max_conns,omitempty" json:"max_conns,omitempty"`
+	// AcceptWhen overrides Workers.AcceptWhen ("always" or "idle") for
+	// this variant, in any topology; empty keeps the workers' setting.
+	AcceptWhen string `yaml:"accept_when,omitempty" json:"accept_when,omitempty"`
 	// Build names another build of lbbench whose binary runs this
 	// variant's lbbench processes (set by "lbbench run --baseline", never
 	// by a scenario file); empty means the running binary. The harness
@@ -142,6 +145,9 @@ func (v Variant) Validate(cat Catalog) error {
 		return err
 	}
 	if err := v.validateWorkerOptions(cat.Accept); err != nil {
+		return err
+	}
+	if err := validateAcceptWhen("accept_when", v.AcceptWhen); err != nil {
 		return err
 	}
 	switch v.Topology {
