@@ -216,7 +216,7 @@ func fullScenario() scenario.Scenario {
 			Bursts: &workloads.Bursts{Size: 16, Count: 2, Gap: 10 * ms},
 		},
 		Variants: []scenario.Variant{
-			{Name: "reuseport", Topology: scenario.ReusePort},
+			{Name: "reuseport", Topology: scenario.ReusePort, Target: &scenario.Target{Exec: "uvicorn --fd {fd} app:asgi"}},
 			{Name: "pools", Topology: scenario.L7Pools, Build: "baseline",
 				Proxy: scenario.ProxySpec{Engine: scenario.Builtin, Policy: "least_conn", UpstreamKeepAlive: ptr(true),
 					PolicyArgs: map[string]string{"alpha": "0.5"}, CloseAfter: 100, MaxIdle: 8, Retries: 1,

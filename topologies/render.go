@@ -25,6 +25,16 @@ func Render(v scenario.Variant, w scenario.Workers, a Allocator) (Plan, error) {
 	if v.AcceptWhen != "" {
 		w.AcceptWhen = v.AcceptWhen
 	}
+	if v.Target != nil {
+		w.Target = v.Target
+		if w.AcceptWhen == scenario.AcceptIdle && v.AcceptWhen == "" {
+			// The workers' setting is for the built-in worker.
+			w.AcceptWhen = ""
+		}
+		if len(w.Slow) > 0 {
+			return Plan{}, fmt.Errorf("topologies: %s: workers.slow needs the built-in worker, not the variant's target", v.Name)
+		}
+	}
 	if w.Target != nil && w.AcceptWhen == scenario.AcceptIdle {
 		return Plan{}, fmt.Errorf("topologies: %s: accept_when idle needs the built-in worker, not workers.target", v.Name)
 	}

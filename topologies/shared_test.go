@@ -166,6 +166,19 @@ func TestRenderAcceptWhen(t *testing.T) {
 	if _, err := Render(scenario.Variant{Name: "s", Topology: scenario.Shared, AcceptWhen: "idle"}, w, &seqAlloc{}); err == nil || !strings.Contains(err.Error(), "accept_when idle needs the built-in worker") {
 		t.Errorf("accept_when idle with an exec target: %v", err)
 	}
+	// A variant's target replaces the built-in worker; the workers' idle
+	// setting stays with the built-in worker.
+	tw := scenario.Workers{Count: 2, AcceptWhen: "idle"}.WithDefaults()
+	p, err := Render(scenario.Variant{Name: "g", Topology: scenario.Shared, Target: &scenario.Target{Exec: "gunicorn -w {workers} --bind fd://{fd} busyapp:app", Probe: "/healthz"}}, tw, &seqAlloc{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := p.Processes[0].Args(); arg(t, args, "--exec") != "gunicorn -w {workers} --bind fd://{fd} busyapp:app" || strings.Contains(strings.Join(args, " "), "--accept-when") {
+		t.Errorf("variant target: serve args %v", args)
+	}
+	if err := (scenario.Variant{Name: "g", Topology: scenario.Shared, AcceptWhen: "idle", Target: &scenario.Target{Exec: "x"}}).WithDefaults().Validate(Catalog()); err == nil || !strings.Contains(err.Error(), "accept_when") {
+		t.Errorf("variant target with accept_when idle: %v", err)
+	}
 	var fe *field.Error
 	if err := (scenario.Workers{Count: 2, AcceptWhen: "sometimes"}).WithDefaults().Validate(); !errors.As(err, &fe) || fe.Field != "accept_when" {
 		t.Errorf("workers accept_when sometimes: %v, want an error on accept_when", err)
