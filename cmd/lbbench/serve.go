@@ -80,7 +80,7 @@ stdout, and serve goes on serving.`,
 	f.StringVar(&o.SocketDir, prefork.FlagSocketDir, "", "directory of the workers' Unix sockets (unix mode: worker i on DIR/worker-i.sock)")
 	f.StringVar(&o.Worker.Accept, prefork.FlagAccept, worker.DefaultAccept, "how workers accept: "+strings.Join(worker.AcceptStrategies(), ", "))
 	f.IntVar(&o.Worker.MaxConns, prefork.FlagMaxConns, 0, "connections a worker holds open before it stops accepting (0: no limit)")
-	f.StringVar(&o.Worker.AcceptWhen, prefork.FlagAcceptWhen, worker.DefaultAcceptWhen, "when workers accept: always, or idle (only with a free slot, like an event-loop server)")
+	f.StringVar(&o.Worker.AcceptWhen, prefork.FlagAcceptWhen, "", "when workers accept: always (default), or idle (only with a free slot, like an event-loop server)")
 	f.BoolVar(&o.Restart, prefork.FlagRestart, false, "start a failed worker again (default: stop serving)")
 	f.DurationVar(&o.HealthInterval, prefork.FlagHealthInterval, prefork.DefaultHealthInterval, "period of the workers' health checks (negative: none)")
 	f.StringVar(&o.PrintConfig, prefork.FlagPrintConfig, "", "once ready, print an upstream block for "+strings.Join(prefork.ProxyConfigFormats(), " or ")+" to stdout")

@@ -77,6 +77,12 @@
 // worker (skew 400 to 3700, p99 5 s: requests timed out in its queue).
 // With MaxConns 1 all three kept p99 between 25 and 56 ms; epoll-exclusive
 // still laddered (skew 7 to 13) but only idle workers took connections.
+// With AcceptWhen idle (2026-12-01, a heavily shared machine, most runs
+// flagged for send lag): p99 per run 21 to 35 ms (blocking), 22 to 470 ms
+// (netpoll, one run with the generator 437 ms behind), 21 to 34 ms
+// (epoll-exclusive), no timeouts; epoll-exclusive spread connections as a
+// ladder (per worker, sorted: 1042 889 661 425 250 127 53 24 over three
+// runs) instead of piling onto three workers and timing out (p99 9.7 s).
 //
 // Closing a blocking listener shuts the shared socket down for a moment
 // (the only way to wake a blocked accept; see ListenFD); the strategies
