@@ -85,6 +85,13 @@ type Variant struct {
 	// accepting while that many of its connections are open; zero means
 	// no limit.
 	MaxConns int `yaml:"max_conns,omitempty" json:"max_conns,omitempty"`
+	// AcceptWhen overrides Workers.AcceptWhen ("always" or "idle") for
+	// this variant, in any topology; empty keeps the workers' setting.
+	AcceptWhen string `yaml:"accept_when,omitempty" json:"accept_when,omitempty"`
+	// Target, when set, runs this foreign server in place of the workers'
+	// (workers.target, or the built-in worker), so that one scenario can
+	// compare several servers; nil keeps the workers' setting.
+	Target *Target `yaml:"target,omitempty" json:"target,omitempty"`
 	// Build names another build of lbbench whose binary runs this
 	// variant's lbbench processes (set by "lbbench run --baseline", never
 	// by a scenario file); empty means the running binary. The harness
@@ -148,6 +155,17 @@ func (v Variant) Validate(cat Catalog) error {
 	}
 	if err := v.validateWorkerOptions(cat.Accept); err != nil {
 		return err
+	}
+	if err := validateAcceptWhen("accept_when", v.AcceptWhen); err != nil {
+		return err
+	}
+	if v.Target != nil {
+		if err := (Workers{Count: 1, Target: v.Target}).validateTarget(); err != nil {
+			return err
+		}
+		if v.AcceptWhen == AcceptIdle {
+			return fieldErr("accept_when", "idle needs the built-in worker; a target accepts its own way")
+		}
 	}
 	switch v.Topology {
 	case "":

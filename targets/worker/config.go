@@ -38,6 +38,22 @@ func AcceptStrategies() []string {
 	return []string{AcceptNetpoll, AcceptBlocking, AcceptEpollExclusive}
 }
 
+// When a worker takes new connections (Config.AcceptWhen).
+const (
+	// AcceptAlways accepts whenever a connection is queued, busy or not:
+	// Go's default, where the accept loop never waits for the handlers.
+	AcceptAlways = "always"
+	// AcceptIdle accepts only while the worker has a free slot, as an
+	// event-loop worker (nginx, Node, uvicorn, a gunicorn sync worker)
+	// does: while its slots are taken a new connection waits in the
+	// kernel's queue for another worker. Connections already open still
+	// bring requests, which queue in the worker.
+	AcceptIdle = "idle"
+)
+
+// AcceptWhens lists the values of Config.AcceptWhen, default first.
+func AcceptWhens() []string { return []string{AcceptAlways, AcceptIdle} }
+
 // Defaults applied by Config.WithDefaults.
 const (
 	// DefaultConcurrency is the default number of requests served at a
@@ -47,6 +63,8 @@ const (
 	DefaultMode = ModeSleep
 	// DefaultAccept is the default Accept strategy.
 	DefaultAccept = AcceptNetpoll
+	// DefaultAcceptWhen is the default AcceptWhen.
+	DefaultAcceptWhen = AcceptAlways
 )
 
 // MaxService is the longest service time a request or Config.Service may
@@ -89,6 +107,14 @@ type Config struct {
 	// DefaultHeaderTimeout and DefaultIdleTimeout.
 	HeaderTimeout time.Duration `yaml:"header_timeout" json:"header_timeout,omitempty"`
 	IdleTimeout   time.Duration `yaml:"idle_timeout" json:"idle_timeout,omitempty"`
+	// AcceptWhen is AcceptAlways or AcceptIdle; empty means
+	// DefaultAcceptWhen (WithDefaults leaves it empty, so that configs
+	// written before it existed compare and print as they did). Under AcceptIdle the worker is busy while its
+	// connections that are new (accepted, no request finished yet) or
+	// carrying a request number Concurrency or more, and it does not call
+	// accept(2) then, with any Accept strategy (see the package
+	// documentation).
+	AcceptWhen string `yaml:"accept_when" json:"accept_when"`
 }
 
 // Defaults of the connection timeouts: far above what any request of a
@@ -130,6 +156,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("worker: service must be between 0 and %v, got %v", MaxService, c.Service)
 	case !slices.Contains(AcceptStrategies(), c.Accept):
 		return fmt.Errorf("worker: accept must be one of %s, got %q", strings.Join(AcceptStrategies(), ", "), c.Accept)
+	case c.AcceptWhen != "" && !slices.Contains(AcceptWhens(), c.AcceptWhen):
+		return fmt.Errorf("worker: accept_when must be one of %s, got %q", strings.Join(AcceptWhens(), ", "), c.AcceptWhen)
 	case c.MaxConns < 0:
 		return fmt.Errorf("worker: max_conns must be >= 0 (0: no limit), got %d", c.MaxConns)
 	case c.HeaderTimeout < 0 || c.HeaderTimeout > MaxConnTimeout:

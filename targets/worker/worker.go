@@ -171,10 +171,21 @@ func (w *Worker) spend(d time.Duration, mode string) {
 // DrainTimeout for in-flight requests to complete and returns nil, or an
 // error if a listener failed or the drain timed out. Connections are counted
 // in Stats only on ln. With Config.MaxConns set, Serve accepts on ln only
-// while fewer than MaxConns of its connections are open.
+// while fewer than MaxConns of its connections are open; with
+// Config.AcceptWhen AcceptIdle, only while it has a free slot.
 func (w *Worker) Serve(ctx context.Context, ln net.Listener, admin net.Listener) error {
 	if ln == nil {
 		return errors.New("worker: serve: nil listener")
+	}
+	var gate *idleGate
+	if w.cfg.AcceptWhen == AcceptIdle {
+		gate = newIdleGate(w.cfg.Concurrency)
+		il, err := newIdleListener(ln, gate)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		ln = il
 	}
 	if w.cfg.MaxConns > 0 {
 		ln = newLimitListener(ln, w.cfg.MaxConns)
@@ -184,9 +195,12 @@ func (w *Worker) Serve(ctx context.Context, ln net.Listener, admin net.Listener)
 		Handler:           w.Handler(),
 		ReadHeaderTimeout: header,
 		IdleTimeout:       idle,
-		ConnState: func(_ net.Conn, s http.ConnState) {
+		ConnState: func(c net.Conn, s http.ConnState) {
 			if s == http.StateNew {
 				w.connections.Add(1)
+			}
+			if gate != nil {
+				gate.connState(c, s)
 			}
 		},
 	}}
