@@ -32,6 +32,8 @@ const (
 	FlagRetries           = "retries"
 	FlagDownFor           = "down-for"
 	FlagTimeout           = "timeout"
+	FlagHeaderTimeout     = "header-timeout"
+	FlagIdleTimeout       = "idle-timeout"
 )
 
 // DefaultListen is the address "lbbench proxy" serves on when none is given.
@@ -103,6 +105,12 @@ func (c Command) Args() []string {
 	}
 	if c.Timeout != 0 {
 		flag(FlagTimeout, c.Timeout.String())
+	}
+	if c.HeaderTimeout != 0 {
+		flag(FlagHeaderTimeout, c.HeaderTimeout.String())
+	}
+	if c.IdleTimeout != 0 {
+		flag(FlagIdleTimeout, c.IdleTimeout.String())
 	}
 	return a
 }

@@ -15,6 +15,11 @@ import (
 // once its context is done, before closing their connections.
 const ShutdownTimeout = 30 * time.Second
 
+// MaxHeaderBytes bounds a client's request head (layer 7): a longer one is
+// answered 431 and its connection closed; other connections are not
+// affected.
+const MaxHeaderBytes = 64 << 10
+
 // server is what Serve needs of the layer-7 http.Server and the layer-4
 // server alike.
 type server interface {
@@ -46,7 +51,13 @@ func (p *Proxy) Serve(ctx context.Context, ln, admin net.Listener) error {
 		srv  server
 		ln   net.Listener
 	}
-	var main server = &http.Server{Handler: p, ConnState: p.countConn}
+	var main server = &http.Server{
+		Handler:           p,
+		ConnState:         p.countConn,
+		ReadHeaderTimeout: p.cfg.HeaderTimeout,
+		IdleTimeout:       p.cfg.IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+	}
 	if p.cfg.Mode == L4 {
 		main = newL4Server(p)
 	}
