@@ -115,6 +115,10 @@ type Config struct {
 	// sent no new request for that long. Zero means DefaultIdleTimeout;
 	// negative is invalid.
 	IdleTimeout time.Duration `yaml:"idle_timeout,omitempty" json:"idle_timeout,omitempty"`
+	// NetHTTP makes Serve forward layer 7 with net/http's server and
+	// httputil.ReverseProxy (as ServeHTTP does) instead of the built-in
+	// HTTP/1.1 forwarder: slower, kept for comparison.
+	NetHTTP bool `yaml:"net_http,omitempty" json:"net_http,omitempty"`
 }
 
 // Pool is a named set of backends that serves the requests whose path

@@ -31,6 +31,7 @@ type server interface {
 var (
 	_ server = (*http.Server)(nil)
 	_ server = (*l4Server)(nil)
+	_ server = (*fastServer)(nil)
 )
 
 // Serve serves proxied traffic on ln in the configured mode and, if admin
@@ -58,8 +59,11 @@ func (p *Proxy) Serve(ctx context.Context, ln, admin net.Listener) error {
 		IdleTimeout:       p.cfg.IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 	}
-	if p.cfg.Mode == L4 {
+	switch {
+	case p.cfg.Mode == L4:
 		main = newL4Server(p)
+	case !p.cfg.NetHTTP:
+		main = newFastServer(p)
 	}
 	servers := []named{{"proxy", main, ln}}
 	if admin != nil {
