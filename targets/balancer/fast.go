@@ -559,8 +559,7 @@ func (c *fastConn) forward() bool {
 		u := rt.ups[b.Index()]
 		keep, sent, err := c.exchange(u, b, rt.observer, start)
 		if sent {
-			b.Release()
-			return keep
+			return keep // exchange released b
 		}
 		b.Release()
 		b.AddError()
@@ -614,6 +613,7 @@ func (c *fastConn) exchange(u *upstream, b *balance.Backend, obs balance.Observe
 		if err := c.copyRequestBody(uc.bw); err != nil {
 			uc.Close()
 			if errors.Is(err, errClientBody) {
+				b.Release()
 				return false, true, nil // the client is gone or sent a bad body: nothing to answer
 			}
 			return false, false, err
@@ -649,6 +649,12 @@ func (c *fastConn) exchange(u *upstream, b *balance.Backend, obs balance.Observe
 			u.put(uc)
 		} else {
 			uc.Close()
+		}
+		b.Release()
+		if !keep || c.br.Buffered() == 0 {
+			if c.bw.Flush() != nil {
+				keep = false
+			}
 		}
 		return keep, true, nil
 	}
@@ -783,7 +789,7 @@ func (c *fastConn) copyN(br *bufio.Reader, w *bufio.Writer, n int64, readErr err
 		if err != nil && n > 0 {
 			return errors.Join(readErr, err)
 		}
-		if flush != nil && br.Buffered() == 0 {
+		if flush != nil && n > 0 && br.Buffered() == 0 {
 			if err := flush.Flush(); err != nil {
 				return err
 			}
@@ -985,11 +991,8 @@ func (c *fastConn) relayResponse(ubr *bufio.Reader, b *balance.Backend) (keep, u
 		w.Flush()
 		return false, false
 	}
-	if c.br.Buffered() == 0 || closeClient {
-		if w.Flush() != nil {
-			return false, true
-		}
-	}
+	// The caller flushes, once it released the backend: a client that
+	// has its whole response sees the backend no longer busy.
 	return !closeClient, !untilClose
 }
 

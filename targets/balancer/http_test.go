@@ -240,10 +240,9 @@ func TestL7HopByHopHeaders(t *testing.T) {
 }
 
 // TestL7NoSmuggling sends a request with both Transfer-Encoding and
-// Content-Length whose chunked body hides a second request. The proxy
-// must never let an upstream see both (RFC 9112 section 6.3): it either
-// refuses the request or forwards it re-framed by Transfer-Encoding alone,
-// so the hidden bytes are body and never a request of their own.
+// Content-Length whose chunked body hides a second request: the proxy
+// refuses it with 400 (RFC 9112 section 6.3 allows it; net/http would
+// forward it re-framed), and the hidden request never reaches an upstream.
 func TestL7NoSmuggling(t *testing.T) {
 	var mu sync.Mutex
 	var paths []string
@@ -258,15 +257,8 @@ func TestL7NoSmuggling(t *testing.T) {
 	hidden := "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
 	fmt.Fprintf(c, "POST /front HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(hidden), hidden)
 	resp, _ := readResp(t, br, "POST")
-	switch resp.StatusCode {
-	case http.StatusBadRequest:
-	case http.StatusOK:
-		if resp.Header.Get("X-Got-CL") != "" || resp.Header.Get("X-Len") != strconv.Itoa(len(hidden)) {
-			t.Errorf("upstream saw Content-Length %q and a %s-byte body, want no Content-Length and %d bytes",
-				resp.Header.Get("X-Got-CL"), resp.Header.Get("X-Len"), len(hidden))
-		}
-	default:
-		t.Fatalf("status %d", resp.StatusCode)
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("TE+CL request: status %d, want 400", resp.StatusCode)
 	}
 	// A follow-up request on a fresh connection shows the upstream
 	// connection was not left holding a smuggled request.
