@@ -5,18 +5,32 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS := -X main.commit=$(COMMIT)
 OUT     ?= reports/out/latest
 
-.PHONY: build setup test test-short bench-compare claims screenshot fmt-check vet clean
+.PHONY: build setup test test-short fuzz bench-compare claims screenshot fmt-check vet clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lbbench
 
-## setup: install nginx, HAProxy, Chromium and wrk from Debian's packages when missing.
+## setup: install from Debian's packages when missing: nginx, HAProxy, Chromium, wrk, libhdrhistogram-java and a headless JRE, libxml2-utils (xmllint), gunicorn, uvicorn.
 setup:
 	bash scripts/setup.sh
 
-## test: everything CI runs: setup, format, vet, then every test.
+## test: everything CI runs: setup, format, vet, then every test and the fuzz targets.
 test: setup fmt-check vet
 	$(GO) test -count=1 -timeout 14m ./...
+	$(MAKE) fuzz
+
+## fuzz: each input-reading fuzz target for FUZZTIME (about a minute in all,
+## compilation included; cached builds make later runs quicker). Seeds live
+## in the tests; a failure leaves its input under the package's testdata/fuzz.
+FUZZTIME ?= 5s
+FUZZ_TARGETS := ./scenario:FuzzParse ./scenario:FuzzParseWorkload ./results:FuzzDecode \
+	./results:FuzzHistogram ./cmd/lbbench:FuzzOverrides ./reports:FuzzParseTolerance
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s $$pkg; \
+	done
 
 ## test-short: the quick loop, under a minute.
 test-short:

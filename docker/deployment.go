@@ -20,6 +20,8 @@ import (
 
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/internal/guard"
+	"github.com/lbbench/lbbench/internal/safepath"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
 )
 
@@ -137,7 +139,11 @@ func (dep *deployment) startProcess(ctx context.Context, i int, spec topologies.
 		return out
 	}
 	for _, f := range spec.Files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), []byte(strings.ReplaceAll(f.Content, topologies.DirPlaceholder, WorkDir)), 0o644); err != nil {
+		path, err := safepath.Join(dir, f.Name)
+		if err != nil {
+			return nil, fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
+		}
+		if err := os.WriteFile(path, []byte(strings.ReplaceAll(f.Content, topologies.DirPlaceholder, WorkDir)), 0o644); err != nil {
 			return nil, fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
 		}
 	}
@@ -201,14 +207,17 @@ func (dep *deployment) startProcess(ctx context.Context, i int, spec topologies.
 }
 
 // hostDir makes the run's directory for role under the log directory,
-// writable by the image's unprivileged user, and returns its absolute path.
+// owned by the containers' unprivileged user (see ownDir), and returns its absolute path.
 func (dep *deployment) hostDir(role string) (string, error) {
-	dir, err := filepath.Abs(filepath.Join(dep.d.logDir, dep.plan.ID+"-"+role))
+	dir, err := safepath.Join(dep.d.logDir, dep.plan.ID+"-"+role)
+	if err == nil {
+		dir, err = filepath.Abs(dir)
+	}
 	if err == nil {
 		err = os.MkdirAll(dir, 0o755)
 	}
 	if err == nil {
-		err = os.Chmod(dir, 0o777)
+		err = ownDir(dir)
 	}
 	if err != nil {
 		return "", fmt.Errorf("docker: %s: working directory: %w", dep.plan.ID, err)
@@ -222,6 +231,8 @@ func (dep *deployment) hostDir(role string) (string, error) {
 func (dep *deployment) create(ctx context.Context, role string, i int, spec topologies.Process, cfg *container.Config, hc *container.HostConfig, aliases []string) (*box, error) {
 	name := dep.prefix + "-" + role + "-" + strconv.Itoa(i)
 	cfg.Labels = dep.labels(role)
+	cfg.User = containerUser()
+	dep.d.harden(hc)
 	cfg.WorkingDir = WorkDir
 	if role == RoleGenerator {
 		cfg.WorkingDir = OutDir
@@ -230,11 +241,15 @@ func (dep *deployment) create(ctx context.Context, role string, i int, spec topo
 	if hc.NetworkMode.IsUserDefined() {
 		nc = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{dep.network: {Aliases: aliases}}}
 	}
+	logPath, err := safepath.Join(dep.d.logDir, dep.plan.ID+"-"+role+".log")
+	if err != nil {
+		return nil, fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
+	}
 	resp, err := dep.d.c.api.ContainerCreate(ctx, cfg, hc, nc, nil, name)
 	if err != nil {
 		return nil, fmt.Errorf("docker: %s: create %s: %w", dep.plan.ID, name, err)
 	}
-	return &box{name: name, id: resp.ID, role: role, spec: spec, logPath: filepath.Join(dep.d.logDir, dep.plan.ID+"-"+role+".log")}, nil
+	return &box{name: name, id: resp.ID, role: role, spec: spec, logPath: logPath}, nil
 }
 
 func (dep *deployment) start(ctx context.Context, b *box) error {
@@ -306,32 +321,73 @@ func (dep *deployment) logTail(b *box) string {
 func (dep *deployment) Entry() string { return dep.plan.Entry }
 
 // Stats fetches every process's counters from inside the run's network.
+// A container that is no longer running is listed in Dead (with its exit
+// status and log's tail) instead of failing the call.
 func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 	var st harness.Stats
+	var errs []error
 	for _, b := range dep.boxes {
+		if f, dead := dep.failure(ctx, b); dead {
+			st.Dead = append(st.Dead, f)
+			continue
+		}
 		if b.spec.Stats == "" {
 			continue
 		}
-		if b.spec.StatsKind == topologies.StatsHAProxy {
-			// The stats socket is in the working directory, which is
-			// bind-mounted from this machine: read it from here.
-			sock := filepath.Join(b.hostDir, strings.TrimPrefix(b.spec.Stats, WorkDir+"/"))
-			if err := harness.ReadHAProxyStats(ctx, sock, &st); err != nil {
-				return st, fmt.Errorf("docker: %s: stats of %s: %w", dep.plan.ID, b.role, err)
+		if err := dep.stats(ctx, b, &st); err != nil {
+			if f, dead := dep.failure(ctx, b); dead { // it died while asked
+				st.Dead = append(st.Dead, f)
+				continue
 			}
-			continue
-		}
-		var out, errOut bytes.Buffer
-		code, err := dep.d.c.Exec(ctx, dep.gen.id, append([]string{ImageBinary}, harness.ProbeCommand{URL: b.spec.Stats, Get: true}.Args()...), &out, &errOut)
-		if err == nil && code != 0 {
-			err = fmt.Errorf("%s", strings.TrimSpace(errOut.String()))
-		}
-		if err == nil {
-			err = harness.DecodeStats(b.spec.StatsKind, out.Bytes(), &st)
-		}
-		if err != nil {
-			return st, fmt.Errorf("docker: %s: stats of %s: %w", dep.plan.ID, b.role, err)
+			errs = append(errs, err)
 		}
 	}
-	return st, nil
+	return st, errors.Join(errs...)
+}
+
+// failure reports whether b's container has stopped, and how.
+func (dep *deployment) failure(ctx context.Context, b *box) (results.Failure, bool) {
+	info, err := dep.d.c.api.ContainerInspect(ctx, b.id)
+	if err != nil || info.State == nil || info.State.Running {
+		return results.Failure{}, false
+	}
+	exit := fmt.Sprintf("exit status %d", info.State.ExitCode)
+	if info.State.OOMKilled {
+		exit += ", killed for lack of memory"
+	}
+	if info.State.Error != "" {
+		exit += ": " + info.State.Error
+	}
+	f := results.Failure{Process: fmt.Sprintf("%s (container %s)", b.role, b.name), Exit: exit}
+	if tail := strings.TrimSpace(dep.logTail(b)); tail != "" {
+		for _, l := range strings.Split(tail, "\n")[1:] { // after "<name> output:"
+			f.LogTail = append(f.LogTail, strings.TrimSpace(l))
+		}
+	}
+	return harness.NameDeadWorker(f, b.role), true
+}
+
+// stats reads b's counters into st.
+func (dep *deployment) stats(ctx context.Context, b *box, st *harness.Stats) error {
+	if b.spec.StatsKind == topologies.StatsHAProxy {
+		// The stats socket is in the working directory, which is
+		// bind-mounted from this machine: read it from here.
+		sock := filepath.Join(b.hostDir, strings.TrimPrefix(b.spec.Stats, WorkDir+"/"))
+		if err := harness.ReadHAProxyStats(ctx, sock, st); err != nil {
+			return fmt.Errorf("docker: %s: stats of %s: %w", dep.plan.ID, b.role, err)
+		}
+		return nil
+	}
+	var out, errOut bytes.Buffer
+	code, err := dep.d.c.Exec(ctx, dep.gen.id, append([]string{ImageBinary}, harness.ProbeCommand{URL: b.spec.Stats, Get: true}.Args()...), &out, &errOut)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("%s", strings.TrimSpace(errOut.String()))
+	}
+	if err == nil {
+		err = harness.DecodeStats(b.spec.StatsKind, out.Bytes(), st)
+	}
+	if err != nil {
+		return fmt.Errorf("docker: %s: stats of %s: %w", dep.plan.ID, b.role, err)
+	}
+	return nil
 }

@@ -7,7 +7,10 @@
 // scratch through the Engine API from a tar context (no registry, nothing
 // pulled), tagged lbbench:<first 16 hex digits of the binary's SHA-256> so
 // that an unchanged binary is never rebuilt, and runs as user 65534 with a
-// read-only root filesystem (EnsureImage).
+// read-only root filesystem (EnsureImage). Every container also drops all
+// capabilities, sets no-new-privileges and has pids and memory limits
+// (harden, WithLimits); the run directories it writes are owned by its
+// user, mode 0755 (ownDir).
 //
 // # Layout of one run
 //

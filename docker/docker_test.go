@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -151,6 +153,10 @@ func TestUpAttackDown(t *testing.T) {
 	for _, b := range boxes {
 		if !want[b.Role] || b.Name != "lbbench-"+d.Session()+"-001-"+b.Role+"-0" || !b.ReadOnly || b.User != docker.ImageUser || !b.Running {
 			t.Errorf("container %+v", b)
+		}
+		if len(b.CapDrop) != 1 || b.CapDrop[0] != "ALL" || !slices.Contains(b.SecurityOpt, "no-new-privileges:true") ||
+			b.PidsLimit == nil || *b.PidsLimit != docker.DefaultPidsLimit || b.Memory != docker.DefaultMemory {
+			t.Errorf("container %s not hardened with the default limits: %+v", b.Name, b)
 		}
 		if b.NanoCPUs == 0 && b.Cpuset == "" {
 			t.Errorf("container %s has neither a cpuset nor a CPU limit", b.Name)
@@ -359,5 +365,92 @@ func TestEnginesInContainers(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// TestContainersHardened brings a proxy topology up with overridden
+// limits and inspects every container the driver created: no capability
+// (all dropped, none added, not privileged), no-new-privileges, the pids
+// and memory limits asked for (swap included), a read-only root and a
+// non-root user; each run directory mounted from this machine is owned by
+// the containers' user with mode 0755 (never 0777). Then it kills the
+// workers' container: Stats records it dead with its exit status instead
+// of failing, and Down still removes everything.
+func TestContainersHardened(t *testing.T) {
+	if testing.Short() {
+		t.Skip("brings a proxy topology up in containers")
+	}
+	c := dockertest.Connect(t)
+	ctx := context.Background()
+	logs := t.TempDir()
+	if _, err := docker.NewDriver(ctx, c, exe, logs, docker.WithLimits(docker.Limits{Pids: 8})); err == nil || !strings.Contains(err.Error(), "pids limit 8 is below the minimum 16") {
+		t.Errorf("a pids limit of 8: %v", err)
+	}
+	const pids, mem = 512, 384 << 20
+	d, err := docker.NewDriver(ctx, c, exe, logs, docker.WithLimits(docker.Limits{Pids: pids, Memory: mem}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dockertest.AssertGone(t, c, d.Session())
+	p := plan(t, d, scenario.Variant{Name: "lc", Topology: scenario.Proxy}, 2, "001-lc-r1")
+	dep, err := d.Up(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dep.Down(ctx)
+	boxes, err := docker.Containers(ctx, c, d.Session())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(boxes) != 3 {
+		t.Fatalf("%d containers, want generator, workers and proxy: %+v", len(boxes), boxes)
+	}
+	for _, b := range boxes {
+		if len(b.CapDrop) != 1 || b.CapDrop[0] != "ALL" || len(b.CapAdd) != 0 || b.Privileged {
+			t.Errorf("%s: capabilities drop %v add %v privileged %v, want all dropped", b.Name, b.CapDrop, b.CapAdd, b.Privileged)
+		}
+		if !slices.Contains(b.SecurityOpt, "no-new-privileges:true") {
+			t.Errorf("%s: security options %v lack no-new-privileges", b.Name, b.SecurityOpt)
+		}
+		if b.PidsLimit == nil || *b.PidsLimit != pids || b.Memory != mem || b.MemorySwap != mem {
+			t.Errorf("%s: pids limit %v, memory %d, memory+swap %d; want %d, %d, %d", b.Name, b.PidsLimit, b.Memory, b.MemorySwap, pids, mem, mem)
+		}
+		if !b.ReadOnly || b.User == "" || strings.HasPrefix(b.User, "0:") || b.User == "0" || b.User == "root" {
+			t.Errorf("%s: read-only root %v, user %q", b.Name, b.ReadOnly, b.User)
+		}
+		if len(b.Binds) == 0 {
+			t.Errorf("%s: no run directory mounted", b.Name)
+		}
+		for target, src := range b.Binds {
+			if target == docker.ImageBinary {
+				continue
+			}
+			fi, err := os.Lstat(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := fi.Sys().(*syscall.Stat_t)
+			wantUID := uint32(os.Geteuid())
+			if wantUID == 0 {
+				wantUID = 65534
+			}
+			if !fi.IsDir() || fi.Mode().Perm() != 0o755 || st.Uid != wantUID {
+				t.Errorf("%s: %s (at %s) is %v owned by %d, want a directory 0755 owned by %d", b.Name, src, target, fi.Mode(), st.Uid, wantUID)
+			}
+		}
+	}
+
+	if err := docker.KillContainer(ctx, c, "lbbench-"+d.Session()+"-001-workers-0"); err != nil {
+		t.Fatal(err)
+	}
+	// The proxy shares the dead container's network namespace: reading its
+	// counters may fail too, which the run records as one more reason.
+	st, err := dep.Stats(ctx)
+	t.Logf("stats after the workers' container died: dead %+v, error %v", st.Dead, err)
+	if len(st.Dead) != 1 || !strings.HasPrefix(st.Dead[0].Process, "workers (container ") || st.Dead[0].Exit != "exit status 137" {
+		t.Errorf("dead %+v, want the workers' container, exit status 137", st.Dead)
+	}
+	if err := dep.Down(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -34,6 +34,7 @@ type Driver struct {
 	session string
 	owner   string
 	place   placement
+	limits  Limits
 
 	mu           sync.Mutex
 	images       map[string]string         // lbbench executable -> image tag
@@ -58,6 +59,7 @@ type driverConfig struct {
 	logf         func(format string, args ...any)
 	engineImages map[string]string
 	placement    string
+	limits       Limits
 }
 
 // WithLog sends the driver's notices (an image built, leftovers removed)
@@ -74,6 +76,10 @@ func NewDriver(ctx context.Context, c *Client, exe, logDir string, opts ...Drive
 	cfg := driverConfig{logf: func(string, ...any) {}}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	limits, err := cfg.limits.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	if rep, err := c.Clean(ctx, CleanFilter{}); err != nil {
 		return nil, err
@@ -106,6 +112,7 @@ func NewDriver(ctx context.Context, c *Client, exe, logDir string, opts ...Drive
 		session:      hex.EncodeToString(b[:]),
 		owner:        owner(),
 		place:        place,
+		limits:       limits,
 		images:       map[string]string{exe: image},
 		engineImages: maps.Clone(cfg.engineImages),
 		engineBins:   map[string]engines.Binary{},

@@ -103,9 +103,11 @@ func (d *Driver) runOnce(ctx context.Context, role, image string, entrypoint, cm
 	defer cancel()
 	labels := map[string]string{LabelManaged: "true", LabelSession: d.session, LabelOwner: d.owner, LabelRole: role}
 	name := fmt.Sprintf("lbbench-%s-%s-%d", d.session, role, d.oneOff.Add(1))
+	hc := &container.HostConfig{NetworkMode: container.NetworkMode(netMode), ReadonlyRootfs: true, Mounts: mounts}
+	d.harden(hc)
 	resp, err := d.c.api.ContainerCreate(ctx,
-		&container.Config{Image: image, Entrypoint: entrypoint, Cmd: cmd, Labels: labels},
-		&container.HostConfig{NetworkMode: container.NetworkMode(netMode), ReadonlyRootfs: true, Mounts: mounts}, nil, nil, name)
+		&container.Config{Image: image, Entrypoint: entrypoint, Cmd: cmd, Labels: labels, User: containerUser()},
+		hc, nil, nil, name)
 	if err != nil {
 		return "", -1, fmt.Errorf("docker: create %s: %w", name, err)
 	}

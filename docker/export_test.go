@@ -35,6 +35,18 @@ type Box struct {
 	Name, Role, User, Cpuset string
 	NanoCPUs                 int64
 	ReadOnly, Running        bool
+	// Hardening.
+	CapDrop, CapAdd, SecurityOpt []string
+	Privileged                   bool
+	PidsLimit                    *int64
+	Memory, MemorySwap           int64
+	// Binds are the host directories mounted, by target.
+	Binds map[string]string
+}
+
+// KillContainer sends SIGKILL to the container named name.
+func KillContainer(ctx context.Context, c *Client, name string) error {
+	return c.api.ContainerKill(ctx, name, "KILL")
 }
 
 func Containers(ctx context.Context, c *Client, session string) ([]Box, error) {
@@ -56,6 +68,15 @@ func Containers(ctx context.Context, c *Client, session string) ([]Box, error) {
 			NanoCPUs: info.HostConfig.NanoCPUs,
 			ReadOnly: info.HostConfig.ReadonlyRootfs,
 			Running:  info.State.Running,
+
+			CapDrop:     info.HostConfig.CapDrop,
+			CapAdd:      info.HostConfig.CapAdd,
+			SecurityOpt: info.HostConfig.SecurityOpt,
+			Privileged:  info.HostConfig.Privileged,
+			PidsLimit:   info.HostConfig.PidsLimit,
+			Memory:      info.HostConfig.Memory,
+			MemorySwap:  info.HostConfig.MemorySwap,
+			Binds:       binds(info.Mounts),
 		})
 	}
 	return out, nil
@@ -81,4 +102,14 @@ func MakeObjects(ctx context.Context, c *Client, img, session, ownerLabel string
 		return err
 	}
 	return c.api.ContainerStart(ctx, resp.ID, container.StartOptions{})
+}
+
+func binds(ms []container.MountPoint) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		if m.Type == "bind" {
+			out[m.Destination] = m.Source
+		}
+	}
+	return out
 }

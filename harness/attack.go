@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +30,16 @@ import (
 // outstanding requests CancelGrace to end, then closes their connections
 // (they count as errors), and returns ctx's error.
 func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Writer) (*results.Measurement, error) {
+	return attackWith(ctx, entry, spec, AttackOptions{Raw: raw})
+}
+
+// attackWith is attack with o's options (targets, TLS, vegeta results).
+func attackWith(ctx context.Context, entry string, spec workloads.Spec, o AttackOptions) (*results.Measurement, error) {
+	raw := o.Raw
 	// The deterministic modes have no arrival process (closed.go).
+	if (spec.Closed != nil || spec.Bursts != nil) && (len(o.Targets) > 0 || o.Results != nil || strings.HasPrefix(entry, "https:")) {
+		return nil, fmt.Errorf("harness: literal targets, https and vegeta results need an open-loop arrival, not a closed-loop or burst-client workload")
+	}
 	switch {
 	case spec.Closed != nil:
 		return closedLoop(ctx, entry, spec)
@@ -37,9 +47,10 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 		return bursts(ctx, entry, spec)
 	}
 	u, err := url.Parse(entry)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("harness: entry %q is not an http://host:port URL", entry)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("harness: entry %q is not an http:// or https:// URL", entry)
 	}
+	sink := resultSink(o.Results)
 	ss := spec.Streams()
 	recs := make([]*recorder, len(ss))
 	trs := make([]*clientTransport, len(ss))
@@ -58,25 +69,34 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 	// Every targeter first: one that fails must not leave streams started
 	// before it running.
 	tgs := make([]*workloads.Targeter, len(ss))
+	vtgs := make([]vegeta.Targeter, len(ss))
 	for i, s := range ss {
+		if len(o.Targets) > 0 {
+			vtgs[i] = staticTargeter(o.Targets)
+			continue
+		}
 		tg, err := workloads.NewTargeter(s.Spec, entry)
 		if err != nil {
 			return nil, err
 		}
 		tgs[i] = tg
+		vtgs[i] = vegetaTargeter(tg)
 	}
 	pacers := make([]*cappedPacer, len(ss))
 	for i, s := range ss {
 		c := s.Spec.Clients
-		tg := tgs[i]
+		tg := vtgs[i]
 		pacer := workloads.NewPacer(s.Spec)
 		capped := newCappedPacer(ctx, pacer, s.Spec.InFlightCap())
 		pacers[i] = capped
 		recs[i] = newRecorder(pacer, s.Spec, rawW)
+		recs[i].sink = sink
+		recs[i].literal = len(o.Targets) > 0
 		if s.Name != "" {
 			recs[i].forClient(s.Name, s.Share)
 		}
-		trs[i] = newClientTransport(u.Host, c.Connections, c.KeepAliveOn(), c.RequestsPerConn)
+		trs[i] = newClientTransport(hostPort(u), c.Connections, c.KeepAliveOn(), c.RequestsPerConn)
+		trs[i].tls = tlsConfig(u, o.Insecure)
 		recs[i].sentAt = trs[i].sentAt
 		atk := vegeta.NewAttacker(
 			vegeta.Client(&http.Client{
@@ -97,7 +117,7 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 		wg.Add(1)
 		go func(rec *recorder) {
 			defer wg.Done()
-			results := atk.Attack(vegetaTargeter(tg), capped, 0, "")
+			results := atk.Attack(tg, capped, 0, "")
 			stop := context.AfterFunc(ctx, func() { atk.Stop() })
 			defer stop()
 			for res := range results {
@@ -133,6 +153,7 @@ func attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Write
 	var total results.Measurement
 	for i, rec := range recs {
 		trs[i].CloseIdleConnections()
+		rec.cut = ctx.Err() != nil
 		m, err := rec.finish()
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package harness
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,7 @@ type clientTransport struct {
 	slots  chan struct{}    // one token per connection that may exist
 	idle   chan *clientConn // connections ready for a request
 	dialer net.Dialer
+	tls    *tls.Config // https: each connection is a TLS client of it; nil for http
 
 	opened atomic.Uint64 // connections dialled
 
@@ -173,6 +175,14 @@ func (t *clientTransport) dial(ctx context.Context) (*clientConn, error) {
 	conn, err := t.dialer.DialContext(ctx, "tcp", t.addr)
 	if err != nil {
 		return nil, err
+	}
+	if t.tls != nil {
+		tc := tls.Client(conn, t.tls)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("harness: TLS handshake with %s: %w", t.addr, err)
+		}
+		conn = tc
 	}
 	t.opened.Add(1)
 	c := &clientConn{Conn: conn, br: bufio.NewReaderSize(conn, 4096), bw: bufio.NewWriterSize(conn, 4096)}

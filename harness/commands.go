@@ -21,7 +21,9 @@ const (
 
 // AttackCommand is how a driver runs one generator process.
 type AttackCommand struct {
-	// Target is the base URL load goes to.
+	// Target is the base URL load goes to (scheme://host:port, no path
+	// or query: "lbbench attack" sends a URL with a path or query as a
+	// literal target instead of the workload's classes).
 	Target string
 	// Spec is the path of the workload spec file (JSON, as
 	// json.Marshal(workloads.Spec) writes it).

@@ -79,13 +79,13 @@ func (g Generators) Run(ctx context.Context, spec workloads.Spec) (*results.Meas
 			return nil, fmt.Errorf("harness: generator %d: %w", i, err)
 		}
 		base := "generator-" + strconv.Itoa(i)
-		if err := os.WriteFile(filepath.Join(g.HostDir, base+".spec.json"), data, 0o644); err != nil {
+		if err := writeNoFollow(filepath.Join(g.HostDir, base+".spec.json"), data); err != nil {
 			return nil, fmt.Errorf("harness: generator %d: %w", i, err)
 		}
 		outs[i] = filepath.Join(g.HostDir, base+".json")
 		os.Remove(outs[i]) // a measurement left from an earlier run must not count
 		logPath := filepath.Join(g.HostDir, base+".log")
-		logf, err := os.Create(logPath)
+		logf, err := createNoFollow(logPath)
 		if err != nil {
 			return nil, fmt.Errorf("harness: generator %d: %w", i, err)
 		}
@@ -100,7 +100,7 @@ func (g Generators) Run(ctx context.Context, spec workloads.Spec) (*results.Meas
 		}
 		wg.Go(func() {
 			defer logf.Close()
-			if err := g.Exec(ctx, cmd.Args(), logf, stderr); err != nil && ctx.Err() == nil {
+			if err := g.Exec(ctx, cmd.Args(), logf, stderr); err != nil && ctx.Err() == nil && !allFailed(outs[i]) {
 				errs[i] = fmt.Errorf("generator %d: %w (log: %s)%s", i, err, logPath, LogTail(logPath, 10))
 			}
 		})
@@ -113,6 +113,16 @@ func (g Generators) Run(ctx context.Context, spec workloads.Spec) (*results.Meas
 		return nil, fmt.Errorf("harness: %w", err)
 	}
 	return MergeFiles(outs)
+}
+
+// allFailed reports whether the generator wrote its measurement at path
+// and every measured request in it failed: "lbbench attack" then exits 1,
+// but for a run that is a result (a target that died: the errors are
+// counted and the run judged), not a generator that failed. The file was
+// removed before the generator started, so it is this run's.
+func allFailed(path string) bool {
+	m, err := results.ReadMeasurement(path)
+	return err == nil && m.Requests > 0 && m.Errors == m.Requests
 }
 
 // LocalExec returns an ExecFunc that runs the lbbench binary at exe as a
@@ -182,4 +192,31 @@ func LogTail(path string, n int) string {
 // line per measured request (see RawHeader).
 func Attack(ctx context.Context, entry string, spec workloads.Spec, raw io.Writer) (*results.Measurement, error) {
 	return attack(ctx, entry, spec, raw)
+}
+
+// createNoFollow creates or truncates path for writing, refusing a
+// symbolic link there: HostDir may belong to a container's user (the
+// docker driver), and a link planted there must not send this process's
+// writes elsewhere.
+func createNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+}
+
+// writeNoFollow writes data to path as createNoFollow opens it.
+func writeNoFollow(path string, data []byte) error {
+	f, err := createNoFollow(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// AttackWith is Attack with options: literal targets (vegeta's), https,
+// a vegeta result per measured request. entry may be https:// .
+func AttackWith(ctx context.Context, entry string, spec workloads.Spec, o AttackOptions) (*results.Measurement, error) {
+	return attackWith(ctx, entry, spec, o)
 }

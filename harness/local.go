@@ -9,12 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/safepath"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
 )
 
@@ -85,6 +88,9 @@ func (d *LocalDriver) Host() string { return "127.0.0.1" }
 // of the generator's own connections.
 func (d *LocalDriver) Ports(n int) (int, error) {
 	lo, hi := 10000, ephemeralLow()-n
+	if n < 1 || hi <= lo {
+		return 0, fmt.Errorf("harness: cannot reserve %d consecutive ports below the ephemeral range (%d); at most %d fit", n, ephemeralLow(), ephemeralLow()-lo-1)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for range 200 {
@@ -153,7 +159,10 @@ func (d *LocalDriver) Up(ctx context.Context, p topologies.Plan) (Deployment, er
 
 func (d *LocalDriver) start(ctx context.Context, id string, spec topologies.Process) (*localProc, error) {
 	name := id + "-" + spec.Role
-	dir, err := filepath.Abs(filepath.Join(d.logDir, name))
+	dir, err := safepath.Join(d.logDir, name)
+	if err == nil {
+		dir, err = filepath.Abs(dir)
+	}
 	if err == nil {
 		err = os.MkdirAll(dir, 0o755)
 	}
@@ -162,7 +171,11 @@ func (d *LocalDriver) start(ctx context.Context, id string, spec topologies.Proc
 	}
 	subst := func(s string) string { return strings.ReplaceAll(s, topologies.DirPlaceholder, dir) }
 	for _, f := range spec.Files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), []byte(subst(f.Content)), 0o644); err != nil {
+		path, err := safepath.Join(dir, f.Name)
+		if err != nil {
+			return nil, fmt.Errorf("harness: %s: %w", id, err)
+		}
+		if err := os.WriteFile(path, []byte(subst(f.Content)), 0o644); err != nil {
 			return nil, fmt.Errorf("harness: %s: %w", id, err)
 		}
 	}
@@ -180,7 +193,10 @@ func (d *LocalDriver) start(ctx context.Context, id string, spec topologies.Proc
 			return nil, fmt.Errorf("harness: %s: %s: %w", id, spec.Role, err)
 		}
 	}
-	logPath := filepath.Join(d.logDir, name+".log")
+	logPath, err := safepath.Join(d.logDir, name+".log")
+	if err != nil {
+		return nil, fmt.Errorf("harness: %s: %w", id, err)
+	}
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("harness: %s: %w", id, err)
@@ -242,6 +258,62 @@ func (p *localProc) waitReady(ctx context.Context, timeout time.Duration) error 
 	return err
 }
 
+// failure reports whether the process has exited, and how.
+func (p *localProc) failure() (results.Failure, bool) {
+	select {
+	case <-p.exited:
+	default:
+		return results.Failure{}, false
+	}
+	exit := "exited"
+	if p.cmd.ProcessState != nil {
+		exit = p.cmd.ProcessState.String()
+	} else if p.waitErr != nil {
+		exit = p.waitErr.Error()
+	}
+	f := results.Failure{Process: fmt.Sprintf("%s (pid %d)", p.spec.Role, p.cmd.Process.Pid), Exit: exit, LogTail: p.tailLines()}
+	return NameDeadWorker(f, p.spec.Role), true
+}
+
+// NameDeadWorker returns f, the failure of a process of role, naming the
+// worker that died first when f's log says one did: a supervisor ("lbbench
+// serve") exits when one of its workers dies, and logs which.
+func NameDeadWorker(f results.Failure, role string) results.Failure {
+	for _, line := range f.LogTail {
+		if m := workerExited.FindStringSubmatch(line); m != nil {
+			f.Exit = fmt.Sprintf("%s; then %s: %s", m[2], f.Process, f.Exit)
+			f.Process = role + ": " + m[1]
+			break
+		}
+		// "lbbench guard" exits when the engine's master does (nginx's
+		// workers would go on serving without it), and says how.
+		if m := engineExited.FindStringSubmatch(line); m != nil {
+			f.Exit = fmt.Sprintf("%s; then %s: %s", m[2], f.Process, f.Exit)
+			f.Process = role + ": " + m[1] + " (the engine's master process)"
+			break
+		}
+	}
+	return f
+}
+
+// engineExited matches what "lbbench guard" logs when the engine it runs
+// is killed (internal/guard).
+var engineExited = regexp.MustCompile(`guard: (\S+): (signal: .+)$`)
+
+// workerExited matches the line a workers' supervisor logs when one of its
+// workers exits (targets/prefork).
+var workerExited = regexp.MustCompile(`prefork: (worker \d+ \(pid \d+\)) exited: (.+)$`)
+
+// tailLines returns the last lines of the process's output.
+func (p *localProc) tailLines() []string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return lines[max(0, len(lines)-10):]
+}
+
 // logTail returns the last lines of the process's output, indented, for an
 // error message.
 func (p *localProc) logTail() string {
@@ -286,10 +358,17 @@ type localDeployment struct {
 
 func (d *localDeployment) Entry() string { return d.plan.Entry }
 
-// Stats fetches every process's counters.
+// Stats fetches every process's counters. A process that died is listed
+// in Dead (with how it exited and its log's tail) instead of failing the
+// call, and so is a worker its supervisor reports dead.
 func (d *localDeployment) Stats(ctx context.Context) (Stats, error) {
 	var st Stats
+	var errs []error
 	for _, p := range d.procs {
+		if f, dead := p.failure(); dead {
+			st.Dead = append(st.Dead, f)
+			continue
+		}
 		if p.spec.Stats == "" {
 			continue
 		}
@@ -300,13 +379,25 @@ func (d *localDeployment) Stats(ctx context.Context) (Stats, error) {
 			var body []byte
 			if body, err = Fetch(ctx, p.spec.Stats, 5*time.Second); err == nil {
 				err = DecodeStats(p.spec.StatsKind, body, &st)
+			} else if se := (*HTTPStatusError)(nil); errors.As(err, &se) {
+				if n := len(st.Dead); DecodeFailedStats(p.spec.StatsKind, se.Body, &st) {
+					for i := n; i < len(st.Dead); i++ {
+						st.Dead[i].Process = p.spec.Role + ": " + st.Dead[i].Process
+						st.Dead[i].LogTail = p.tailLines()
+					}
+					err = nil
+				}
 			}
 		}
 		if err != nil {
-			return st, fmt.Errorf("harness: %s: stats of %s: %w", d.plan.ID, p.spec.Role, err)
+			if f, dead := p.failure(); dead { // it died while asked
+				st.Dead = append(st.Dead, f)
+				continue
+			}
+			errs = append(errs, fmt.Errorf("harness: %s: stats of %s: %w", d.plan.ID, p.spec.Role, err))
 		}
 	}
-	return st, nil
+	return st, errors.Join(errs...)
 }
 
 // down takes what Up started so far down after a failure, under a

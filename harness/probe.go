@@ -52,7 +52,8 @@ func WaitHTTP(ctx context.Context, url string, timeout time.Duration, exited <-c
 }
 
 // Fetch returns the body of a GET of url, which must answer 200 within
-// timeout.
+// timeout. On another status the error is an *HTTPStatusError that holds
+// the body (a workers' supervisor answers 503 with the dead worker named).
 func Fetch(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -66,7 +67,16 @@ func Fetch(ctx context.Context, url string, timeout time.Duration) ([]byte, erro
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return nil, &HTTPStatusError{URL: url, Status: resp.Status, Body: body}
 	}
 	return io.ReadAll(resp.Body)
 }
+
+// HTTPStatusError is Fetch's error for an answer other than 200.
+type HTTPStatusError struct {
+	URL, Status string
+	Body        []byte // the answer's body, at most 1 MiB
+}
+
+func (e *HTTPStatusError) Error() string { return "GET " + e.URL + ": " + e.Status }

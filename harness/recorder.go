@@ -9,6 +9,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/lbbench/lbbench/internal/csvcell"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/workloads"
@@ -22,7 +23,12 @@ type recorder struct {
 	pacer  *workloads.Pacer
 	warmup time.Duration
 	window time.Duration
-	raw    io.Writer // per-request lines (one Write per line), or nil
+	raw    io.Writer            // per-request lines (one Write per line), or nil
+	sink   func(*vegeta.Result) // gets every measured request (AttackOptions.Results), or nil
+	// literal: the requests are AttackOptions.Targets, all of class 0.
+	literal bool
+	// cut: the attack was cancelled before its window ended.
+	cut bool
 
 	sentAt   func(map[string][]string) (time.Time, bool) // wire send time of a response's request
 	m        results.Measurement
@@ -89,6 +95,9 @@ func (r *recorder) add(res *vegeta.Result) {
 		r.lastSend = res.Timestamp
 	}
 	class := workloads.ClassOf(res.URL)
+	if r.literal {
+		class = 0
+	}
 	failed := res.Error != "" || res.Code < 200 || res.Code >= 400
 	sample := results.Sample{
 		Scheduled: off - r.warmup, // the step a request belongs to is the one it was scheduled in
@@ -109,6 +118,9 @@ func (r *recorder) add(res *vegeta.Result) {
 	// Results arrive in about completion order; the interval recorder puts
 	// one that arrives after its interval was closed into the open one.
 	r.intervals.Record(res.Timestamp.Add(res.Latency).Sub(r.pacer.Began().Add(r.warmup)), corrected, failed)
+	if r.sink != nil {
+		r.sink(vegetaResult(res, intended, corrected))
+	}
 	if r.raw != nil {
 		fmt.Fprintf(r.raw, "%d,%d,%d,%d,%d,%d,%s\n", (off - r.warmup).Microseconds(), lag.Microseconds(),
 			corrected.Microseconds(), res.Code, class, worker, csvField(res.Error))
@@ -119,7 +131,7 @@ func csvField(s string) string {
 	if s == "" {
 		return ""
 	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	return `"` + strings.ReplaceAll(csvcell.Cell(s), `"`, `""`) + `"`
 }
 
 // errorKind names a failure with few enough distinct values to count.
@@ -152,6 +164,13 @@ func (r *recorder) finish() (*results.Measurement, error) {
 	}
 	m := &r.m
 	m.Intervals = ivs
+	// A cancelled attack (Ctrl-C, or --duration 0 run until interrupted)
+	// ended before its window did: its duration and rates are the time it
+	// ran.
+	if ran := time.Since(r.pacer.Began().Add(r.warmup)); r.cut && ran > 0 && ran < r.window {
+		r.window = ran
+		m.Duration = ran
+	}
 	if m.Requests > 0 {
 		m.IntendedRate = float64(m.Requests) / r.window.Seconds()
 		// The measured requests were due within the window; if sending them

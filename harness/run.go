@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/safepath"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/targets/worker"
@@ -232,7 +232,10 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 	if a, ok := dep.(Attacker); ok {
 		m, err = a.Attack(withLiveStats(ctx, c.live), spec, max(1, c.generators))
 	} else if c.generators > 1 {
-		dir := filepath.Join(c.workDir, id)
+		dir, perr := safepath.Join(c.workDir, id)
+		if perr != nil {
+			return nil, fmt.Errorf("harness: %s: generators: %w", id, perr)
+		}
 		m, err = Generators{K: c.generators, Entry: dep.Entry(), HostDir: dir, Dir: dir, Exec: LocalExec(c.exe)}.Run(ctx, spec)
 	} else {
 		var raw *os.File
@@ -240,7 +243,11 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 			if err := os.MkdirAll(c.rawDir, 0o755); err != nil {
 				return nil, fmt.Errorf("harness: %s: raw: %w", id, err)
 			}
-			if raw, err = os.Create(filepath.Join(c.rawDir, id+".csv")); err != nil {
+			rawPath, perr := safepath.Join(c.rawDir, id+".csv")
+			if perr != nil {
+				return nil, fmt.Errorf("harness: %s: raw: %w", id, perr)
+			}
+			if raw, err = os.Create(rawPath); err != nil {
 				return nil, fmt.Errorf("harness: %s: raw: %w", id, err)
 			}
 			defer raw.Close()
@@ -254,12 +261,27 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 		return nil, err
 	}
 	stats, err := dep.Stats(ctx)
-	if err != nil {
+	if err != nil && (len(stats.Dead) == 0 || ctx.Err() != nil) {
 		return nil, err
 	}
 	run = &results.Run{ID: id, Variant: v.Name, Started: started, Entry: dep.Entry(), BringUp: bringUp, Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine}
 	run.Summary = run.Latency.Summarize()
 	judge(run, s.Validity)
+	if len(stats.Dead) > 0 {
+		// A failed run is a result: recorded, invalid, and the scenario
+		// goes on. The counters of the processes still alive are kept; an
+		// error reading them is one more reason.
+		run.Failed = stats.Dead
+		run.Valid = false
+		var why []string
+		for _, f := range stats.Dead {
+			why = append(why, "failed: "+f.String())
+		}
+		if err != nil {
+			why = append(why, "failed: "+err.Error())
+		}
+		run.Invalid = append(why, run.Invalid...)
+	}
 	run.Workers = workerResults(s.Workers.Count, m.ByWorker, stats.Workers)
 	return run, nil
 }

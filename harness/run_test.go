@@ -738,3 +738,50 @@ func TestRunJudgesValidity(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRecordsFailedRun: a deployment whose Stats reports a dead process
+// (with an error reading another's counters) yields a recorded run, marked
+// invalid with the dead process first among the reasons, and the scenario
+// goes on: every run done, complete, no error. Without a dead process a
+// Stats error still stops the scenario.
+func TestRunRecordsFailedRun(t *testing.T) {
+	s := testScenario(t, 2, "alpha")
+	dead := results.Failure{Process: "workers: worker 1 (pid 42)", Exit: "signal: killed", LogTail: []string{"prefork: worker 1 (pid 42) exited: signal: killed"}}
+	d := &fakeDriver{stats: func(n int) (Stats, error) {
+		if n == 1 {
+			return Stats{Dead: []results.Failure{dead}}, errors.New("stats of proxy: connection refused")
+		}
+		return Stats{}, nil
+	}}
+	var seen []int
+	res, err := Run(context.Background(), s, d, checkpoints(&seen))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !res.Complete || len(res.Runs) != 2 {
+		t.Fatalf("complete=%v with %d runs, want both", res.Complete, len(res.Runs))
+	}
+	failed, next := res.Runs[0], res.Runs[1]
+	if failed.Valid || !reflect.DeepEqual(failed.Failed, []results.Failure{dead}) {
+		t.Errorf("failed run: valid=%v failed=%+v", failed.Valid, failed.Failed)
+	}
+	want := []string{"failed: workers: worker 1 (pid 42) died (signal: killed)", "failed: stats of proxy: connection refused"}
+	if len(failed.Invalid) < 2 || !reflect.DeepEqual(failed.Invalid[:2], want) {
+		t.Errorf("reasons %q, want %q first", failed.Invalid, want)
+	}
+	if failed.Requests != 100 {
+		t.Errorf("the failed run's measurement was not kept: %d requests", failed.Requests)
+	}
+	if !next.Valid || len(next.Failed) != 0 {
+		t.Errorf("next run: valid=%v failed=%v %q", next.Valid, next.Failed, next.Invalid)
+	}
+	if len(d.deps) != 2 || d.deps[0].downs != 1 || d.deps[1].downs != 1 {
+		t.Errorf("deployments %d, each must be taken down once", len(d.deps))
+	}
+
+	d = &fakeDriver{stats: func(int) (Stats, error) { return Stats{}, errors.New("stats of proxy: connection refused") }}
+	res, err = Run(context.Background(), s, d)
+	if err == nil || len(res.Runs) != 0 {
+		t.Errorf("a stats error with nothing dead: %v, %d runs; want the error and no run", err, len(res.Runs))
+	}
+}

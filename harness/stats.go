@@ -20,6 +20,10 @@ type Stats struct {
 	Proxy   *results.ProxyStats
 	// Engine holds nginx's or HAProxy's own counters, when one runs.
 	Engine *results.EngineStats
+	// Dead lists the processes that died during the run: a process the
+	// driver started, or a worker its supervisor reports as exited or
+	// restarted.
+	Dead []results.Failure
 }
 
 // DecodeStats decodes the answer of a process's stats endpoint of the given
@@ -33,6 +37,7 @@ func DecodeStats(kind string, body []byte, st *Stats) error {
 			return fmt.Errorf("workers' stats: %w", err)
 		}
 		st.Workers = rep.Workers
+		st.Dead = append(st.Dead, deadWorkers(rep.Status)...)
 	case topologies.StatsProxy:
 		var ps balancer.Stats
 		if err := json.Unmarshal(body, &ps); err != nil {
@@ -60,4 +65,41 @@ func ReadHAProxyStats(ctx context.Context, path string, st *Stats) error {
 	}
 	st.Engine = engineCounters(&engines.Stats{Engine: engines.HAProxy, HAProxy: rows})
 	return nil
+}
+
+// deadWorkers lists the workers a supervisor reports as not running, or
+// started again, or as having exited at all: any of them means a worker
+// died during the run.
+func deadWorkers(status []prefork.WorkerStatus) []results.Failure {
+	var out []results.Failure
+	for _, w := range status {
+		if w.State == prefork.StateRunning && w.Restarts == 0 && w.LastExit == "" {
+			continue
+		}
+		exit := w.LastExit
+		if exit == "" {
+			exit = w.State
+		}
+		if w.Restarts > 0 {
+			exit += fmt.Sprintf(", restarted %d times", w.Restarts)
+		}
+		out = append(out, results.Failure{Process: fmt.Sprintf("worker %d (pid %d)", w.Index, w.PID), Exit: exit})
+	}
+	return out
+}
+
+// DecodeFailedStats decodes the body of a stats answer other than 200 when
+// it still says which workers died (a supervisor's 503); it reports
+// whether it found any.
+func DecodeFailedStats(kind string, body []byte, st *Stats) bool {
+	if kind != topologies.StatsWorkers || len(body) == 0 {
+		return false
+	}
+	var probe Stats
+	if DecodeStats(kind, body, &probe) != nil || len(probe.Dead) == 0 {
+		return false
+	}
+	st.Workers = probe.Workers
+	st.Dead = append(st.Dead, probe.Dead...)
+	return true
 }

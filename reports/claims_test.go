@@ -151,7 +151,7 @@ func TestClaimsInReports(t *testing.T) {
 	if err := WriteMarkdown(&md, r, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJUnitWithClaims(&junit, "claims", nil, JudgeClaims(r)); err != nil {
+	if err := WriteJUnitWithClaims(&junit, "claims", nil, JudgeClaims(r), RunTimes(r.Runs, nil)); err != nil {
 		t.Fatal(err)
 	}
 	html, err := renderHTML(r)

@@ -106,6 +106,10 @@ func (o CompareOptions) WithDefaults() CompareOptions {
 	return o
 }
 
+// MaxResamples bounds CompareOptions.Resamples: a million resamples
+// already take minutes per metric and variant.
+const MaxResamples = 1000000
+
 // Validate reports the first problem in o, naming the field. Call it on
 // the result of WithDefaults.
 func (o CompareOptions) Validate() error {
@@ -132,8 +136,8 @@ func (o CompareOptions) Validate() error {
 	if !(o.Alpha > 0 && o.Alpha <= 0.5) {
 		return fmt.Errorf("reports: compare: alpha: must be in (0, 0.5], got %g", o.Alpha)
 	}
-	if o.Resamples < 100 {
-		return fmt.Errorf("reports: compare: resamples: must be >= 100, got %d", o.Resamples)
+	if o.Resamples < 100 || o.Resamples > MaxResamples {
+		return fmt.Errorf("reports: compare: resamples: must be >= 100 and at most %d (the bootstrap's time grows with it), got %d", MaxResamples, o.Resamples)
 	}
 	if o.Interval != IntervalShift && o.Interval != IntervalBootstrap {
 		return fmt.Errorf("reports: compare: interval: want %s or %s, got %q", IntervalShift, IntervalBootstrap, o.Interval)

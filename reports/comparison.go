@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/lbbench/lbbench/internal/atomicfile"
 	"github.com/lbbench/lbbench/results"
@@ -110,34 +112,59 @@ func appendFile(path string, data []byte) error {
 }
 
 // writeComparisonFiles writes verdicts.json, junit.xml, comparison.md and
-// the two benchmark files into dir. Benchmark lines of both sides are
+// the two benchmark files into dir; when a side of a pair has no valid
+// run it writes no benchmark files (removing old ones) and says so in its
+// error, after writing the rest. Benchmark lines of both sides are
 // named after the candidate, so that benchstat pairs them as Compare did.
 func writeComparisonFiles(dir string, pairs []Pair, vs []Verdict, md []byte, scenario string) error {
 	var js, junit, base, cand bytes.Buffer
 	if err := WriteVerdicts(&js, vs); err != nil {
 		return err
 	}
-	if err := WriteJUnit(&junit, scenario, vs); err != nil {
-		return err
+	var compared []results.Run
+	for _, p := range pairs {
+		compared = append(append(compared, p.Base...), p.Cand...)
+	}
+	times := JUnitTimes{ByVariant: map[string]time.Duration{}}
+	for _, r := range compared {
+		times.Total += r.Duration
 	}
 	for _, p := range pairs {
-		if err := WriteBench(&base, p.Variant, p.Base); err != nil {
-			return err
-		}
-		if err := WriteBench(&cand, p.Variant, p.Cand); err != nil {
-			return err
+		for _, r := range append(append([]results.Run{}, p.Base...), p.Cand...) {
+			times.ByVariant[p.Variant] += r.Duration
 		}
 	}
-	for name, data := range map[string][]byte{
+	if err := WriteJUnit(&junit, scenario, vs, times); err != nil {
+		return err
+	}
+	twoSided := checkTwoSided(pairs)
+	files := map[string][]byte{
 		VerdictsFileName:       js.Bytes(),
 		JUnitFile:              junit.Bytes(),
 		ComparisonMarkdownFile: md,
-		BaseBenchFile:          base.Bytes(),
-		CandBenchFile:          cand.Bytes(),
-	} {
+	}
+	if twoSided == nil {
+		for _, p := range pairs {
+			if err := WriteBench(&base, p.Variant, p.Base); err != nil {
+				return err
+			}
+			if err := WriteBench(&cand, p.Variant, p.Cand); err != nil {
+				return err
+			}
+		}
+		files[BaseBenchFile], files[CandBenchFile] = base.Bytes(), cand.Bytes()
+	} else {
+		// Files of an earlier comparison in dir would be read as this one's.
+		for _, name := range []string{BaseBenchFile, CandBenchFile} {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	for name, data := range files {
 		if err := atomicfile.Write(filepath.Join(dir, name), data); err != nil {
 			return err
 		}
 	}
-	return nil
+	return twoSided
 }

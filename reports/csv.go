@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/csvcell"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -23,14 +25,16 @@ var CSVHeader = []string{
 // WriteCSV writes a spreadsheet-friendly summary: one row per variant
 // (scope "variant": valid runs merged, as in every report) followed by one
 // row per run (scope "run"), in the order they ran. Invalid runs appear
-// with their reasons in the last column.
+// with their reasons in the last column. Text cells that a spreadsheet
+// would read as a formula are escaped (package csvcell); numbers stay
+// numbers.
 func WriteCSV(w io.Writer, r *results.Results) error {
 	sums, err := Summarize(r)
 	if err != nil {
 		return err
 	}
 	cw := csv.NewWriter(w)
-	cw.Write(CSVHeader)
+	cw.Write(csvcell.Row(slices.Clone(CSVHeader)))
 	for _, s := range sums {
 		var intended float64
 		for _, run := range r.Runs {
@@ -41,13 +45,13 @@ func WriteCSV(w io.Writer, r *results.Results) error {
 		if n := len(s.Merged); n > 0 {
 			intended /= float64(n)
 		}
-		cw.Write([]string{
+		cw.Write(csvcell.Row([]string{
 			"variant", s.Name, "", "", strconv.Itoa(s.Runs), strconv.Itoa(s.Valid),
 			strconv.FormatUint(s.Requests, 10), strconv.FormatUint(s.Errors, 10), rate(s.Errors, s.Requests),
 			num(intended, 2), num(s.Rate, 2),
 			ms(s.Latency.Mean), ms(s.Latency.P50), ms(s.Latency.P90), ms(s.Latency.P99), ms(s.Latency.P999), ms(s.Latency.Max),
 			ms(s.SendLagP99), skewCSV(s.Skew), strings.Join(s.Invalid, "; "),
-		})
+		}))
 	}
 	for _, run := range r.Runs {
 		valid := "0"
@@ -58,13 +62,13 @@ func WriteCSV(w io.Writer, r *results.Results) error {
 		if run.SendLag != nil && run.SendLag.Histogram != nil {
 			lag = run.SendLag.Quantile(0.99)
 		}
-		cw.Write([]string{
+		cw.Write(csvcell.Row([]string{
 			"run", run.Variant, run.ID, strconv.Itoa(run.Rep), "1", valid,
 			strconv.FormatUint(run.Requests, 10), strconv.FormatUint(run.Errors, 10), rate(run.Errors, run.Requests),
 			num(run.IntendedRate, 2), num(run.AchievedRate, 2),
 			ms(run.Summary.Mean), ms(run.Summary.P50), ms(run.Summary.P90), ms(run.Summary.P99), ms(run.Summary.P999), ms(run.Summary.Max),
 			ms(lag), skewCSV(run.Skew()), strings.Join(run.Invalid, "; "),
-		})
+		}))
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {

@@ -53,7 +53,7 @@ func WriteDir(dir string, r *results.Results, opts ...Option) ([]string, error) 
 	}
 	if claims := JudgeClaims(r); len(o.verdicts) > 0 || len(claims) > 0 {
 		if err := write(JUnitFile, func(b *bytes.Buffer) error {
-			return WriteJUnitWithClaims(b, r.Scenario.Name, o.verdicts, claims)
+			return WriteJUnitWithClaims(b, r.Scenario.Name, o.verdicts, claims, RunTimes(r.Runs, o.verdicts))
 		}); err != nil {
 			return written, err
 		}

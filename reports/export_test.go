@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,7 +99,9 @@ func TestExportGolden(t *testing.T) {
 		{"summary.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, r, testVerdicts()) }},
 		{"summary-noverdicts.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, fakeResults(), nil) }},
 		{"summary.csv.golden", func(b *bytes.Buffer) error { return WriteCSV(b, r) }},
-		{"junit.xml.golden", func(b *bytes.Buffer) error { return WriteJUnit(b, r.Scenario.Name, testVerdicts()) }},
+		{"junit.xml.golden", func(b *bytes.Buffer) error {
+			return WriteJUnit(b, r.Scenario.Name, testVerdicts(), JUnitTimes{Total: 62500 * time.Millisecond, ByVariant: map[string]time.Duration{"least_conn": 41234567 * time.Microsecond}})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -137,7 +140,7 @@ func TestCSVParses(t *testing.T) {
 
 func TestJUnitParses(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteJUnit(&buf, "s", testVerdicts()); err != nil {
+	if err := WriteJUnit(&buf, "s", testVerdicts(), JUnitTimes{}); err != nil {
 		t.Fatal(err)
 	}
 	var doc junitSuites
@@ -237,25 +240,43 @@ func checkHgrm(t *testing.T, h *results.Histogram, d *Hgrm, unit float64) {
 			t.Errorf("row %+v: %d values at or below %d µs", row, n, v)
 		}
 	}
-	// Every row's value is the histogram's value at the row's percentile,
-	// and the headline percentiles are rows of their own.
+	// Every row is HdrHistogram's percentile iteration: its value is the
+	// highest equivalent value of the first recorded value whose
+	// cumulative count reaches the row's percentile, and its count is that
+	// cumulative count (never below the percentile).
+	n := float64(h.TotalCount())
 	for _, row := range d.Rows {
-		want := float64(h.ValueAtQuantile(100*row.Percentile)) / unit
 		if row.Percentile == 1 {
-			want = float64(h.Max()) / unit
-		}
-		if math.Abs(row.Value-want) > tol {
-			t.Errorf("row %+v: histogram has %g at that percentile", row, want)
-		}
-	}
-	for _, p := range []float64{0.5, 0.9, 0.99, 0.999} {
-		if 1/(1-p) > float64(h.TotalCount()) {
 			continue
 		}
+		var cum, before int64
+		var at int64 = -1
+		for _, b := range bars {
+			if b.Count == 0 {
+				continue
+			}
+			before = cum
+			cum += b.Count
+			// The file's percentile is rounded to 12 decimals.
+			if float64(cum)/n >= row.Percentile-1e-12 {
+				at = b.To
+				break
+			}
+		}
+		if math.Abs(row.Value-float64(at)/unit) > tol || row.TotalCount != cum {
+			t.Errorf("row %+v: the first value reaching it is %g with count %d", row, float64(at)/unit, cum)
+		}
+		if float64(row.TotalCount)/n < row.Percentile-1e-12 || (before > 0 && float64(before)/n >= row.Percentile+1e-12) {
+			t.Errorf("row %+v: count does not first reach the percentile there", row)
+		}
+	}
+	// Reading a headline percentile from the file never gives a value
+	// below the histogram's own.
+	for _, p := range []float64{0.5, 0.9, 0.99, 0.999} {
 		got, ok := d.ValueAt(p)
 		want := float64(h.ValueAtQuantile(100*p)) / unit
-		if !ok || math.Abs(got-want) > tol || !slices.ContainsFunc(d.Rows, func(r HgrmRow) bool { return r.Percentile == p }) {
-			t.Errorf("p%g: file %g (row present: %v), histogram %g", 100*p, got, ok, want)
+		if !ok || got < want-tol {
+			t.Errorf("p%g: file %g, histogram %g", 100*p, got, want)
 		}
 	}
 }
@@ -332,8 +353,20 @@ func TestIntervalLogRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !got[i].Equals(want.Histogram) {
+		wantNs, err := Nanos(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got[i].Equals(wantNs) {
 			t.Errorf("interval %d differs after the round trip", i)
+		}
+		// Nanoseconds: every percentile is lbbench's microseconds × 1000,
+		// within the histograms' precision.
+		for _, q := range []float64{50, 99, 100} {
+			us, ns := float64(want.ValueAtQuantile(q)), float64(got[i].ValueAtQuantile(q))
+			if ns < us*1000 || ns > us*1000*1.002+1000 {
+				t.Errorf("interval %d: p%g %g ns in the log, %g µs recorded", i, q, ns, us)
+			}
 		}
 		if wantStart := run.Started.Add(r.Scenario.Workload.WarmupTime()).Add(iv.Start).UnixMilli(); got[i].StartTimeMs() != wantStart {
 			t.Errorf("interval %d starts at %d ms, want %d", i, got[i].StartTimeMs(), wantStart)
@@ -341,6 +374,15 @@ func TestIntervalLogRoundTrip(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "#[StartTime: ") || !strings.Contains(buf.String(), "#[BaseTime: ") {
 		t.Errorf("log lacks its start and base time:\n%s", buf.String())
+	}
+}
+
+func TestRunTimes(t *testing.T) {
+	runs := []results.Run{{Variant: "a", Measurement: results.Measurement{Duration: 10 * time.Second}}, {Variant: "b", Measurement: results.Measurement{Duration: 12 * time.Second}},
+		{Variant: "a", Measurement: results.Measurement{Duration: 11 * time.Second}}, {Variant: "c", Measurement: results.Measurement{Duration: time.Second}}}
+	got := RunTimes(runs, []Verdict{{Variant: "b", Baseline: "a", Metric: "p99"}, {Variant: "c", Baseline: "c", Metric: "p99"}})
+	if got.Total != 34*time.Second || got.ByVariant["b"] != 33*time.Second || got.ByVariant["c"] != time.Second {
+		t.Errorf("RunTimes = %+v, want total 34s, b 33s (its runs and a's), c 1s", got)
 	}
 }
 
@@ -382,7 +424,7 @@ func FuzzParseVerdicts(f *testing.F) {
 			return
 		}
 		// Whatever parses renders.
-		if err := WriteJUnit(&bytes.Buffer{}, "fuzz", vs); err != nil {
+		if err := WriteJUnit(&bytes.Buffer{}, "fuzz", vs, JUnitTimes{}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -486,5 +528,48 @@ func TestCombine(t *testing.T) {
 	r, err = Combine([]Source{{Label: "base", Results: a}, {Label: "cand", Results: b}})
 	if err != nil || r.Scenario.Variants[2].Name != "x" {
 		t.Errorf("%v, %+v", err, r.Scenario.Variants)
+	}
+}
+
+// Text a spreadsheet would run as a formula is escaped with a leading
+// quote (OWASP's CSV injection advice); numeric cells, negative ones
+// included, stay numbers.
+func TestCSVEscapesFormulas(t *testing.T) {
+	r := richResults(t)
+	hostile := "=HYPERLINK(\"http://evil.example/\",\"click\")"
+	r.Scenario.Variants[0].Name = hostile
+	for i := range r.Runs {
+		if r.Runs[i].Variant == "reuseport" {
+			r.Runs[i].Variant = hostile
+			r.Runs[i].ID = "@SUM(1+1)"
+		}
+	}
+	r.Runs[len(r.Runs)-1].Invalid = []string{"-2+3+cmd|' /C calc'!A0"}
+	r.Runs[0].IntendedRate = -1.5 // not a real rate: a negative number must stay a number
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sawVariant, sawID, sawInvalid, sawNegative bool
+	for _, row := range rows[1:] {
+		for i, cell := range row {
+			if cell != "" && strings.ContainsRune("=+@\t\r", rune(cell[0])) {
+				t.Errorf("cell %q (column %s) would run as a formula", cell, CSVHeader[i])
+			}
+			if _, err := strconv.ParseFloat(cell, 64); cell != "" && cell[0] == '-' && err != nil {
+				t.Errorf("cell %q (column %s) starts with '-' and is not a number", cell, CSVHeader[i])
+			}
+		}
+		sawVariant = sawVariant || row[1] == "'"+hostile
+		sawID = sawID || row[2] == "'@SUM(1+1)"
+		sawInvalid = sawInvalid || row[19] == "'-2+3+cmd|' /C calc'!A0"
+		sawNegative = sawNegative || row[9] == "-1.50"
+	}
+	if !sawVariant || !sawID || !sawInvalid || !sawNegative {
+		t.Errorf("escaped variant %v, run id %v, invalid reason %v; negative number kept %v\n%s", sawVariant, sawID, sawInvalid, sawNegative, buf.String())
 	}
 }

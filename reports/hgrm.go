@@ -2,12 +2,10 @@ package reports
 
 import (
 	"bufio"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -21,23 +19,29 @@ const (
 	// milliseconds, the unit HdrHistogram's plotters expect by convention.
 	DefaultUnitRatio = 1000.0
 	// DefaultTicksPerHalfDistance is the number of percentile rows per
-	// halving of the distance to 100%, as in HdrHistogram's own tools.
+	// halving of the distance to 100%, as in HdrHistogram's own tools
+	// (outputPercentileDistribution's default).
 	DefaultTicksPerHalfDistance = 5
 )
 
 // WriteHgrm writes h as an HdrHistogram "percentile distribution" text
-// (the .hgrm format HdrHistogram's plotters read): a header, one row per
-// percentile step with the value, the percentile (0 to 1), the count of
-// values at or below the value and 1/(1-percentile), then a footer with
-// mean, standard deviation, max and total count. Values are h's
-// microseconds divided by unitRatio; zero means DefaultUnitRatio
-// (milliseconds).
+// (the .hgrm format HdrHistogram's plotters read), exactly as
+// HdrHistogram's outputPercentileDistribution writes it with
+// DefaultTicksPerHalfDistance ticks: a header, one row per percentile
+// tick with the value, the percentile (0 to 1), the count of values at or
+// below the value and 1/(1-percentile), a last row at 100%, then a footer
+// with mean, standard deviation, max, total count, buckets and
+// sub-buckets. Values are h's values divided by unitRatio, printed with as
+// many decimals as h has significant digits; zero means DefaultUnitRatio
+// (milliseconds from lbbench's microseconds).
 //
-// The steps are HdrHistogram's (DefaultTicksPerHalfDistance rows per
-// halving of the distance to 100%), plus the headline percentiles p50,
-// p90, p99, p99.9, p99.99 and p99.999 wherever the count resolves them.
-// Each row's value is exactly h's value at the row's percentile, so the
-// file reads back to the same percentiles.
+// The rows are HdrHistogram's percentile iteration: each tick is reached
+// at the first recorded value whose cumulative count reaches it, the row
+// shows that value's highest equivalent value and cumulative count, and
+// several ticks can share a value. Numbers are rounded as Java's
+// Formatter does (half up on the shortest decimal form), so the file is
+// byte for byte what Java's HistogramLogProcessor prints for the same
+// histogram and ratio.
 func WriteHgrm(w io.Writer, h *results.Histogram, unitRatio float64) error {
 	if unitRatio == 0 {
 		unitRatio = DefaultUnitRatio
@@ -48,61 +52,173 @@ func WriteHgrm(w io.Writer, h *results.Histogram, unitRatio float64) error {
 	if h == nil || h.Histogram == nil {
 		h = results.NewHistogram()
 	}
+	return writeHgrm(w, h.Histogram, unitRatio)
+}
+
+// WriteHgrmOf is WriteHgrm for any HdrHistogram (for example one of
+// nanoseconds from Nanos): values are h's, in its own unit, divided by
+// unitRatio, which must be > 0.
+func WriteHgrmOf(w io.Writer, h *hdrhistogram.Histogram, unitRatio float64) error {
+	if unitRatio <= 0 || math.IsNaN(unitRatio) || math.IsInf(unitRatio, 0) {
+		return fmt.Errorf("reports: unit ratio must be > 0, got %g", unitRatio)
+	}
+	return writeHgrm(w, h, unitRatio)
+}
+
+// writeHgrm is WriteHgrm for any HdrHistogram, in its own unit.
+func writeHgrm(w io.Writer, h *hdrhistogram.Histogram, unitRatio float64) error {
+	digits := int(h.SignificantFigures())
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%12s %14s %10s %14s\n\n", "Value", "Percentile", "TotalCount", "1/(1-Percentile)")
-	if n := h.TotalCount(); n > 0 {
-		// cum[i] counts values up to bars[i].To, for TotalCount.
-		bars := h.Distribution()
-		cum := make([]int64, len(bars))
-		var c int64
-		for i, b := range bars {
-			c += b.Count
-			cum[i] = c
+	n := h.TotalCount()
+	row := func(v int64, level float64, count int64) {
+		p := level / 100
+		fmt.Fprintf(bw, "%12s %2s %10d", javaFixed(float64(v)/unitRatio, digits), javaFixed(p, 12), count)
+		if level != 100 {
+			fmt.Fprintf(bw, " %14s", javaFixed(1/(1-p), 2))
 		}
-		countTo := func(v int64) int64 {
-			i, _ := slices.BinarySearchFunc(bars, v, func(b hdrhistogram.Bar, v int64) int { return cmp.Compare(b.To, v) })
-			if i == len(bars) {
-				return n
-			}
-			return cum[i]
-		}
-		max := h.Max()
-		for _, p := range hgrmPercentiles(n) {
-			v := h.ValueAtQuantile(100 * p)
-			if p == 1 {
-				fmt.Fprintf(bw, "%12.3f %1.12f %10d\n", float64(max)/unitRatio, 1.0, n)
-				break
-			}
-			fmt.Fprintf(bw, "%12.3f %1.12f %10d %14.2f\n", float64(v)/unitRatio, p, countTo(v), 1/(1-p))
-		}
+		bw.WriteByte('\n')
 	}
-	fmt.Fprintf(bw, "#[Mean    = %12.3f, StdDeviation   = %12.3f]\n#[Max     = %12.3f, Total count    = %12d]\n",
-		h.Mean()/unitRatio, h.StdDev()/unitRatio, float64(h.Max())/unitRatio, h.TotalCount())
+	var mean, std float64
+	if n > 0 {
+		var bars []hdrhistogram.Bar
+		for _, b := range h.Distribution() {
+			if b.Count > 0 {
+				bars = append(bars, b)
+			}
+		}
+		// The percentile iteration: level is the next tick; a recorded
+		// value reaches every tick up to its cumulative percentile, but the
+		// value that completes the count reaches only one, then 100%.
+		level := 0.0
+		var cum int64
+	iterate:
+		for _, b := range bars {
+			cum += b.Count
+			for 100*float64(cum)/float64(n) >= level {
+				row(b.To, level, cum)
+				ticks := int64(DefaultTicksPerHalfDistance) * int64(math.Pow(2, float64(int64(math.Log(100/(100-level))/math.Log(2))+1)))
+				level += 100 / float64(ticks)
+				if cum == n {
+					break iterate
+				}
+			}
+		}
+		row(bars[len(bars)-1].To, 100, n)
+		// Mean and standard deviation over each value's median equivalent
+		// value, summed in the order and precision HdrHistogram uses.
+		var total float64
+		for _, b := range bars {
+			total += float64(medianEquivalent(b)) * float64(b.Count)
+		}
+		mean = total / float64(n)
+		var dev2 float64
+		for _, b := range bars {
+			d := float64(medianEquivalent(b)) - mean
+			dev2 += d * d * float64(b.Count)
+		}
+		std = math.Sqrt(dev2 / float64(n))
+	}
+	fmt.Fprintf(bw, "#[Mean    = %12s, StdDeviation   = %12s]\n", javaFixed(mean/unitRatio, digits), javaFixed(std/unitRatio, digits))
+	fmt.Fprintf(bw, "#[Max     = %12s, Total count    = %12d]\n", javaFixed(float64(h.Max())/unitRatio, digits), n)
+	buckets, subBuckets := hdrLayout(h)
+	fmt.Fprintf(bw, "#[Buckets = %12d, SubBuckets     = %12d]\n", buckets, subBuckets)
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("reports: write hgrm: %w", err)
 	}
 	return nil
 }
 
-// hgrmPercentiles lists the rows of a distribution of n values, from 0 to
-// 1: HdrHistogram's steps, which halve their size each time the distance
-// to 100% halves, merged with the headline percentiles, up to the last
-// percentile n values resolve (1/(1-p) <= n), then 1.
-func hgrmPercentiles(n int64) []float64 {
-	var ps []float64
-	limit := 1 - 1/float64(n)
-	for pct := 0.0; pct/100 <= limit && pct < 100; {
-		ps = append(ps, pct/100)
-		half := math.Exp2(math.Floor(math.Log2(100/(100-pct))) + 1)
-		pct += 100 / (DefaultTicksPerHalfDistance * half)
+// medianEquivalent is the middle of a bar's range of equivalent values, as
+// HdrHistogram's medianEquivalentValue.
+func medianEquivalent(b hdrhistogram.Bar) int64 {
+	return b.From + (b.To-b.From+1)>>1
+}
+
+// hdrLayout returns the number of buckets and of sub-buckets per bucket of
+// h, computed from its configuration as HdrHistogram does.
+func hdrLayout(h *hdrhistogram.Histogram) (buckets, subBuckets int64) {
+	largest := 2 * math.Pow10(int(h.SignificantFigures()))
+	subBuckets = int64(1) << int64(math.Ceil(math.Log(largest)/math.Log(2)))
+	unitMagnitude := int64(math.Floor(math.Log(float64(h.LowestTrackableValue())) / math.Log(2)))
+	untrackable := subBuckets << unitMagnitude
+	buckets = 1
+	for untrackable <= h.HighestTrackableValue() {
+		if untrackable > math.MaxInt64/2 {
+			return buckets + 1, subBuckets
+		}
+		untrackable <<= 1
+		buckets++
 	}
-	for _, m := range hdrMarks {
-		if m.P <= limit*(1+1e-12) && !slices.Contains(ps, m.P) {
-			ps = append(ps, m.P)
+	return buckets, subBuckets
+}
+
+// javaFixed formats x with prec decimals as Java's Formatter does for
+// "%.{prec}f": the shortest decimal form of x rounded half up (Go's
+// formatting rounds the exact binary value instead, which differs on
+// ties such as 1.2345).
+func javaFixed(x float64, prec int) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		if math.IsNaN(x) {
+			return "NaN"
+		}
+		if x > 0 {
+			return "Infinity"
+		}
+		return "-Infinity"
+	}
+	neg := math.Signbit(x) && x != 0
+	if neg {
+		x = -x
+	}
+	// Shortest digits d1d2... and exponent: x = 0.d1d2... × 10^exp.
+	mant, expStr, _ := strings.Cut(strconv.FormatFloat(x, 'e', -1, 64), "e")
+	e, _ := strconv.Atoi(expStr)
+	digits := []byte(strings.Replace(mant, ".", "", 1))
+	exp := e + 1
+	if x == 0 {
+		digits, exp = []byte{'0'}, 1
+	}
+	// Integer and fraction digits, padded.
+	var intPart, frac []byte
+	if exp > 0 {
+		for len(digits) < exp {
+			digits = append(digits, '0')
+		}
+		intPart, frac = digits[:exp], digits[exp:]
+	} else {
+		intPart = []byte{'0'}
+		frac = append([]byte(strings.Repeat("0", -exp)), digits...)
+	}
+	all := append(append([]byte{}, intPart...), frac...)
+	keep := len(intPart) + prec
+	if len(all) > keep {
+		up := all[keep] >= '5'
+		all = all[:keep]
+		for i := len(all) - 1; up && i >= 0; i-- {
+			if all[i] == '9' {
+				all[i] = '0'
+				continue
+			}
+			all[i]++
+			up = false
+		}
+		if up {
+			all = append([]byte{'1'}, all...)
 		}
 	}
-	slices.Sort(ps)
-	return append(ps, 1)
+	for len(all) < keep {
+		all = append(all, '0')
+	}
+	ni := len(all) - prec
+	s := string(all[:ni])
+	if prec > 0 {
+		s += "." + string(all[ni:])
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }
 
 // Hgrm is a parsed percentile distribution.

@@ -4,15 +4,25 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
+	"time"
+
+	"github.com/lbbench/lbbench/results"
 )
 
-// The JUnit XML shapes, as CI systems (GitHub, GitLab, Jenkins) read them.
+// The JUnit XML shapes, as CI systems read them: the Jenkins xunit
+// plugin's junit-10.xsd (testsuites carries name, time, tests, failures
+// and errors only; testsuite needs name, tests, failures and errors),
+// GitHub's test-report actions and GitLab (which read the time attributes
+// of testsuites, testsuite and testcase, and failure, error and skipped
+// elements).
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
+	Time     string       `xml:"time,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
-	Skipped  int          `xml:"skipped,attr"`
+	Errors   int          `xml:"errors,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -20,13 +30,16 @@ type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
 	Skipped  int         `xml:"skipped,attr"`
+	Time     string      `xml:"time,attr"`
 	Cases    []junitCase `xml:"testcase"`
 }
 
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	ClassName string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
@@ -38,21 +51,60 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
+// JUnitTimes are the durations WriteJUnit states: how long the runs a
+// comparison rests on were measured.
+type JUnitTimes struct {
+	// Total is the measured time of every run compared (the suite's and
+	// the document's time).
+	Total time.Duration
+	// ByVariant is, per candidate variant, the measured time of the runs
+	// its verdicts compare (its own and its baseline's): each of its test
+	// cases' time.
+	ByVariant map[string]time.Duration
+}
+
+// RunTimes returns the JUnitTimes of verdicts drawn from runs: per verdict
+// variant, the measured time of its runs and of its baseline's.
+func RunTimes(runs []results.Run, vs []Verdict) JUnitTimes {
+	per := map[string]time.Duration{}
+	var t JUnitTimes
+	for _, r := range runs {
+		per[r.Variant] += r.Duration
+		t.Total += r.Duration
+	}
+	t.ByVariant = map[string]time.Duration{}
+	for _, v := range vs {
+		d := per[v.Variant]
+		if v.Baseline != v.Variant {
+			d += per[v.Baseline]
+		}
+		t.ByVariant[v.Variant] = d
+	}
+	return t
+}
+
+// junitTime writes d in seconds with milliseconds, as Surefire does.
+func junitTime(d time.Duration) string {
+	return strconv.FormatFloat(max(d, 0).Seconds(), 'f', 3, 64)
+}
+
 // WriteJUnit writes verdicts as JUnit XML: one test suite per scenario name,
 // one test case per variant × metric. A failed verdict is a <failure>, an
 // inconclusive one <skipped>, so CI shows regressions as failed tests and
-// undecided comparisons as skipped ones.
-func WriteJUnit(w io.Writer, scenario string, vs []Verdict) error {
-	return WriteJUnitWithClaims(w, scenario, vs, nil)
+// undecided comparisons as skipped ones. Times are the measured time of
+// the runs compared (t), in seconds.
+func WriteJUnit(w io.Writer, scenario string, vs []Verdict, t JUnitTimes) error {
+	return WriteJUnitWithClaims(w, scenario, vs, nil, t)
 }
 
 // WriteJUnitWithClaims is WriteJUnit with the scenario's claims too: one
 // test case per claim (class lbbench.SCENARIO.claims), a failed claim a
-// <failure>, an inconclusive one <skipped>, each with its evidence.
-func WriteJUnitWithClaims(w io.Writer, scenario string, vs []Verdict, cs []ClaimResult) error {
-	suite := junitSuite{Name: "lbbench." + scenario}
+// <failure>, an inconclusive one <skipped>, each with its evidence. A
+// claim is judged on the whole results: its time is t.Total.
+func WriteJUnitWithClaims(w io.Writer, scenario string, vs []Verdict, cs []ClaimResult, t JUnitTimes) error {
+	suite := junitSuite{Name: "lbbench." + scenario, Time: junitTime(t.Total)}
 	for _, c := range cs {
-		jc := junitCase{Name: c.Say, ClassName: "lbbench." + scenario + ".claims", SystemOut: c.Check + ": " + c.Evidence}
+		jc := junitCase{Name: c.Say, ClassName: "lbbench." + scenario + ".claims", Time: junitTime(t.Total), SystemOut: c.Check + ": " + c.Evidence}
 		switch c.Outcome {
 		case Fails:
 			jc.Failure = &junitMessage{Message: "claim fails: " + c.Check, Type: "claim", Text: c.Evidence}
@@ -65,7 +117,8 @@ func WriteJUnitWithClaims(w io.Writer, scenario string, vs []Verdict, cs []Claim
 		suite.Cases = append(suite.Cases, jc)
 	}
 	for _, v := range vs {
-		c := junitCase{Name: v.Metric, ClassName: "lbbench." + scenario + "." + v.Variant, SystemOut: verdictSentence(v)}
+		c := junitCase{Name: v.Metric, ClassName: "lbbench." + scenario + "." + v.Variant,
+			Time: junitTime(t.ByVariant[v.Variant]), SystemOut: verdictSentence(v)}
 		switch v.Outcome {
 		case Fail:
 			c.Failure = &junitMessage{Message: "regression: " + verdictSentence(v), Type: "regression", Text: v.Detail}
@@ -78,7 +131,7 @@ func WriteJUnitWithClaims(w io.Writer, scenario string, vs []Verdict, cs []Claim
 		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Tests = len(suite.Cases)
-	doc := junitSuites{Name: "lbbench", Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
+	doc := junitSuites{Name: "lbbench", Time: suite.Time, Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
 	return encodeJUnit(w, doc)
 }
 

@@ -24,7 +24,8 @@ type metric struct {
 	// absolute compares the difference of medians (error rate, often 0)
 	// rather than their ratio; the tolerance is then absolute too.
 	absolute bool
-	// benchUnit is the unit of the metric in Go benchmark lines.
+	// benchUnit is the unit of the metric in Go benchmark lines; empty
+	// leaves it out of them.
 	benchUnit string
 	value     func(r *results.Run) (float64, bool)
 }
@@ -42,7 +43,9 @@ var metrics = []metric{
 	quantileMetric(MetricP50, 0.50, "p50-ns"),
 	quantileMetric(MetricP99, 0.99, "p99-ns"),
 	quantileMetric(MetricP999, 0.999, "p99.9-ns"),
-	{name: MetricThroughput, benchUnit: "req/s", value: func(r *results.Run) (float64, bool) {
+	// Throughput is the seeded schedule's rate less errors: identical in
+	// every valid run, so not written for benchstat.
+	{name: MetricThroughput, value: func(r *results.Run) (float64, bool) {
 		if r.Duration <= 0 || r.Errors > r.Requests {
 			return 0, false
 		}

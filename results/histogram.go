@@ -1,8 +1,14 @@
 package results
 
 import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -76,6 +82,9 @@ func (h *Histogram) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("results: histogram: %w", err)
 	}
+	if err := checkEncoded(s); err != nil {
+		return fmt.Errorf("results: decode histogram: %w", err)
+	}
 	d, err := hdrhistogram.Decode([]byte(s))
 	if err != nil {
 		return fmt.Errorf("results: decode histogram: %w", err)
@@ -109,4 +118,67 @@ func (h *Histogram) Summarize() Summary {
 		P999:  h.Quantile(0.999),
 		Max:   time.Duration(h.Max()) * time.Microsecond,
 	}
+}
+
+// Sizes of the V2 compressed encoding's outer header (cookie, length of the
+// compressed contents) and of the header inside the compressed contents
+// (cookie, payload length, normalizing offset, significant digits, lowest
+// and highest trackable values, conversion ratio).
+const (
+	encodedOuterHeader = 8
+	encodedInnerHeader = 40
+	compressedCookie   = 0x1c849304
+	contentsCookie     = 0x1c849303
+)
+
+// checkEncoded reads the header of a base64 V2 compressed histogram and
+// refuses a geometry lbbench never writes (lowest below HistLowest,
+// highest above HistHighest, more than HistDigits significant digits)
+// before anything is allocated for its counts: the decoder allocates the
+// whole counts array the header declares, about 25 GB for 1 to MaxInt64 at
+// 5 digits, from a string of a few dozen bytes. With the geometry bounded,
+// a decoded histogram takes at most about 180 KB.
+func checkEncoded(s string) error {
+	// Only the first bytes are needed: the outer header and the start of
+	// the zlib stream, which holds the inner header.
+	head := s
+	if len(head) > 4096 {
+		head = head[:4096]
+	}
+	raw, err := base64.StdEncoding.DecodeString(head[:len(head)/4*4])
+	if err != nil {
+		return fmt.Errorf("not base64: %w", err)
+	}
+	if len(raw) < encodedOuterHeader {
+		return fmt.Errorf("too short: %d bytes, need at least %d", len(raw), encodedOuterHeader)
+	}
+	if c := binary.BigEndian.Uint32(raw) &^ 0xf0; c != compressedCookie {
+		return fmt.Errorf("not a V2 compressed histogram (cookie %#x)", c)
+	}
+	z, err := zlib.NewReader(bytes.NewReader(raw[encodedOuterHeader:]))
+	if err != nil {
+		return fmt.Errorf("compressed contents: %w", err)
+	}
+	defer z.Close()
+	var h [encodedInnerHeader]byte
+	if _, err := io.ReadFull(z, h[:]); err != nil {
+		return fmt.Errorf("compressed contents: header: %w", err)
+	}
+	if c := binary.BigEndian.Uint32(h[0:]) &^ 0xf0; c != contentsCookie {
+		return fmt.Errorf("not a V2 histogram (cookie %#x)", c)
+	}
+	digits := int32(binary.BigEndian.Uint32(h[12:]))
+	lowest := int64(binary.BigEndian.Uint64(h[16:]))
+	highest := int64(binary.BigEndian.Uint64(h[24:]))
+	ratio := math.Float64frombits(binary.BigEndian.Uint64(h[32:]))
+	if digits < 1 || digits > HistDigits {
+		return fmt.Errorf("declares %d significant digits; lbbench writes %d (a file from elsewhere or corrupt)", digits, HistDigits)
+	}
+	if lowest < HistLowest || highest > HistHighest || highest < 2*lowest {
+		return fmt.Errorf("declares the range %d to %d; lbbench writes %d to %d µs (a file from elsewhere or corrupt)", lowest, highest, HistLowest, HistHighest)
+	}
+	if math.IsNaN(ratio) || math.IsInf(ratio, 0) || ratio <= 0 {
+		return fmt.Errorf("declares the conversion ratio %g", ratio)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"time"
@@ -76,7 +77,26 @@ type Run struct {
 	// gives the reasons.
 	Valid   bool     `json:"valid"`
 	Invalid []string `json:"invalid,omitempty"`
+	// Failed lists the processes (or containers, or an engine's master)
+	// that died during the run. A run with any is recorded, invalid, and
+	// never used in comparisons.
+	Failed []Failure `json:"failed,omitempty"`
 }
+
+// Failure is one process that died during a run.
+type Failure struct {
+	// Process names it: "workers", "proxy", "worker 3 (pid 1234)".
+	Process string `json:"process"`
+	// Exit is how it ended, for example "signal: killed" or
+	// "exit status 1".
+	Exit string `json:"exit"`
+	// LogTail holds the last lines of its output (for a worker, its
+	// supervisor's), when there are any.
+	LogTail []string `json:"log_tail,omitempty"`
+}
+
+// String is "workers: worker 3 (pid 1234) died (signal: killed)".
+func (f Failure) String() string { return f.Process + " died (" + f.Exit + ")" }
 
 // ClassResult is one request class's share of a run.
 type Class struct {
@@ -135,16 +155,68 @@ func (r *Results) WriteFile(path string) error {
 	return writeJSON(path, "results", r, true)
 }
 
-// ReadFile reads a results file written by WriteFile.
+// MaxFileBytes bounds a results or measurement file lbbench reads. A
+// scenario of 100 runs with per-second intervals writes a few MiB; 256 MiB
+// leaves room for far longer ones. Reading memory is proportional to the
+// file's size: every histogram in it decodes to at most about 180 KB
+// (checkEncoded bounds its geometry) and takes at least about 60 bytes.
+const MaxFileBytes = 256 << 20
+
+// ReadFile reads a results file written by WriteFile and checks it: a
+// known schema, a scenario, runs whose variants are in the scenario. A
+// file with no runs is refused unless it records why its scenario stopped
+// early (Error), as an interrupted scenario's does.
 func ReadFile(path string) (*Results, error) {
-	var r Results
-	if err := readJSON(path, "results", &r); err != nil {
+	data, err := readBounded(path, "results")
+	if err != nil {
 		return nil, err
 	}
-	if r.Schema > SchemaVersion {
-		return nil, fmt.Errorf("results: %s has schema %d; this lbbench reads up to %d (upgrade lbbench)", path, r.Schema, SchemaVersion)
+	return Decode(path, data)
+}
+
+// Decode decodes and checks a results file's contents as ReadFile does;
+// name is used in errors.
+func Decode(name string, data []byte) (*Results, error) {
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("results: %s is larger than %d MiB, more than lbbench writes", name, MaxFileBytes>>20)
 	}
-	return &r, nil
+	var r *Results
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("results: decode results %s: %w", name, err)
+	}
+	if err := r.check(); err != nil {
+		return nil, fmt.Errorf("results: %s: %w", name, err)
+	}
+	return r, nil
+}
+
+// check reports the first inconsistency in r, a freshly decoded file.
+func (r *Results) check() error {
+	if r == nil {
+		return fmt.Errorf("holds null, not a results object")
+	}
+	if r.Schema < 1 || r.Schema > SchemaVersion {
+		if r.Schema > SchemaVersion {
+			return fmt.Errorf("has schema %d; this lbbench reads up to %d (upgrade lbbench)", r.Schema, SchemaVersion)
+		}
+		return fmt.Errorf("has schema %d; results files have schema 1 to %d (not an lbbench results file, or corrupt)", r.Schema, SchemaVersion)
+	}
+	if len(r.Scenario.Variants) == 0 {
+		return fmt.Errorf("its scenario has no variants (not an lbbench results file, or corrupt)")
+	}
+	if len(r.Runs) == 0 && r.Error == "" {
+		return fmt.Errorf("holds no runs and no reason why (an lbbench scenario saves results after each finished run)")
+	}
+	known := map[string]bool{}
+	for _, v := range r.Scenario.Variants {
+		known[v.Name] = true
+	}
+	for i, run := range r.Runs {
+		if !known[run.Variant] {
+			return fmt.Errorf("runs[%d] (%s) is of variant %q, which its scenario does not have", i, run.ID, run.Variant)
+		}
+	}
+	return nil
 }
 
 // ReadMeasurement reads one generator's measurement, as "lbbench attack -o"
@@ -164,14 +236,32 @@ func (m *Measurement) WriteFile(path string) error {
 
 // readJSON decodes the JSON file at path into v; what names it in errors.
 func readJSON(path, what string, v any) error {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, what)
 	if err != nil {
-		return fmt.Errorf("results: read %s: %w", what, err)
+		return err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("results: decode %s %s: %w", what, path, err)
 	}
 	return nil
+}
+
+// readBounded reads the file at path, refusing one larger than
+// MaxFileBytes without reading past it; what names it in errors.
+func readBounded(path, what string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: read %s: %w", what, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("results: read %s: %w", what, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("results: %s %s is larger than %d MiB, more than lbbench writes", what, path, MaxFileBytes>>20)
+	}
+	return data, nil
 }
 
 // writeJSON encodes v (indented, ending in a newline, when indent is set)

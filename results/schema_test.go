@@ -184,7 +184,7 @@ func fullScenario() scenario.Scenario {
 		Name:        "full",
 		Description: "every field of the results format set",
 		Workers: scenario.Workers{
-			Count: 4, Concurrency: 2, Mode: worker.ModeSpin,
+			Count: 4, Concurrency: 2, Mode: worker.ModeSpin, AcceptWhen: scenario.AcceptAlways,
 			Slow:   []scenario.Slow{{Index: 1, Factor: 2.5}},
 			Target: &scenario.Target{Exec: "gunicorn -b 127.0.0.1:{port} app:app", Probe: "/healthz", Dir: "app"},
 		},
@@ -216,13 +216,13 @@ func fullScenario() scenario.Scenario {
 			Bursts: &workloads.Bursts{Size: 16, Count: 2, Gap: 10 * ms},
 		},
 		Variants: []scenario.Variant{
-			{Name: "reuseport", Topology: scenario.ReusePort},
+			{Name: "reuseport", Topology: scenario.ReusePort, Target: &scenario.Target{Exec: "uvicorn --fd {fd} app:asgi"}},
 			{Name: "pools", Topology: scenario.L7Pools, Build: "baseline",
 				Proxy: scenario.ProxySpec{Engine: scenario.Builtin, Policy: "least_conn", UpstreamKeepAlive: ptr(true),
 					PolicyArgs: map[string]string{"alpha": "0.5"}, CloseAfter: 100, MaxIdle: 8, Retries: 1,
 					Pools: []scenario.Pool{{Name: "read", Prefix: "/", Policy: "p2c", PolicyArgs: map[string]string{"d": "2"}, Workers: []int{0, 1}}}},
 				Clients: &workloads.Clients{Connections: 32, KeepAlive: ptr(false)}},
-			{Name: "shared", Topology: scenario.Shared, Accept: worker.AcceptEpollExclusive, MaxConns: 1},
+			{Name: "shared", Topology: scenario.Shared, Accept: worker.AcceptEpollExclusive, MaxConns: 1, AcceptWhen: scenario.AcceptIdle},
 			{Name: "nginx", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{Engine: scenario.Nginx, Policy: "least_conn", UpstreamKeepAlive: ptr(false)}},
 		},
 		Repeat:   1,
@@ -308,7 +308,8 @@ func fullResults(t *testing.T) *results.Results {
 	proxied.Engine = &results.EngineStats{Engine: "nginx", Nginx: &results.NginxStatus{
 		Active: 65, Accepts: 70, Handled: 70, Requests: 460, Reading: 1, Writing: 2, Waiting: 62}}
 	invalid := run("002-nginx-r1", "nginx")
-	invalid.Invalid = []string{"achieved rate 150.0/s is 25% below the intended 200.0/s"}
+	invalid.Invalid = []string{"failed: proxy (pid 4242) died (signal: killed)", "achieved rate 150.0/s is 25% below the intended 200.0/s"}
+	invalid.Failed = []results.Failure{{Process: "proxy (pid 4242)", Exit: "signal: killed", LogTail: []string{"nginx: started"}}}
 	invalid.Engine = &results.EngineStats{Engine: "haproxy", HAProxy: []results.HAProxyRow{
 		{Proxy: "workers", Name: "w0", Status: "UP", Sessions: 230, MaxSessions: 4, Selected: 230, Requests: 230,
 			Connects: 8, Reuses: 222, Responses2xx: 229, Responses5xx: 1, ConnErrors: 1, RespErrors: 1},

@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/lbbench/lbbench/internal/field"
 
@@ -23,6 +27,19 @@ const (
 	DefaultRepeat        = 3
 	DefaultMaxRateError  = 0.05
 	DefaultMaxSendLagP99 = 5 * time.Millisecond
+)
+
+// Upper bounds Validate enforces, each stated with its reason in the error.
+const (
+	// MaxRepeat bounds the runs per variant: past a few dozen the
+	// confidence intervals barely narrow, and each run is a full start-up.
+	MaxRepeat = 1000
+	// MaxVariants bounds the variants of one scenario.
+	MaxVariants = 256
+	// MaxScenarioTime bounds repeat × variants × (warm-up + duration), the
+	// measuring time of the whole scenario: a week, beyond which a typo
+	// is more likely than intent.
+	MaxScenarioTime = 7 * 24 * time.Hour
 )
 
 // Scenario is one comparison: a set of variants run against one workload,
@@ -108,8 +125,11 @@ func (s Scenario) WithDefaults() Scenario {
 // Validate reports the first problem in s as a *FieldError naming the field
 // by its dotted yaml path. Call it on the result of WithDefaults.
 func (s Scenario) Validate(cat Catalog) error {
-	if s.Name == "" {
-		return &FieldError{Field: "name", Msg: "is required"}
+	if err := field.Finite(s, ""); err != nil {
+		return err
+	}
+	if err := checkTitle(s.Name); err != nil {
+		return err
 	}
 	if err := s.Workers.Validate(); err != nil {
 		return field.Prefix("workers", err)
@@ -119,6 +139,9 @@ func (s Scenario) Validate(cat Catalog) error {
 	}
 	if len(s.Variants) == 0 {
 		return &FieldError{Field: "variants", Msg: "at least one variant is required"}
+	}
+	if len(s.Variants) > MaxVariants {
+		return &FieldError{Field: "variants", Msg: fmt.Sprintf("at most %d variants (every one runs repeat times; split the comparison), got %d", MaxVariants, len(s.Variants))}
 	}
 	seen := map[string]bool{}
 	for i, v := range s.Variants {
@@ -145,10 +168,13 @@ func (s Scenario) Validate(cat Catalog) error {
 		}
 		seen[v.Name] = true
 	}
-	if s.Repeat < 1 {
-		return &FieldError{Field: "repeat", Msg: fmt.Sprintf("must be >= 1, got %d", s.Repeat)}
+	if s.Repeat < 1 || s.Repeat > MaxRepeat {
+		return &FieldError{Field: "repeat", Msg: fmt.Sprintf("must be between 1 and %d (past a few dozen runs the confidence intervals barely narrow), got %d", MaxRepeat, s.Repeat)}
 	}
-	if s.Validity.MaxRateError < 0 || s.Validity.MaxRateError >= 1 {
+	if err := s.checkTotalTime(); err != nil {
+		return err
+	}
+	if !(s.Validity.MaxRateError >= 0) || s.Validity.MaxRateError >= 1 {
 		return &FieldError{Field: "validity.max_rate_error", Msg: fmt.Sprintf("must be in (0, 1), got %g", s.Validity.MaxRateError)}
 	}
 	if s.Validity.MaxSendLagP99 < 0 {
@@ -157,35 +183,128 @@ func (s Scenario) Validate(cat Catalog) error {
 	return s.validateClaims()
 }
 
+// MaxTitleLen bounds the scenario's name, shown in reports and titles.
+const MaxTitleLen = 200
+
+// checkTitle checks the scenario's name. It is never part of a file name
+// (reports escape it wherever they show it), so any printable text is
+// allowed; control characters, which would break the terminal table and
+// the text exports, are not.
+func checkTitle(name string) error {
+	if name == "" {
+		return &FieldError{Field: "name", Msg: "is required"}
+	}
+	if len(name) > MaxTitleLen {
+		return &FieldError{Field: "name", Msg: fmt.Sprintf("is longer than %d bytes", MaxTitleLen)}
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return &FieldError{Field: "name", Msg: fmt.Sprintf("%q holds a control character or invalid UTF-8", name)}
+		}
+	}
+	return nil
+}
+
+// checkTotalTime refuses a scenario whose measuring time, repeat ×
+// variants × (warm-up + duration), exceeds MaxScenarioTime, computed
+// without overflow.
+func (s Scenario) checkTotalTime() error {
+	var total float64
+	for _, v := range s.Variants {
+		w := s.WorkloadFor(v)
+		total += float64(s.Repeat) * (w.WarmupTime() + w.Duration).Seconds()
+	}
+	if total > MaxScenarioTime.Seconds() {
+		return &FieldError{Field: "repeat", Msg: fmt.Sprintf("repeat × variants × (warm-up + duration) is %.3g hours of measuring; the limit is %s (a week): lower repeat or duration, or split the scenario", total/3600, MaxScenarioTime)}
+	}
+	return nil
+}
+
 // FieldError is a problem in the input tied to a field (dotted yaml path
 // such as "workload.classes[1].weight") and, when loaded from a file, to
 // its line. Every layer that validates input returns this one type.
 type FieldError = field.Error
 
+// MaxFileBytes bounds a scenario or workload file. The largest scenario
+// lbbench ships is a few KiB; a megabyte leaves room for hundreds of
+// variants while keeping the YAML decoder's memory (tens of bytes per byte
+// of input) far from the machine's.
+const MaxFileBytes = 1 << 20
+
 // Load reads, decodes, defaults and validates the scenario file at
 // path. Errors name the file, the line and the field.
 func Load(path string, cat Catalog) (Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, "scenario")
 	if err != nil {
-		return Scenario{}, fmt.Errorf("scenario: read scenario: %w", err)
+		return Scenario{}, err
 	}
 	return Parse(path, data, cat)
 }
 
-// Parse decodes, defaults and validates a scenario; name is used in
-// error messages (usually the file's path). Unknown fields are errors.
-func Parse(name string, data []byte, cat Catalog) (Scenario, error) {
+// readBounded reads at most MaxFileBytes of the file at path.
+func readBounded(path, what string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: read %s: %w", what, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("scenario: read %s: %w", what, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &FieldError{File: path, Msg: fmt.Sprintf("file larger than %d bytes: a %s is a few KiB; split it or generate fewer variants", MaxFileBytes, what)}
+	}
+	return data, nil
+}
+
+// decodeNode parses data as exactly one YAML document and returns its
+// root node (nil for an empty file). A second document is refused: the
+// decoder would silently ignore it.
+func decodeNode(name string, data []byte) (*yaml.Node, error) {
+	if len(data) > MaxFileBytes {
+		return nil, &FieldError{File: name, Msg: fmt.Sprintf("larger than %d bytes", MaxFileBytes)}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return Scenario{}, yamlError(name, err)
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, yamlError(name, err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, yamlError(name, err)
+	default:
+		return nil, &FieldError{File: name, Line: next.Line, Msg: "a second YAML document (after ---): a file holds one; put each scenario in its own file"}
 	}
 	if len(root.Content) == 0 {
+		return nil, nil
+	}
+	return root.Content[0], nil
+}
+
+// Parse decodes, defaults and validates a scenario; name is used in
+// error messages (usually the file's path). Unknown keys, bare numbers for
+// durations, non-finite numbers, a second document and values beyond
+// lbbench's limits are errors naming the file, the line and the field.
+func Parse(name string, data []byte, cat Catalog) (Scenario, error) {
+	doc, err := decodeNode(name, data)
+	if err != nil {
+		return Scenario{}, err
+	}
+	if doc == nil {
 		return Scenario{}, &FieldError{File: name, Msg: "empty scenario"}
 	}
+	if err := checkNode(doc, reflect.TypeFor[Scenario](), ""); err != nil {
+		err.(*FieldError).File = name
+		return Scenario{}, err
+	}
 	var s Scenario
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&s); err != nil {
+	if err := doc.Decode(&s); err != nil {
 		return Scenario{}, yamlError(name, err)
 	}
 	s = s.WithDefaults()
@@ -193,7 +312,7 @@ func Parse(name string, data []byte, cat Catalog) (Scenario, error) {
 		var fe *FieldError
 		if errors.As(err, &fe) {
 			fe.File = name
-			fe.Line = lineOf(root.Content[0], fe.Field)
+			fe.Line = lineOf(doc, fe.Field)
 			return Scenario{}, fe
 		}
 		return Scenario{}, fmt.Errorf("%s: %w", name, err)
@@ -262,29 +381,56 @@ func mapEntry(n *yaml.Node, key string) (k, v *yaml.Node) {
 // LoadWorkload reads a workload spec (YAML or JSON, which is YAML) from
 // path, applies defaults and validates it.
 func LoadWorkload(path string) (workloads.Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, "workload")
 	if err != nil {
-		return workloads.Spec{}, fmt.Errorf("scenario: read workload: %w", err)
+		return workloads.Spec{}, err
 	}
+	return ParseWorkload(path, data)
+}
+
+// ParseWorkload decodes, defaults and validates a workload spec, YAML or
+// JSON; name is used in error messages.
+func ParseWorkload(name string, data []byte) (workloads.Spec, error) {
 	var spec workloads.Spec
+	var doc *yaml.Node
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
 		// JSON, as `lbbench run --generators` writes it: durations are
 		// integer nanoseconds there, which YAML would not take.
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&spec); err != nil {
-			return workloads.Spec{}, &FieldError{File: path, Msg: err.Error()}
+			return workloads.Spec{}, &FieldError{File: name, Msg: err.Error()}
+		}
+		if dec.More() {
+			return workloads.Spec{}, &FieldError{File: name, Msg: "data after the workload's JSON object"}
 		}
 	} else {
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(&spec); err != nil {
-			return workloads.Spec{}, yamlError(path, err)
+		var err error
+		if doc, err = decodeNode(name, data); err != nil {
+			return workloads.Spec{}, err
+		}
+		if doc == nil {
+			return workloads.Spec{}, &FieldError{File: name, Msg: "empty workload"}
+		}
+		if err := checkNode(doc, reflect.TypeFor[workloads.Spec](), ""); err != nil {
+			err.(*FieldError).File = name
+			return workloads.Spec{}, err
+		}
+		if err := doc.Decode(&spec); err != nil {
+			return workloads.Spec{}, yamlError(name, err)
 		}
 	}
 	spec = spec.WithDefaults()
 	if err := spec.Validate(); err != nil {
-		return workloads.Spec{}, &FieldError{File: path, Msg: err.Error()}
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			fe.File = name
+			if doc != nil {
+				fe.Line = lineOf(doc, fe.Field)
+			}
+			return workloads.Spec{}, fe
+		}
+		return workloads.Spec{}, &FieldError{File: name, Msg: err.Error()}
 	}
 	return spec, nil
 }

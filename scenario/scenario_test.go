@@ -97,20 +97,3 @@ func TestOrderBalanced(t *testing.T) {
 		}
 	}
 }
-
-func FuzzParse(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*.yaml")
-	for _, p := range files {
-		if data, err := os.ReadFile(p); err == nil {
-			f.Add(data)
-		}
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := scenario.Parse("fuzz.yaml", data, topologies.Catalog())
-		if err == nil {
-			if verr := s.Validate(topologies.Catalog()); verr != nil {
-				t.Fatalf("Parse accepted a scenario that fails Validate: %v", verr)
-			}
-		}
-	})
-}

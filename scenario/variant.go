@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lbbench/lbbench/internal/field"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -49,6 +50,10 @@ type Catalog struct {
 	EnginePolicies map[string][]string
 	// Accept are the built-in worker's accept strategies.
 	Accept []string
+	// PolicyArgs, when set, checks a built-in policy's argument values
+	// (a number in range, a duration), so a bad value is refused when the
+	// scenario is read rather than when the proxy starts.
+	PolicyArgs func(policy string, args map[string]string) error
 }
 
 // Defaults used by WithDefaults.
@@ -80,6 +85,13 @@ type Variant struct {
 	// accepting while that many of its connections are open; zero means
 	// no limit.
 	MaxConns int `yaml:"max_conns,omitempty" json:"max_conns,omitempty"`
+	// AcceptWhen overrides Workers.AcceptWhen ("always" or "idle") for
+	// this variant, in any topology; empty keeps the workers' setting.
+	AcceptWhen string `yaml:"accept_when,omitempty" json:"accept_when,omitempty"`
+	// Target, when set, runs this foreign server in place of the workers'
+	// (workers.target, or the built-in worker), so that one scenario can
+	// compare several servers; nil keeps the workers' setting.
+	Target *Target `yaml:"target,omitempty" json:"target,omitempty"`
 	// Build names another build of lbbench whose binary runs this
 	// variant's lbbench processes (set by "lbbench run --baseline", never
 	// by a scenario file); empty means the running binary. The harness
@@ -135,14 +147,25 @@ func (v Variant) WithDefaults() Variant {
 // cat.EnginePolicies for Nginx and HAProxy.
 func (v Variant) Validate(cat Catalog) error {
 	policies := cat.Policies
-	if v.Name == "" {
-		return fieldErr("name", "is required")
+	if err := field.Name("name", v.Name); err != nil {
+		return err
 	}
-	if err := v.validateBalancer(policies); err != nil {
+	if err := v.validateBalancer(policies, cat.PolicyArgs); err != nil {
 		return err
 	}
 	if err := v.validateWorkerOptions(cat.Accept); err != nil {
 		return err
+	}
+	if err := validateAcceptWhen("accept_when", v.AcceptWhen); err != nil {
+		return err
+	}
+	if v.Target != nil {
+		if err := (Workers{Count: 1, Target: v.Target}).validateTarget(); err != nil {
+			return err
+		}
+		if v.AcceptWhen == AcceptIdle {
+			return fieldErr("accept_when", "idle needs the built-in worker; a target accepts its own way")
+		}
 	}
 	switch v.Topology {
 	case "":
@@ -210,7 +233,7 @@ func (v Variant) balancerDefaults() Variant {
 // validateBalancer checks the proxy options that only the balancer
 // topologies use: elsewhere they must be unset; there, they must make
 // sense. policies are the built-in proxy's policy names.
-func (v Variant) validateBalancer(policies []string) error {
+func (v Variant) validateBalancer(policies []string, check func(string, map[string]string) error) error {
 	p := v.Proxy
 	if !balancerTopology(v.Topology) {
 		for _, f := range []struct {
@@ -229,7 +252,7 @@ func (v Variant) validateBalancer(policies []string) error {
 	if p.Engine != Builtin {
 		return fieldErr("proxy.engine", "topology %s runs the built-in proxy only, got %q (for nginx or haproxy use topology %s)", v.Topology, p.Engine, Proxy)
 	}
-	if err := checkPolicy("proxy", p.Policy, p.PolicyArgs, policies); err != nil {
+	if err := checkPolicy("proxy", p.Policy, p.PolicyArgs, policies, check); err != nil {
 		return err
 	}
 	if p.Policy == "hash" && v.Topology == L4 {
@@ -242,12 +265,12 @@ func (v Variant) validateBalancer(policies []string) error {
 		return fieldErr("proxy.close_after", "needs a layer-7 topology (%s or %s): layer 4 does not see requests", L7, L7Pools)
 	case p.CloseAfter > 0 && !p.KeepAliveOn():
 		return fieldErr("proxy.close_after", "needs upstream_keepalive on (with it off every connection carries one request)")
-	case p.MaxIdle < 0:
-		return fieldErr("proxy.max_idle", "must be >= 0, got %d", p.MaxIdle)
+	case p.MaxIdle < 0 || p.MaxIdle > workloads.MaxConnections:
+		return fieldErr("proxy.max_idle", "must be between 0 and %d (idle connections per worker; the client opens at most that many), got %d", workloads.MaxConnections, p.MaxIdle)
 	case p.MaxIdle > 0 && v.Topology == L4:
 		return fieldErr("proxy.max_idle", "needs a layer-7 topology (%s or %s): layer 4 keeps no idle connections", L7, L7Pools)
-	case p.Retries < 0:
-		return fieldErr("proxy.retries", "must be >= 0, got %d", p.Retries)
+	case p.Retries < 0 || p.Retries >= MaxWorkers:
+		return fieldErr("proxy.retries", "must be between 0 and %d (other workers to try; there are at most %d workers), got %d", MaxWorkers-1, MaxWorkers, p.Retries)
 	}
 	if v.Topology != L7Pools {
 		if len(p.Pools) > 0 {
@@ -255,18 +278,24 @@ func (v Variant) validateBalancer(policies []string) error {
 		}
 		return nil
 	}
-	return validatePools(p.Pools, policies)
+	return validatePools(p.Pools, policies, check)
 }
 
-// checkPolicy checks a policy name and its argument names (their values are
-// checked by the proxy when it starts).
-func checkPolicy(field, policy string, args map[string]string, policies []string) error {
+// checkPolicy checks a policy name and its argument names, and their values
+// with check when it is set (otherwise the proxy checks them when it
+// starts).
+func checkPolicy(field, policy string, args map[string]string, policies []string, check func(string, map[string]string) error) error {
 	if !slices.Contains(policies, policy) {
 		return fieldErr(field+".policy", "unknown policy %q (known: %v)", policy, policies)
 	}
 	for _, k := range slices.Sorted(maps.Keys(args)) {
 		if !validName(k, false) {
 			return fieldErr(field+".policy_args", "argument name %q must be made of a-z, 0-9 and _", k)
+		}
+	}
+	if check != nil {
+		if err := check(policy, args); err != nil {
+			return fieldErr(field+".policy_args", "%v", err)
 		}
 	}
 	return nil
@@ -312,7 +341,7 @@ type Pool struct {
 
 // validatePools checks the pools of an l7-pools variant. Worker indexes are
 // checked against workers.count when the variant is rendered.
-func validatePools(pools []Pool, policies []string) error {
+func validatePools(pools []Pool, policies []string, check func(string, map[string]string) error) error {
 	if len(pools) == 0 {
 		return fieldErr("proxy.pools", "topology %s needs at least one pool (for example {name: read, prefix: /, workers: [0, 1, 2]})", L7Pools)
 	}
@@ -333,7 +362,7 @@ func validatePools(pools []Pool, policies []string) error {
 			return fieldErr(f+".prefix", "duplicate prefix %q", pl.Prefix)
 		}
 		prefixes[pl.Prefix] = true
-		if err := checkPolicy(f, pl.Policy, pl.PolicyArgs, policies); err != nil {
+		if err := checkPolicy(f, pl.Policy, pl.PolicyArgs, policies, check); err != nil {
 			return err
 		}
 		if len(pl.Workers) == 0 {

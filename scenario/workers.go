@@ -18,6 +18,11 @@ type Workers struct {
 	Mode string `yaml:"mode" json:"mode"`
 	// Slow makes some workers slower than the rest.
 	Slow []Slow `yaml:"slow,omitempty" json:"slow,omitempty"`
+	// AcceptWhen is "always" (the default: a worker accepts whenever a
+	// connection is queued, busy or not) or "idle" (an event-loop worker:
+	// it accepts only while it has a free slot; see
+	// worker.Config.AcceptWhen). A variant's accept_when overrides it.
+	AcceptWhen string `yaml:"accept_when,omitempty" json:"accept_when,omitempty"`
 	// Target, when set, runs a foreign server in place of the built-in
 	// worker; nil means the built-in worker.
 	Target *Target `yaml:"target,omitempty" json:"target,omitempty"`
@@ -45,16 +50,33 @@ func (w Workers) WithDefaults() Workers {
 	return w
 }
 
+// Bounds on the workers, stated with their reasons in the errors.
+const (
+	// MaxWorkers bounds workers.count.
+	MaxWorkers = 1024
+	// MaxConcurrency bounds workers.concurrency.
+	MaxConcurrency = 100000
+)
+
 // Validate reports the first problem in w.
 func (w Workers) Validate() error {
 	if w.Count < 1 {
 		return fieldErr("count", "at least 1 worker is required, got %d", w.Count)
 	}
+	if w.Count > MaxWorkers {
+		return fieldErr("count", "at most %d workers (each is a process with its own port, taken from a block of consecutive ports in 10000-32767, and this is far past the CPUs of any one machine), got %d", MaxWorkers, w.Count)
+	}
 	if err := w.validateTarget(); err != nil {
 		return err
 	}
-	if w.Concurrency < 1 {
-		return fieldErr("concurrency", "must be >= 1, got %d", w.Concurrency)
+	if w.Concurrency < 1 || w.Concurrency > MaxConcurrency {
+		return fieldErr("concurrency", "must be between 1 and %d (tasks in service at once per worker), got %d", MaxConcurrency, w.Concurrency)
+	}
+	if err := validateAcceptWhen("accept_when", w.AcceptWhen); err != nil {
+		return err
+	}
+	if w.Target != nil && w.AcceptWhen == AcceptIdle {
+		return fieldErr("accept_when", "idle needs the built-in worker; a target accepts its own way")
 	}
 	if w.Mode != "sleep" && w.Mode != "spin" {
 		return fieldErr("mode", "unknown mode %q (known: sleep, spin)", w.Mode)
@@ -63,7 +85,7 @@ func (w Workers) Validate() error {
 		if s.Index < 0 || s.Index >= w.Count {
 			return fieldErr(fmt.Sprintf("slow[%d].index", i), "must name one of the %d workers (0 to %d), got %d", w.Count, w.Count-1, s.Index)
 		}
-		if s.Factor <= 0 || s.Factor > 100 {
+		if !(s.Factor > 0) || s.Factor > 100 {
 			return fieldErr(fmt.Sprintf("slow[%d].factor", i), "must be in (0, 100], got %g", s.Factor)
 		}
 	}
@@ -112,6 +134,21 @@ func (w Workers) validateTarget() error {
 	}
 	if len(w.Slow) > 0 {
 		return fieldErr("slow", "needs the built-in worker; a target serves at its own speed")
+	}
+	return nil
+}
+
+// Values of accept_when (Workers.AcceptWhen, Variant.AcceptWhen).
+const (
+	AcceptAlways = "always"
+	AcceptIdle   = "idle"
+)
+
+// validateAcceptWhen checks an accept_when value at path; empty is the
+// default.
+func validateAcceptWhen(path, v string) error {
+	if v != "" && v != AcceptAlways && v != AcceptIdle {
+		return fieldErr(path, "unknown value %q (known: %s, %s)", v, AcceptAlways, AcceptIdle)
 	}
 	return nil
 }

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Installs what lbbench's tests and engines need beyond Go and Docker, from
 # Debian's packages: nginx and HAProxy (proxy engines), Chromium (HTML report
-# tests), wrk (generator comparison). Idempotent: installs only what is
-# missing, and never starts a system service.
+# tests), wrk (generator comparison), HdrHistogram's Java library and a
+# headless JRE (the .hgrm/.hlog test runs its HistogramLogProcessor),
+# libxml2-utils (xmllint, the JUnit schema test), gunicorn and uvicorn
+# (Python worker scenarios). Idempotent: installs only what is missing, and
+# never starts a system service.
 #
 # The paths it looks at can be moved, for tests only, through the environment:
 #   LBBENCH_SBIN       where nginx and HAProxy live when not on PATH (/usr/sbin)
+#   LBBENCH_JAVA_LIBS  where Debian puts Java libraries (/usr/share/java)
 #   LBBENCH_POLICY_RC  the invoke-rc.d policy file (/usr/sbin/policy-rc.d)
 #   LBBENCH_APT_LISTS  apt's package lists (/var/lib/apt/lists)
 set -euo pipefail
@@ -13,12 +17,18 @@ set -euo pipefail
 sbin=${LBBENCH_SBIN:-/usr/sbin}
 policy=${LBBENCH_POLICY_RC:-/usr/sbin/policy-rc.d}
 apt_lists=${LBBENCH_APT_LISTS:-/var/lib/apt/lists}
+java_libs=${LBBENCH_JAVA_LIBS:-/usr/share/java}
 
 need=()
 command -v nginx    >/dev/null 2>&1 || [ -x "$sbin/nginx" ]   || need+=(nginx)
 command -v haproxy  >/dev/null 2>&1 || [ -x "$sbin/haproxy" ] || need+=(haproxy)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v wrk      >/dev/null 2>&1 || need+=(wrk)
+[ -f "$java_libs/hdrhistogram.jar" ] || need+=(libhdrhistogram-java)
+command -v java     >/dev/null 2>&1 || need+=(default-jre-headless)
+command -v xmllint  >/dev/null 2>&1 || need+=(libxml2-utils)
+command -v gunicorn >/dev/null 2>&1 || need+=(gunicorn)
+command -v uvicorn  >/dev/null 2>&1 || need+=(uvicorn)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
@@ -52,10 +62,11 @@ if [ ! -e "$policy" ]; then
   $sudo chmod +x "$policy"
 fi
 
-export DEBIAN_FRONTEND=noninteractive
+# sudo may drop the environment: the frontend is set on apt-get's command line.
+apt=($sudo env DEBIAN_FRONTEND=noninteractive apt-get)
 # Refresh the package lists when they are missing or older than a day.
 if [ -z "$(find "$apt_lists" -maxdepth 1 -name '*Packages*' -mtime -1 2>/dev/null | head -1)" ]; then
-  $sudo apt-get update -qq
+  "${apt[@]}" update -qq
 fi
-$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+"${apt[@]}" install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 echo "setup: done"

@@ -15,6 +15,10 @@ func Catalog() scenario.Catalog {
 		Policies:       balance.Policies(),
 		EnginePolicies: map[string][]string{},
 		Accept:         worker.AcceptStrategies(),
+		PolicyArgs: func(policy string, args map[string]string) error {
+			_, err := balance.NewPolicy(policy, args)
+			return err
+		},
 	}
 	for _, e := range engines.Names() {
 		cat.EnginePolicies[e] = engines.Policies(e)

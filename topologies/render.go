@@ -22,6 +22,22 @@ func Render(v scenario.Variant, w scenario.Workers, a Allocator) (Plan, error) {
 	if !ok {
 		return Plan{}, fmt.Errorf("topologies: unknown topology %q (known: %v)", v.Topology, Names())
 	}
+	if v.AcceptWhen != "" {
+		w.AcceptWhen = v.AcceptWhen
+	}
+	if v.Target != nil {
+		w.Target = v.Target
+		if w.AcceptWhen == scenario.AcceptIdle && v.AcceptWhen == "" {
+			// The workers' setting is for the built-in worker.
+			w.AcceptWhen = ""
+		}
+		if len(w.Slow) > 0 {
+			return Plan{}, fmt.Errorf("topologies: %s: workers.slow needs the built-in worker, not the variant's target", v.Name)
+		}
+	}
+	if w.Target != nil && w.AcceptWhen == scenario.AcceptIdle {
+		return Plan{}, fmt.Errorf("topologies: %s: accept_when idle needs the built-in worker, not workers.target", v.Name)
+	}
 	p, err := r(v, w, &alloc{a: a, variant: v.Name})
 	if err != nil {
 		return Plan{}, err
@@ -97,7 +113,7 @@ func serve(w scenario.Workers, listen prefork.ListenMode, host string, port int,
 			Listen:  listen,
 			Host:    host,
 			Port:    port,
-			Worker:  worker.Config{Concurrency: w.Concurrency, Mode: w.Mode},
+			Worker:  worker.Config{Concurrency: w.Concurrency, Mode: w.Mode, AcceptWhen: w.AcceptWhen},
 			Exec:    targetExec(w),
 		},
 		Admin: admin,

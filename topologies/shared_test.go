@@ -99,6 +99,7 @@ func TestValidateWorkerOptionsAndTarget(t *testing.T) {
 		{"max conns on proxy", scenario.Variant{Name: "x", Topology: scenario.Proxy, MaxConns: 1}, "max_conns"},
 		{"negative max conns", scenario.Variant{Name: "x", Topology: scenario.Shared, MaxConns: -1}, "max_conns"},
 		{"unknown unix policy", scenario.Variant{Name: "x", Topology: scenario.Unix, Proxy: scenario.ProxySpec{Policy: "leastconn"}}, "proxy.policy"},
+		{"unknown accept_when", scenario.Variant{Name: "x", Topology: scenario.Unix, AcceptWhen: "busy"}, "accept_when"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.v.WithDefaults().Validate(Catalog())
@@ -129,5 +130,57 @@ func TestValidateWorkerOptionsAndTarget(t *testing.T) {
 				t.Fatalf("Validate() = %v, want an error on %s", err, tc.field)
 			}
 		})
+	}
+}
+
+// TestRenderAcceptWhen: workers.accept_when and a variant's override reach
+// the serve command line in every topology with built-in workers, and an
+// exec target refuses idle.
+func TestRenderAcceptWhen(t *testing.T) {
+	for _, topo := range []string{scenario.Shared, scenario.ReusePort, scenario.Proxy, scenario.Unix} {
+		for _, tc := range []struct{ workers, variant, want string }{
+			{"", "", ""},
+			{"idle", "", "idle"},
+			{"idle", "always", "always"},
+			{"", "idle", "idle"},
+		} {
+			w := scenario.Workers{Count: 2, AcceptWhen: tc.workers}.WithDefaults()
+			v := scenario.Variant{Name: "v", Topology: topo, AcceptWhen: tc.variant}.WithDefaults()
+			p, err := Render(v, w, &seqAlloc{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := p.Processes[0].Args()
+			got := ""
+			for i, a := range args {
+				if a == "--accept-when" && i+1 < len(args) {
+					got = args[i+1]
+				}
+			}
+			if got != tc.want {
+				t.Errorf("%s, workers %q, variant %q: serve args %v, want --accept-when %q", topo, tc.workers, tc.variant, args, tc.want)
+			}
+		}
+	}
+	w := scenario.Workers{Count: 2, Target: &scenario.Target{Exec: "x {port}"}}.WithDefaults()
+	if _, err := Render(scenario.Variant{Name: "s", Topology: scenario.Shared, AcceptWhen: "idle"}, w, &seqAlloc{}); err == nil || !strings.Contains(err.Error(), "accept_when idle needs the built-in worker") {
+		t.Errorf("accept_when idle with an exec target: %v", err)
+	}
+	// A variant's target replaces the built-in worker; the workers' idle
+	// setting stays with the built-in worker.
+	tw := scenario.Workers{Count: 2, AcceptWhen: "idle"}.WithDefaults()
+	p, err := Render(scenario.Variant{Name: "g", Topology: scenario.Shared, Target: &scenario.Target{Exec: "gunicorn -w {workers} --bind fd://{fd} busyapp:app", Probe: "/healthz"}}, tw, &seqAlloc{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := p.Processes[0].Args(); arg(t, args, "--exec") != "gunicorn -w {workers} --bind fd://{fd} busyapp:app" || strings.Contains(strings.Join(args, " "), "--accept-when") {
+		t.Errorf("variant target: serve args %v", args)
+	}
+	if err := (scenario.Variant{Name: "g", Topology: scenario.Shared, AcceptWhen: "idle", Target: &scenario.Target{Exec: "x"}}).WithDefaults().Validate(Catalog()); err == nil || !strings.Contains(err.Error(), "accept_when") {
+		t.Errorf("variant target with accept_when idle: %v", err)
+	}
+	var fe *field.Error
+	if err := (scenario.Workers{Count: 2, AcceptWhen: "sometimes"}).WithDefaults().Validate(); !errors.As(err, &fe) || fe.Field != "accept_when" {
+		t.Errorf("workers accept_when sometimes: %v, want an error on accept_when", err)
 	}
 }

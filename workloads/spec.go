@@ -66,6 +66,39 @@ const (
 	MinDuration = 100 * time.Millisecond
 )
 
+// Upper bounds Validate enforces. Each is far beyond what a real
+// benchmark on one machine uses, and low enough that a typo (an extra
+// zero, 1e12 for 1e2) is refused at parse time instead of running for
+// ever or exhausting memory.
+const (
+	// MaxRate bounds any arrival rate: one generator process sends at
+	// most about 10^5 requests/s on loopback, so 10^6/s is already ten
+	// times what can be honoured (use --generators beyond).
+	MaxRate = 1e6
+	// MaxArrivals bounds the arrivals of one run (mean rate × (warm-up +
+	// duration)): 10^8 is over 15 minutes at the highest rate a generator
+	// reaches, and keeps the per-run histograms and counters bounded.
+	MaxArrivals = 1e8
+	// MaxRunTime bounds warm-up + duration of one run: a day.
+	MaxRunTime = 24 * time.Hour
+	// MaxClasses bounds the request classes: each has its own histograms
+	// in every run.
+	MaxClasses = 256
+	// MaxConnections bounds the client connections of a generator: each
+	// is a socket, and one loopback address pair has about 28,000
+	// ephemeral ports.
+	MaxConnections = 20000
+	// MaxNamedClients bounds clients.named: each has its own histograms.
+	MaxNamedClients = 256
+	// MaxSteps bounds arrival.steps, each at least MinDuration long.
+	MaxSteps = 10000
+	// MaxBurst bounds a burst's size (requests sent at one instant).
+	MaxBurst = 1000000
+	// MaxWeight bounds a class weight or client share: weights are
+	// relative, and beyond 10^9 their ratios lose meaning in float64 sums.
+	MaxWeight = 1e9
+)
+
 // Spec is one workload: how requests arrive, what they ask for and how the
 // client connects. The zero value is not valid: an arrival rate and at
 // least one class are required (WithDefaults adds no class).
@@ -344,6 +377,9 @@ func (a Arrival) stepsDuration() time.Duration {
 // Validate reports the first problem in s, naming the field. Call it on the
 // result of WithDefaults.
 func (s Spec) Validate() error {
+	if err := field.Finite(s, ""); err != nil {
+		return err
+	}
 	if err := s.validateDeterministic(); err != nil {
 		return err
 	}
@@ -354,6 +390,15 @@ func (s Spec) Validate() error {
 	}
 	if s.Duration < MinDuration && !s.Deterministic() {
 		return fieldErr("duration", "must be at least %s, got %s (write a unit, for example 20s)", MinDuration, s.Duration)
+	}
+	if total := s.WarmupTime() + s.Duration; total > MaxRunTime || total < s.Duration {
+		return fieldErr("duration", "warm-up + duration must be at most %s (one run; use repeat for more), got %s + %s", MaxRunTime, s.WarmupTime(), s.Duration)
+	}
+	if n := s.Arrival.MeanRate(s.Duration) * (s.WarmupTime() + s.Duration).Seconds(); n > MaxArrivals {
+		return fieldErr("arrival", "asks for %.3g arrivals in one run (mean rate × (warm-up + duration)); the limit is %.0e, over 15 minutes at the highest rate one generator sends: shorten the run or lower the rate", n, float64(MaxArrivals))
+	}
+	if len(s.Classes) > MaxClasses {
+		return fieldErr("classes", "at most %d classes (each has its own histograms in every run), got %d", MaxClasses, len(s.Classes))
 	}
 	if s.Timeout < 0 {
 		return fieldErr("timeout", "must be > 0, got %s", s.Timeout)
@@ -367,8 +412,8 @@ func (s Spec) Validate() error {
 	seen := map[string]bool{}
 	for i, c := range s.Classes {
 		f := fmt.Sprintf("classes[%d]", i)
-		if c.Name == "" {
-			return fieldErr(f+".name", "is required")
+		if err := field.Name(f+".name", c.Name); err != nil {
+			return err
 		}
 		if seen[c.Name] {
 			return fieldErr(f+".name", "duplicate class name %q", c.Name)
@@ -388,8 +433,8 @@ func (s Spec) Validate() error {
 		if c.BodyBytes < 0 || c.BodyBytes > 64<<20 {
 			return fieldErr(f+".body_bytes", "must be between 0 and 64 MiB, got %d", c.BodyBytes)
 		}
-		if c.Weight <= 0 {
-			return fieldErr(f+".weight", "must be > 0, got %g", c.Weight)
+		if c.Weight <= 0 || c.Weight > MaxWeight {
+			return fieldErr(f+".weight", "must be > 0 and at most %g (weights are relative), got %g", MaxWeight, c.Weight)
 		}
 		if err := c.Service.validate(f + ".service"); err != nil {
 			return err
@@ -401,30 +446,30 @@ func (s Spec) Validate() error {
 func (a Arrival) validate(d time.Duration) error {
 	switch a.Kind {
 	case Constant, Poisson:
-		if a.RatePerSec <= 0 {
-			return fieldErr("arrival.rate", "must be > 0 requests per second, got %g", a.RatePerSec)
+		if !(a.RatePerSec > 0) || a.RatePerSec > MaxRate {
+			return fieldErr("arrival.rate", "must be > 0 and at most %.0e requests per second (one generator sends about 10^5/s; use --generators to split more), got %g", MaxRate, a.RatePerSec)
 		}
 	case Burst:
-		if a.Size < 1 {
-			return fieldErr("arrival.size", "must be >= 1 request per burst, got %d", a.Size)
+		if a.Size < 1 || a.Size > MaxBurst {
+			return fieldErr("arrival.size", "must be between 1 and %d requests per burst, got %d", MaxBurst, a.Size)
 		}
 		if a.Every <= 0 {
 			return fieldErr("arrival.every", "must be > 0 (time between bursts, for example 100ms), got %s", a.Every)
 		}
 	case Ramp:
-		if a.From <= 0 || a.To <= 0 {
-			return fieldErr("arrival.from", "ramp rates from and to must both be > 0, got %g and %g", a.From, a.To)
+		if !(a.From > 0) || !(a.To > 0) || a.From > MaxRate || a.To > MaxRate {
+			return fieldErr("arrival.from", "ramp rates from and to must both be > 0 and at most %.0e requests per second, got %g and %g", MaxRate, a.From, a.To)
 		}
 	case Steps:
-		if len(a.Steps) == 0 {
-			return fieldErr("arrival.steps", "at least one step is required")
+		if len(a.Steps) == 0 || len(a.Steps) > MaxSteps {
+			return fieldErr("arrival.steps", "between 1 and %d steps are required, got %d", MaxSteps, len(a.Steps))
 		}
 		for i, s := range a.Steps {
-			if s.RatePerSec <= 0 {
-				return fieldErr(fmt.Sprintf("arrival.steps[%d].rate", i), "must be > 0, got %g", s.RatePerSec)
+			if !(s.RatePerSec > 0) || s.RatePerSec > MaxRate {
+				return fieldErr(fmt.Sprintf("arrival.steps[%d].rate", i), "must be > 0 and at most %.0e requests per second, got %g", MaxRate, s.RatePerSec)
 			}
-			if s.Duration < MinDuration {
-				return fieldErr(fmt.Sprintf("arrival.steps[%d].duration", i), "must be at least %s, got %s", MinDuration, s.Duration)
+			if s.Duration < MinDuration || s.Duration > MaxRunTime {
+				return fieldErr(fmt.Sprintf("arrival.steps[%d].duration", i), "must be between %s and %s, got %s", MinDuration, MaxRunTime, s.Duration)
 			}
 		}
 		if total := a.stepsDuration(); d != total {
@@ -437,8 +482,11 @@ func (a Arrival) validate(d time.Duration) error {
 }
 
 func (c Clients) validate() error {
-	if c.Connections < 0 {
-		return fieldErr("clients.connections", "must be > 0, got %d", c.Connections)
+	if c.Connections < 0 || c.Connections > MaxConnections {
+		return fieldErr("clients.connections", "must be between 1 and %d (each is a socket; one loopback address pair has about 28,000 ephemeral ports), got %d", MaxConnections, c.Connections)
+	}
+	if len(c.Named) > MaxNamedClients {
+		return fieldErr("clients.named", "at most %d named clients (each has its own histograms), got %d", MaxNamedClients, len(c.Named))
 	}
 	if c.MaxInFlight < 0 || c.MaxInFlight > MaxInFlight {
 		return fieldErr("clients.max_in_flight", "must be between 1 and %d (the generator's schedule window), or 0 to derive it from the workload; got %d", MaxInFlight, c.MaxInFlight)
@@ -449,18 +497,18 @@ func (c Clients) validate() error {
 	seen := map[string]bool{}
 	for i, n := range c.Named {
 		f := fmt.Sprintf("clients.named[%d]", i)
-		if n.Name == "" {
-			return fieldErr(f+".name", "is required")
+		if err := field.Name(f+".name", n.Name); err != nil {
+			return err
 		}
 		if seen[n.Name] {
 			return fieldErr(f+".name", "duplicate client name %q", n.Name)
 		}
 		seen[n.Name] = true
-		if n.Share <= 0 {
-			return fieldErr(f+".share", "must be > 0, got %g", n.Share)
+		if n.Share <= 0 || n.Share > MaxWeight {
+			return fieldErr(f+".share", "must be > 0 and at most %g (shares are relative), got %g", MaxWeight, n.Share)
 		}
-		if n.Connections < 1 {
-			return fieldErr(f+".connections", "must be >= 1, got %d", n.Connections)
+		if n.Connections < 1 || n.Connections > MaxConnections {
+			return fieldErr(f+".connections", "must be between 1 and %d (each is a socket; one loopback address pair has about 28,000 ephemeral ports), got %d", MaxConnections, n.Connections)
 		}
 	}
 	return nil

@@ -40,8 +40,8 @@ type Targeter struct {
 // "http://127.0.0.1:8080"). s must have been through WithDefaults and
 // Validate.
 func NewTargeter(s Spec, baseURL string) (*Targeter, error) {
-	if !strings.HasPrefix(baseURL, "http://") {
-		return nil, fmt.Errorf("workloads: base URL %q must start with http://", baseURL)
+	if !strings.HasPrefix(baseURL, "http://") && !strings.HasPrefix(baseURL, "https://") {
+		return nil, fmt.Errorf("workloads: base URL %q must start with http:// or https://", baseURL)
 	}
 	t := &Targeter{
 		base:    strings.TrimSuffix(baseURL, "/"),

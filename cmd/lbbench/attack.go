@@ -1,15 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/reports"
@@ -19,54 +25,158 @@ import (
 
 type attackOptions struct {
 	target   string
+	targets  string
 	spec     string
 	scenario string
 	out      string
+	format   string
 	raw      string
-	rate     float64
+	rate     rateFlag
 	duration time.Duration
 	warmup   time.Duration
+	insecure bool
 	quiet    bool
 	live     bool
 	inFlight int
+	stdin    io.Reader
+	// stdinHasData says whether standard input is a pipe or a file (not a
+	// terminal or /dev/null): targets may be waiting there.
+	stdinHasData bool
 }
+
+// The --format values of attack.
+const (
+	formatLbbench    = "lbbench"
+	formatVegeta     = "vegeta"
+	formatVegetaJSON = "vegeta-json"
+	formatVegetaCSV  = "vegeta-csv"
+)
+
+// literalRate is the rate of an attack on literal targets when neither
+// --rate nor a scenario gives one: vegeta's default, 50/1s.
+const literalRate = 50
 
 func newAttackCmd() *cobra.Command {
 	var o attackOptions
 	cmd := &cobra.Command{
-		Use:   "attack --target URL [SCENARIO | --spec FILE]",
+		Use:   "attack [--target URL | --targets FILE | < targets] [SCENARIO | --spec FILE]",
 		Short: "Offer a workload open-loop to one URL and write the histograms",
-		Long: `Attack is the load generator on its own: it offers a workload to --target,
-open loop, measuring latency from each request's intended send time, and
-writes what it recorded (HDR histograms, counts, intervals) as JSON to --out.
-"lbbench run --generators K" starts K of these and merges their histograms.
+		Long: `Attack is the load generator on its own: it offers a workload open loop,
+measuring latency from each request's intended send time, and writes what
+it recorded (HDR histograms, counts, intervals) as JSON to --out, or, with
+--format vegeta, vegeta's results that "vegeta report" and "vegeta plot"
+read. "lbbench run --generators K" starts K of these and merges their
+histograms.
 
-The workload comes from a scenario (a file or a built-in name; its workload
-section) or from --spec, a workload spec in YAML or JSON.`,
+What is sent:
+  --target http://host:port          the workload's request classes, their
+                                     paths appended to this base URL
+  --target http://host:port/p?q=1    this URL as given (a path other than /
+                                     or a query makes it a literal target)
+  --targets FILE, or targets on      vegeta's http format: "METHOD URL",
+  standard input                     header lines, "@body-file", a blank
+                                     line between targets; sent round robin
+Literal targets must share one scheme, host and port. --target and targets
+on standard input together are refused (say which you mean). Literal
+targets are sent at a constant rate (vegeta's pacing), 50/1s, with no
+warm-up, unless --rate, --warmup or a named scenario or spec say otherwise.
+
+The workload (rate, duration, connections, timeout) comes from a scenario
+(a file or a built-in name; its workload section, default "default") or
+from --spec, a workload spec in YAML or JSON. --duration 0 runs until
+interrupted; Ctrl-C then writes what was recorded and exits 0.
+
+Exit status: 0, or 1 when every measured request failed, 2 for bad input,
+130 when interrupted during a timed run (what was recorded is written).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.scenario = args[0]
 			}
+			o.stdin = cmd.InOrStdin()
+			o.stdinHasData = stdinHasData(o.stdin)
 			return runAttack(cmd.Context(), o, cmd.Flags().Changed, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.target, harness.FlagTarget, "", "base URL to attack, for example http://127.0.0.1:8080 (required)")
-	f.StringVar(&o.spec, harness.FlagSpec, "", "workload spec file (YAML or JSON) instead of a scenario")
-	f.StringVarP(&o.out, harness.FlagOut, "o", "", "write the measurement JSON here (default: standard output)")
-	f.StringVar(&o.raw, "raw", "", "also write one CSV line per measured request to this file")
-	f.Float64Var(&o.rate, "rate", 0, "intended rate per second (overrides the workload's constant or poisson rate)")
-	f.DurationVar(&o.duration, "duration", 0, "measured duration (overrides the workload)")
+	f.StringVar(&o.target, harness.FlagTarget, "", "`URL` to attack: a base URL (http://127.0.0.1:8080) for the workload's classes, or a URL with a path or query sent as given")
+	f.StringVar(&o.targets, "targets", "", "read targets in vegeta's http format from `FILE` (\"-\": standard input)")
+	f.StringVar(&o.spec, harness.FlagSpec, "", "workload spec `FILE` (YAML or JSON) instead of a scenario")
+	f.StringVarP(&o.out, harness.FlagOut, "o", "", "write the results to `FILE` (default: standard output)")
+	f.StringVar(&o.format, "format", formatLbbench, "results format: lbbench (measurement JSON), vegeta (vegeta's gob, what \"vegeta attack\" writes), vegeta-json or vegeta-csv (vegeta's JSON lines or CSV)")
+	f.StringVar(&o.raw, "raw", "", "also write lbbench's per-request CSV (intended time, send lag, corrected latency, ...; not vegeta's CSV, see --format vegeta-csv) to `FILE`")
+	f.Var(&o.rate, "rate", "intended rate: requests per second (960) or per duration like vegeta (50/1s, 1/100ms); overrides the workload's constant or poisson rate")
+	f.DurationVar(&o.duration, "duration", 0, "measured duration, 0 for until interrupted (overrides the workload)")
 	f.DurationVar(&o.warmup, "warmup", 0, "warm-up, not recorded; 0 for none (overrides the workload)")
 	f.IntVar(&o.inFlight, "max-in-flight", 0, "most requests outstanding at once; requests due beyond it leave late (send lag) (default: derived from the workload, see clients.max_in_flight)")
+	f.BoolVarP(&o.insecure, "insecure", "k", false, "do not verify an https target's certificate")
 	f.BoolVarP(&o.quiet, harness.FlagQuiet, "q", false, "no summary on standard error")
 	f.BoolVar(&o.live, harness.FlagLive, false, "print the live figures (harness.LiveStats) as a JSON line per second on standard error")
-	cmd.MarkFlagRequired(harness.FlagTarget)
 	return cmd
 }
 
+// stdinHasData says whether r is a pipe or a regular file: targets may be
+// waiting there. A terminal or a device such as /dev/null is not.
+func stdinHasData(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return r != nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	return fi.Mode()&(os.ModeNamedPipe|os.ModeCharDevice|os.ModeDevice|os.ModeSocket) == os.ModeNamedPipe || fi.Mode().IsRegular()
+}
+
+// rateFlag is --rate: a plain number per second, or vegeta's
+// FREQ/DURATION (50/1s, 1/100ms, 10/s).
+type rateFlag struct{ perSec float64 }
+
+func (r *rateFlag) String() string {
+	if r.perSec == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(r.perSec, 'g', -1, 64)
+}
+
+func (r *rateFlag) Type() string { return "RATE" }
+
+func (r *rateFlag) Set(v string) error {
+	freq, per, hasPer := strings.Cut(strings.TrimSpace(v), "/")
+	if freq == "infinity" || freq == "0" || freq == "inf" {
+		return fmt.Errorf("%q: vegeta's max-rate attack (--rate 0 or infinity) is closed loop and not supported; give a rate such as 50/1s", v)
+	}
+	n, err := strconv.ParseFloat(freq, 64)
+	if err != nil || n <= 0 || n != n || n > 1e9 {
+		return fmt.Errorf("%q is not a rate: give requests per second (960) or per duration (50/1s, 1/100ms)", v)
+	}
+	d := time.Second
+	if hasPer {
+		switch per {
+		case "ns", "us", "µs", "ms", "s", "m", "h":
+			per = "1" + per
+		}
+		d, err = time.ParseDuration(per)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%q is not a rate: the part after / must be a positive duration such as 1s or 100ms", v)
+		}
+	}
+	r.perSec = n / d.Seconds()
+	return nil
+}
+
 func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, stdout, stderr io.Writer) error {
+	switch o.format {
+	case formatLbbench, formatVegeta, formatVegetaJSON, formatVegetaCSV:
+	default:
+		return fmt.Errorf("attack: --format %q: want %s, %s, %s or %s", o.format, formatLbbench, formatVegeta, formatVegetaJSON, formatVegetaCSV)
+	}
+	entry, tgts, err := attackTargets(o)
+	if err != nil {
+		return err
+	}
+
 	var spec workloads.Spec
 	switch {
 	case o.spec != "" && o.scenario != "":
@@ -88,11 +198,27 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 		}
 		spec = s.Workload
 	}
-	if changed("rate") {
-		spec.Arrival.RatePerSec = o.rate
+	if tgts != nil {
+		// Literal targets replace the workload's classes; the scenario's
+		// arrival stays only when a scenario or spec was named.
+		spec.Classes = []workloads.Class{{Name: "targets", Weight: 1, Service: workloads.Service{Dist: workloads.Fixed}}}
+		if o.spec == "" && o.scenario == "" {
+			spec.Arrival = workloads.Arrival{Kind: workloads.Constant, RatePerSec: literalRate}
+			spec.Warmup = noneIfZero(0) // vegeta has no warm-up
+		}
 	}
+	if changed("rate") {
+		spec.Arrival.RatePerSec = o.rate.perSec
+	}
+	forever := changed("duration") && o.duration == 0
 	if changed("duration") {
+		if o.duration < 0 {
+			return fmt.Errorf("attack: --duration must not be negative, got %s", o.duration)
+		}
 		spec.Duration = o.duration
+		if forever {
+			spec.Duration = untilInterrupted
+		}
 	}
 	if changed("warmup") {
 		spec.Warmup = noneIfZero(o.warmup)
@@ -108,28 +234,72 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 		return fmt.Errorf("attack: workload: %w", err)
 	}
 
-	var raw io.Writer
+	opts := harness.AttackOptions{Targets: tgts, Insecure: o.insecure}
 	if o.raw != "" {
 		f, err := os.Create(o.raw)
 		if err != nil {
 			return fmt.Errorf("attack: %w", err)
 		}
 		defer f.Close()
-		raw = f
+		opts.Raw = f
+	}
+	// The results file is opened first so a bad path fails before the
+	// attack, and vegeta's formats stream into it as requests end.
+	out := stdout
+	var outFile *os.File
+	if o.out != "" && o.format != formatLbbench {
+		f, err := os.Create(o.out)
+		if err != nil {
+			return fmt.Errorf("attack: %w", err)
+		}
+		defer f.Close()
+		outFile, out = f, f
+	}
+	var bw *bufio.Writer
+	var encErr error
+	if o.format != formatLbbench {
+		bw = bufio.NewWriterSize(out, 64<<10)
+		var enc vegeta.Encoder
+		switch o.format {
+		case formatVegeta:
+			enc = vegeta.NewEncoder(bw)
+		case formatVegetaJSON:
+			enc = vegeta.NewJSONEncoder(bw)
+		default:
+			enc = vegeta.NewCSVEncoder(bw)
+		}
+		opts.Results = func(r *vegeta.Result) {
+			if encErr == nil {
+				encErr = enc.Encode(r)
+			}
+		}
 	}
 	if o.live {
 		enc := json.NewEncoder(stderr)
 		ctx = harness.LiveContext(ctx, func(ls harness.LiveStats) { enc.Encode(ls) })
 	}
-	m, attackErr := harness.Attack(ctx, o.target, spec, raw)
+	m, attackErr := harness.AttackWith(ctx, entry, spec, opts)
+	if forever && attackErr != nil && ctx.Err() != nil {
+		attackErr = nil // the way a run until interrupted ends
+	}
 	if m == nil {
 		return attackErr
 	}
-	if o.out != "" {
+	switch {
+	case bw != nil:
+		if err := errors.Join(encErr, bw.Flush()); err != nil {
+			return errors.Join(attackErr, fmt.Errorf("attack: write results: %w", err))
+		}
+		if outFile != nil {
+			if err := outFile.Close(); err != nil {
+				return errors.Join(attackErr, fmt.Errorf("attack: write results: %w", err))
+			}
+		}
+	case o.out != "":
 		if err := m.WriteFile(o.out); err != nil {
 			return errors.Join(attackErr, err)
 		}
-	} else {
+	default:
 		enc := json.NewEncoder(stdout)
 		if err := enc.Encode(m); err != nil {
 			return errors.Join(attackErr, err)
@@ -144,5 +314,76 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 	if attackErr != nil && ctx.Err() != nil {
 		return &exitError{code: 130, err: fmt.Errorf("interrupted: partial measurement written")}
 	}
+	if attackErr == nil && m.Requests > 0 && m.Errors == m.Requests {
+		return &exitError{code: 1, err: fmt.Errorf("attack: every one of the %d measured requests failed (%s): results written, but nothing succeeded", m.Requests, errorKinds(m.ErrorKinds))}
+	}
 	return attackErr
+}
+
+// untilInterrupted is the measured duration of --duration 0: longer than
+// any run, short of overflowing the pacer's offsets.
+const untilInterrupted = 100 * 365 * 24 * time.Hour
+
+// errorKinds lists error kinds with their counts, most frequent first.
+func errorKinds(kinds map[string]uint64) string {
+	type kc struct {
+		k string
+		n uint64
+	}
+	var l []kc
+	for k, n := range kinds {
+		l = append(l, kc{k, n})
+	}
+	sort.Slice(l, func(i, j int) bool { return l[i].n > l[j].n || (l[i].n == l[j].n && l[i].k < l[j].k) })
+	parts := make([]string, len(l))
+	for i, e := range l {
+		parts[i] = fmt.Sprintf("%s: %d", e.k, e.n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// attackTargets returns the entry to attack and, for literal targets,
+// the targets: from --targets, standard input, or a --target URL with a
+// path or query. tgts is nil when the workload's classes are sent to the
+// base URL entry.
+func attackTargets(o attackOptions) (entry string, tgts []vegeta.Target, err error) {
+	fromStdin := o.targets == "-" || (o.targets == "" && o.target == "" && o.stdinHasData)
+	switch {
+	case o.target != "" && o.targets != "":
+		return "", nil, errors.New("attack: give --target or --targets, not both")
+	case o.target != "" && o.stdinHasData:
+		return "", nil, errors.New("attack: --target given and standard input is a pipe or file: give targets one way (--target URL, or targets on standard input without --target; redirect standard input from /dev/null to keep it)")
+	case o.target == "" && o.targets == "" && !o.stdinHasData:
+		return "", nil, errors.New("attack: no target: give --target URL, --targets FILE, or targets on standard input (\"GET http://127.0.0.1:8080/work?ms=1\")")
+	}
+	if o.target != "" {
+		u, err := url.Parse(o.target)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return "", nil, fmt.Errorf("attack: --target %q is not an http:// or https:// URL", o.target)
+		}
+		if (u.Path == "" || u.Path == "/") && u.RawQuery == "" {
+			return o.target, nil, nil // a base URL: the workload's classes
+		}
+		tgts = []vegeta.Target{{Method: "GET", URL: o.target}}
+	} else {
+		var src io.Reader = o.stdin
+		name := "standard input"
+		if !fromStdin {
+			f, err := os.Open(o.targets)
+			if err != nil {
+				return "", nil, fmt.Errorf("attack: --targets: %w", err)
+			}
+			defer f.Close()
+			src, name = f, o.targets
+		}
+		tgts, err = harness.ReadTargets(src)
+		if err != nil {
+			return "", nil, fmt.Errorf("attack: %s: %w", name, err)
+		}
+	}
+	entry, err = harness.TargetsEntry(tgts)
+	if err != nil {
+		return "", nil, fmt.Errorf("attack: %w", err)
+	}
+	return entry, tgts, nil
 }

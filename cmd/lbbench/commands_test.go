@@ -28,7 +28,7 @@ func TestServeArgsRoundTrip(t *testing.T) {
 			Config: prefork.Config{
 				Workers: 3, Listen: prefork.Shared, Host: "127.0.0.2", Port: 9000, SocketDir: "/tmp/s",
 				Restart: true, HealthInterval: 250 * time.Millisecond,
-				Worker:   worker.Config{Concurrency: 2, Mode: "spin", Service: 3 * time.Millisecond, Accept: "epoll-exclusive", MaxConns: 4},
+				Worker:   worker.Config{Concurrency: 2, Mode: "spin", Service: 3 * time.Millisecond, Accept: "epoll-exclusive", MaxConns: 4, HeaderTimeout: 3 * time.Second, IdleTimeout: time.Minute, AcceptWhen: "idle"},
 				Slowdown: map[int]float64{0: 3, 2: 1.5},
 				Exec:     &prefork.Exec{Command: "srv --port {port} 'a b'", Probe: "/h", Dir: "/srv"},
 			},
@@ -65,7 +65,7 @@ func TestProxyArgsRoundTrip(t *testing.T) {
 			{Name: "read", Prefix: "/", Policy: "least_conn", Upstreams: []string{"127.0.0.1:9000", "unix:/tmp/w1.sock"}},
 			{Name: "write", Prefix: "/event", Policy: "hash", PolicyArgs: map[string]string{"key": "header:X-User"}, Upstreams: []string{"127.0.0.1:9002"}},
 		},
-		UpstreamKeepAlive: true, CloseAfter: 5, MaxIdle: 3, Retries: 2, DownFor: time.Second, Timeout: 4 * time.Second,
+		UpstreamKeepAlive: true, CloseAfter: 5, MaxIdle: 3, Retries: 2, DownFor: time.Second, Timeout: 4 * time.Second, L4IdleTimeout: 7 * time.Second,
 		HeaderTimeout: 3 * time.Second, IdleTimeout: 7 * time.Second,
 	}}
 	args := c.Args()

@@ -36,7 +36,7 @@ type compareFlags struct {
 
 func (c *compareFlags) register(f *pflag.FlagSet) {
 	f.StringSliceVar(&c.metrics, "metric", nil, "metric to compare, repeatable: "+strings.Join(reports.Metrics(), ", ")+" (default all)")
-	f.StringArrayVar(&c.tolerances, "tolerance", nil, "accepted change, repeatable: METRIC=10% or 10% for every relative metric; error_rate=1% is in percentage points (defaults: 10%, error_rate 1 point)")
+	f.StringArrayVar(&c.tolerances, "tolerance", nil, "accepted change, repeatable: `METRIC=PCT` (p99=10%) or 10% for every relative metric; error_rate=1% is in percentage points (defaults: 10%, error_rate 1 point)")
 	f.Float64Var(&c.alpha, "alpha", reports.DefaultAlpha, "family-wise significance level (Holm over metrics and variants)")
 	f.StringVar(&c.inconclusive, "inconclusive", "", "exit status for an inconclusive verdict: pass (0) or fail (1); default 3")
 	f.BoolVar(&c.calibrate, "calibrate", false, "A/A calibration: measure the noise floor from the baseline's runs split in two interleaved halves; tolerances below it are too tight to decide")

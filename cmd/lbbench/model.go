@@ -155,7 +155,9 @@ func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout
 	if err != nil {
 		return err
 	}
-	o.overrides.apply(&s, changed)
+	if err := o.overrides.apply(&s, changed); err != nil {
+		return err
+	}
 	if changed("workers") {
 		s.Workers.Count = o.workers
 	}
@@ -212,11 +214,17 @@ func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout
 		return simErr
 	}
 	output := reports.Output{Dir: out, Note: simNote}
+	saved := -1 // runs results.json holds
+	if err := res.WriteFile(output.ResultsPath()); err != nil {
+		simErr = errors.Join(simErr, err)
+	} else {
+		saved, output.Saved = len(res.Runs), true
+	}
 	if err := output.Write(stdout, res); err != nil {
 		simErr = errors.Join(simErr, err)
 	}
 	if simErr != nil {
-		return runsSaved(ctx, simErr, res, output.ResultsPath())
+		return runsSaved(ctx, simErr, res, saved, output.ResultsPath())
 	}
 	return nil
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"math"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/field"
 	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/workloads"
 	"github.com/spf13/pflag"
 )
 
@@ -24,8 +27,35 @@ func (v *overrides) bind(f *pflag.FlagSet, what string) {
 	f.Float64Var(&v.rate, "rate", 0, "intended request rate per second (overrides the scenario)")
 }
 
-// apply sets the flags the user gave on s.
-func (v *overrides) apply(s *scenario.Scenario, changed func(string) bool) {
+// check validates the flags the user gave, each on its own, so the error
+// names the flag; the scenario's Validate then checks them together with
+// the rest (products, arrivals per run).
+func (v *overrides) check(changed func(string) bool) error {
+	if changed("repeat") && (v.repeat < 1 || v.repeat > scenario.MaxRepeat) {
+		return field.Errorf("--repeat", "must be between 1 and %d (past a few dozen runs the confidence intervals barely narrow), got %d", scenario.MaxRepeat, v.repeat)
+	}
+	if changed("duration") && (v.duration < workloads.MinDuration || v.duration > workloads.MaxRunTime) {
+		return field.Errorf("--duration", "must be between %s and %s, got %s", workloads.MinDuration, workloads.MaxRunTime, v.duration)
+	}
+	if changed("warmup") && (v.warmup < 0 || v.warmup > workloads.MaxRunTime) {
+		return field.Errorf("--warmup", "must be between 0 and %s, got %s", workloads.MaxRunTime, v.warmup)
+	}
+	if changed("rate") {
+		if math.IsNaN(v.rate) || math.IsInf(v.rate, 0) {
+			return field.Errorf("--rate", "must be a finite number, got %g", v.rate)
+		}
+		if !(v.rate > 0) || v.rate > workloads.MaxRate {
+			return field.Errorf("--rate", "must be > 0 and at most %.0e requests per second, got %g", workloads.MaxRate, v.rate)
+		}
+	}
+	return nil
+}
+
+// apply checks the flags the user gave and sets them on s.
+func (v *overrides) apply(s *scenario.Scenario, changed func(string) bool) error {
+	if err := v.check(changed); err != nil {
+		return err
+	}
 	if changed("repeat") {
 		s.Repeat = v.repeat
 	}
@@ -38,4 +68,5 @@ func (v *overrides) apply(s *scenario.Scenario, changed func(string) bool) {
 	if changed("rate") {
 		s.Workload.Arrival.RatePerSec = v.rate
 	}
+	return nil
 }

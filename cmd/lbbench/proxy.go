@@ -52,9 +52,9 @@ func proxyCmd(run func(ctx context.Context, stderr io.Writer, c balancer.Command
 	f.StringVar((*string)(&o.cmd.Mode), balancer.FlagMode, string(balancer.DefaultMode), "l7: decide per HTTP request; l4: decide per TCP connection, no parsing")
 	f.StringSliceVar(&o.cmd.Upstreams, balancer.FlagUpstreams, nil, "default pool: host:port or unix:/path list, comma-separated (required unless a --pool has prefix /)")
 	f.StringVar(&o.cmd.Policy, balancer.FlagPolicy, balancer.DefaultPolicy, "default pool's policy: "+strings.Join(balance.Policies(), ", "))
-	f.StringArrayVar(&o.policyArgs, balancer.FlagPolicyArg, nil, "policy argument KEY=VALUE for the default pool, or POOL.KEY=VALUE for a --pool (repeatable;\n"+
+	f.StringArrayVar(&o.policyArgs, balancer.FlagPolicyArg, nil, "policy argument `KEY=VALUE` for the default pool, or POOL.KEY=VALUE for a --pool (repeatable;\n"+
 		"seed=N for random and p2c, alpha=0.3 for ewma_least_conn, decay=1s for peak_ewma, key=path|header:NAME|query:NAME for hash)")
-	f.StringArrayVar(&o.pools, balancer.FlagPool, nil, "route a path prefix to its own pool: NAME:PREFIX:POLICY:ADDR[,ADDR...] (repeatable, l7 only;\n"+
+	f.StringArrayVar(&o.pools, balancer.FlagPool, nil, "route a path prefix to its own pool: `NAME:PREFIX:POLICY:ADDRS` (ADDRS: ADDR[,ADDR...]) (repeatable, l7 only;\n"+
 		"longest prefix wins; prefix / replaces the default pool; empty POLICY means --policy)")
 	f.BoolVar(&o.cmd.UpstreamKeepAlive, balancer.FlagUpstreamKeepAlive, balancer.DefaultUpstreamKeepAlive, "reuse upstream connections; false opens one per request (l7)")
 	f.IntVar(&o.cmd.CloseAfter, balancer.FlagCloseAfter, 0, "close an upstream connection after N requests (l7, keep-alive on; 0: no limit)")
@@ -64,6 +64,7 @@ func proxyCmd(run func(ctx context.Context, stderr io.Writer, c balancer.Command
 	f.DurationVar(&o.cmd.Timeout, balancer.FlagTimeout, balancer.DefaultTimeout, "upstream connect and response-header timeout")
 	f.DurationVar(&o.cmd.HeaderTimeout, balancer.FlagHeaderTimeout, balancer.DefaultHeaderTimeout, "close a client connection whose request head takes longer (l7)")
 	f.DurationVar(&o.cmd.IdleTimeout, balancer.FlagIdleTimeout, balancer.DefaultIdleTimeout, "close a client keep-alive connection idle this long (l7)")
+	f.DurationVar(&o.cmd.L4IdleTimeout, balancer.FlagL4IdleTimeout, 0, fmt.Sprintf("--mode l4: close a connection that moved no byte for this long (0: %v)", balancer.DefaultL4IdleTimeout))
 	return cmd
 }
 

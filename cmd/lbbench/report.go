@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,7 +74,7 @@ func resultsPath(arg string) (string, error) {
 }
 
 func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.Writer) error {
-	if o.unitRatio <= 0 {
+	if !(o.unitRatio > 0) || math.IsInf(o.unitRatio, 0) {
 		return fmt.Errorf("--unit-ratio must be > 0, got %g", o.unitRatio)
 	}
 	var srcs []reports.Source

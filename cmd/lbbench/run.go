@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ type runOptions struct {
 	generators   int
 	driver       string
 	engineImages map[string]string
+	limits       docker.Limits // per container; see --container-pids, --container-memory-mib
 	pin          string
 	raw          bool
 	quiet        bool
@@ -72,9 +74,11 @@ finished.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.out, "out", "o", "", "output directory (default reports/out/<time>-<scenario>)")
 	o.overrides.bind(f, "")
-	f.IntVar(&o.generators, "generators", 1, "split the load across this many `lbbench attack` processes and merge their histograms")
+	f.IntVar(&o.generators, "generators", 1, "split the load across this many \"lbbench attack\" processes and merge their histograms")
 	f.StringVar(&o.driver, "driver", "local", "where the targets run: local (child processes on loopback) or docker (containers on a network per run; see lbbench clean)")
-	f.StringToStringVar(&o.engineImages, "engine-image", nil, "with --driver docker, the image a proxy engine runs from, as ENGINE=IMAGE (nginx=nginx:1.22); IMAGE \"host\" builds one FROM scratch from this machine's engine. lbbench pulls nothing")
+	f.StringToStringVar(&o.engineImages, "engine-image", nil, "with --driver docker, the image a proxy engine runs from, as `ENGINE=IMAGE` (nginx=nginx:1.22); IMAGE \"host\" builds one FROM scratch from this machine's engine. lbbench pulls nothing")
+	f.Int64Var(&o.limits.Pids, "container-pids", docker.DefaultPidsLimit, "with --driver docker, the most processes and threads each container may have")
+	f.Var(mibValue{&o.limits.Memory}, "container-memory-mib", fmt.Sprintf("with --driver docker, the most memory (and swap) each container may use, in MiB (default %d)", docker.DefaultMemory>>20))
 	f.StringVar(&o.pin, "pin", "auto", "CPU placement: auto puts the generator on one CPU and the targets on the others (local: from 4 CPUs; docker: from 2, below that a CPU limit of half the machine per container); cpusets does so on any 2 or more CPUs; none leaves placement to the kernel; limits (docker) gives each container a CPU limit of half the machine")
 	f.BoolVar(&o.raw, "raw", false, "also stream one CSV line per measured request into raw/<run>.csv")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
@@ -98,12 +102,17 @@ func loadScenario(arg string) (scenario.Scenario, error) {
 	return scenario.Parse("scenarios/"+arg+".yaml", data, topologies.Catalog())
 }
 
+// maxGenerators bounds --generators.
+const maxGenerators = 64
+
 func runScenario(ctx context.Context, o runOptions, changed func(string) bool, stdout, stderr io.Writer) error {
 	s, err := loadScenario(o.scenario)
 	if err != nil {
 		return err
 	}
-	o.overrides.apply(&s, changed)
+	if err := o.overrides.apply(&s, changed); err != nil {
+		return err
+	}
 	if err := s.Validate(topologies.Catalog()); err != nil {
 		return fmt.Errorf("after command-line overrides: %w", err)
 	}
@@ -121,17 +130,32 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err != nil {
 		return fmt.Errorf("find the lbbench binary: %w", err)
 	}
+	output := reports.Output{Dir: out, Saved: true}
+	// Every file and folder the scenario will write, checked before the
+	// first run.
+	if err := output.Check("logs", "raw", "generators"); err != nil {
+		return err
+	}
 	driver, closeDriver, err := newDriver(ctx, o, exe, filepath.Join(out, "logs"), stderr)
 	if err != nil {
 		return err
 	}
 	defer closeDriver()
-	output := reports.Output{Dir: out, Saved: true}
 	resultsPath := output.ResultsPath()
 
+	// saved is how many runs results.json holds: the last checkpoint that
+	// succeeded (-1: none did).
+	saved := -1
 	opts := []harness.Option{
 		harness.WithVersion(version, commit),
-		harness.WithCheckpoint(func(r *results.Results) error { return r.WriteFile(resultsPath) }),
+		harness.WithCheckpoint(func(r *results.Results) error {
+			if err := output.Checkpoint(r); err != nil {
+				output.Saved = false
+				return err
+			}
+			saved, output.Saved = len(r.Runs), true
+			return nil
+		}),
 	}
 	opts = append(opts, baseOpts...)
 	endProgress := func() {}
@@ -140,8 +164,8 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		popts, endProgress = progressOptions(stderr, s)
 		opts = append(opts, popts...)
 	}
-	if o.generators < 1 {
-		return fmt.Errorf("--generators must be at least 1, got %d", o.generators)
+	if o.generators < 1 || o.generators > maxGenerators {
+		return fmt.Errorf("--generators must be between 1 and %d (each is a process on this machine; more only compete for its CPUs), got %d", maxGenerators, o.generators)
 	}
 	if o.generators > 1 {
 		opts = append(opts, harness.WithGenerators(o.generators, exe, filepath.Join(out, "generators")))
@@ -172,11 +196,20 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		runErr = errors.Join(runErr, err)
 	}
 	output.Comparison, output.Options = cmp.text(), cmp.reportOptions()
-	if err := output.Write(stdout, res); err != nil {
+	err = output.Write(stdout, res)
+	if err != nil {
 		runErr = errors.Join(runErr, err)
 	}
+	if err == nil && !output.Saved {
+		// Write saved results.json after all (the checkpoint's failure
+		// passed).
+		saved = len(res.Runs)
+	}
 	if runErr != nil {
-		return runsSaved(ctx, runErr, res, resultsPath)
+		return runsSaved(ctx, runErr, res, saved, resultsPath)
+	}
+	if failed := failedRuns(res); failed > 0 {
+		fmt.Fprintf(stderr, "lbbench: %d of %d runs failed (a process died; see \"invalid runs\" above): they are recorded in %s and left out of every comparison\n", failed, len(res.Runs), resultsPath)
 	}
 	if o.failOnClaims {
 		if n := reports.ClaimsFailed(reports.JudgeClaims(res)); n > 0 {
@@ -184,6 +217,17 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		}
 	}
 	return cmp.exit()
+}
+
+// failedRuns counts the runs during which a process died.
+func failedRuns(res *results.Results) int {
+	n := 0
+	for _, r := range res.Runs {
+		if len(r.Failed) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // progressPrinter prints one line when a run starts and one when it ends.
@@ -246,7 +290,7 @@ func newDriver(ctx context.Context, o runOptions, exe, logDir string, stderr io.
 		if err != nil {
 			return nil, nil, err
 		}
-		d, err := docker.NewDriver(ctx, c, exe, logDir, docker.WithEngineImages(o.engineImages), docker.WithPlacement(o.pin), docker.WithLog(func(format string, args ...any) {
+		d, err := docker.NewDriver(ctx, c, exe, logDir, docker.WithEngineImages(o.engineImages), docker.WithPlacement(o.pin), docker.WithLimits(o.limits), docker.WithLog(func(format string, args ...any) {
 			fmt.Fprintf(stderr, "lbbench: docker: "+format+"\n", args...)
 		}))
 		if err != nil {
@@ -260,10 +304,39 @@ func newDriver(ctx context.Context, o runOptions, exe, logDir string, stderr io.
 }
 
 // runsSaved is the error of a scenario that stopped early: exit status 130
-// after Ctrl-C, and in any case how many runs were saved where.
-func runsSaved(ctx context.Context, err error, res *results.Results, path string) error {
-	if ctx.Err() != nil {
-		return &exitError{code: 130, err: fmt.Errorf("interrupted: %d of %d runs saved in %s", len(res.Runs), len(res.Order), path)}
+// after Ctrl-C, and in any case how many runs finished and how many of
+// them results.json at path holds (saved; -1 when nothing could be saved).
+func runsSaved(ctx context.Context, err error, res *results.Results, saved int, path string) error {
+	what := fmt.Sprintf("%d of %d runs saved in %s", saved, len(res.Order), path)
+	switch {
+	case saved < 0:
+		what = fmt.Sprintf("%d of %d runs finished, none saved: %s could not be written", len(res.Runs), len(res.Order), path)
+	case saved < len(res.Runs):
+		what = fmt.Sprintf("%d of %d runs finished, only %d saved in %s", len(res.Runs), len(res.Order), saved, path)
 	}
-	return fmt.Errorf("%w (%d of %d runs saved in %s)", err, len(res.Runs), len(res.Order), path)
+	if ctx.Err() != nil {
+		return &exitError{code: 130, err: fmt.Errorf("interrupted: %s", what)}
+	}
+	return fmt.Errorf("%w (%s)", err, what)
 }
+
+// mibValue is a flag of a size in MiB stored in bytes.
+type mibValue struct{ bytes *int64 }
+
+func (v mibValue) String() string {
+	if v.bytes == nil || *v.bytes == 0 {
+		return ""
+	}
+	return strconv.FormatInt(*v.bytes>>20, 10)
+}
+
+func (v mibValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > 1<<30 {
+		return fmt.Errorf("want a whole number of MiB from 1 to %d", 1<<30)
+	}
+	*v.bytes = n << 20
+	return nil
+}
+
+func (v mibValue) Type() string { return "MiB" }

@@ -40,7 +40,11 @@ Accept strategies (--accept, built-in worker): netpoll (Go's default),
 blocking (accept4 in a blocking call: the longest waiter gets the next
 connection), epoll-exclusive (EPOLLEXCLUSIVE: the kernel wakes one waiting
 worker). --max-conns N makes a worker stop accepting while N of its
-connections are open.
+connections are open. --accept-when idle makes a worker call accept only
+while it has a free slot (--concurrency), as an event-loop server does:
+while it is busy new connections wait in the kernel's queue (for another
+worker on a shared socket); its open keep-alive connections still bring it
+requests. It works in every listen mode and with every --accept.
 
 A worker that fails is logged and reported in /stats; without --restart
 serve then stops, with --restart the worker is started again.
@@ -76,6 +80,9 @@ stdout, and serve goes on serving.`,
 	f.StringVar(&o.SocketDir, prefork.FlagSocketDir, "", "directory of the workers' Unix sockets (unix mode: worker i on DIR/worker-i.sock)")
 	f.StringVar(&o.Worker.Accept, prefork.FlagAccept, worker.DefaultAccept, "how workers accept: "+strings.Join(worker.AcceptStrategies(), ", "))
 	f.IntVar(&o.Worker.MaxConns, prefork.FlagMaxConns, 0, "connections a worker holds open before it stops accepting (0: no limit)")
+	f.DurationVar(&o.Worker.HeaderTimeout, prefork.FlagHeaderTimeout, 0, fmt.Sprintf("how long a client may take to send a request's headers before the worker closes its connection (0: %v)", worker.DefaultHeaderTimeout))
+	f.DurationVar(&o.Worker.IdleTimeout, prefork.FlagIdleTimeout, 0, fmt.Sprintf("how long a keep-alive connection may wait for its next request before the worker closes it (0: %v)", worker.DefaultIdleTimeout))
+	f.StringVar(&o.Worker.AcceptWhen, prefork.FlagAcceptWhen, "", "when workers accept: always (default), or idle (only with a free slot, like an event-loop server)")
 	f.BoolVar(&o.Restart, prefork.FlagRestart, false, "start a failed worker again (default: stop serving)")
 	f.DurationVar(&o.HealthInterval, prefork.FlagHealthInterval, prefork.DefaultHealthInterval, "period of the workers' health checks (negative: none)")
 	f.StringVar(&o.PrintConfig, prefork.FlagPrintConfig, "", "once ready, print an upstream block for "+strings.Join(prefork.ProxyConfigFormats(), " or ")+" to stdout")

@@ -69,3 +69,30 @@ func Prefix(prefix string, err error) error {
 	}
 	return &Error{Field: prefix, Msg: err.Error()}
 }
+
+// MaxNameLen bounds a name used in file names (variants, classes, clients,
+// pools, the scenario): room for a readable name inside one path element
+// (255 bytes on Linux) next to the run number and role lbbench adds.
+const MaxNameLen = 64
+
+// Name checks a name that lbbench puts into file and directory names: 1 to
+// MaxNameLen characters from A-Z, a-z, 0-9, '.', '_', '-' and '@' (which
+// lbbench itself uses for a baseline build's variants, "rp@base"),
+// starting with a letter or digit, so it can never hold a path separator,
+// start a hidden file, name "..", or start a spreadsheet formula.
+func Name(path, name string) error {
+	if name == "" {
+		return Errorf(path, "is required")
+	}
+	if len(name) > MaxNameLen {
+		return Errorf(path, "%q is longer than %d characters (it is used in file names)", name, MaxNameLen)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-' && c != '@') {
+			return Errorf(path, "%q: a name may hold only A-Z, a-z, 0-9, '.', '_', '-' and '@', and must start with a letter or digit (it is used in file names)", name)
+		}
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package field
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -43,5 +44,24 @@ func TestPrefix(t *testing.T) {
 	_ = Prefix("outer", inner)
 	if inner.Field != "x" {
 		t.Error("Prefix changed its argument")
+	}
+}
+
+func TestName(t *testing.T) {
+	for _, ok := range []string{"rp", "least_conn-2", "rp@base", "v1.2", "A9"} {
+		if err := Name("variants[0].name", ok); err != nil {
+			t.Errorf("Name(%q): %v", ok, err)
+		}
+	}
+	long := strings.Repeat("a", MaxNameLen+1)
+	for _, bad := range []string{"", "a/../../x", "..", ".hidden", "-x", "@x", "=cmd", "a b", "a\\b", "a\x00b", "é", long} {
+		err := Name("variants[0].name", bad)
+		if err == nil {
+			t.Errorf("Name(%q) accepted", bad)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "variants[0].name: ") {
+			t.Errorf("Name(%q): %v does not name the field", bad, err)
+		}
 	}
 }

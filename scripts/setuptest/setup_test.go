@@ -13,8 +13,10 @@ import (
 
 // realTools are the programs setup.sh runs that are not bash builtins. They
 // are the only real programs on the script's PATH, so nginx, HAProxy,
-// Chromium and wrk always look missing unless a case stubs them in.
-var realTools = []string{"find", "head", "id", "tee", "chmod", "rm"}
+// Chromium, wrk, java, xmllint, gunicorn and uvicorn always look missing
+// unless a case stubs them in (and the HdrHistogram jar unless a case puts
+// it in the Java library directory).
+var realTools = []string{"find", "head", "id", "tee", "chmod", "rm", "env"}
 
 // aptGetStub records each call's arguments, one call a line, to
 // $STUB_APT_LOG, and on install notes whether the policy file was in place
@@ -113,8 +115,10 @@ func TestSetup(t *testing.T) {
 
 	const (
 		update     = "update -qq"
-		installAll = "install -y -qq --no-install-recommends nginx haproxy chromium wrk"
+		installAll = "install -y -qq --no-install-recommends nginx haproxy chromium wrk libhdrhistogram-java default-jre-headless libxml2-utils gunicorn uvicorn"
 	)
+	// Everything setup.sh looks for on PATH, as installed programs.
+	allOnPath := []string{"nginx", "haproxy", "chromium", "wrk", "java", "xmllint", "gunicorn", "uvicorn"}
 
 	tests := []struct {
 		name       string
@@ -124,6 +128,7 @@ func TestSetup(t *testing.T) {
 		nonRoot    bool     // id -u reports an ordinary user
 		onPath     []string // programs stubbed onto PATH as already installed
 		inSbin     []string // programs stubbed into the sbin dir
+		jar        bool     // hdrhistogram.jar is in the Java library dir
 		wantFail   bool
 		wantApt    []string // apt-get log lines, in order; nil: never called
 		wantSudo   bool
@@ -152,20 +157,46 @@ func TestSetup(t *testing.T) {
 		},
 		{
 			name:   "nothing missing",
-			onPath: []string{"nginx", "haproxy", "chromium", "wrk"},
+			onPath: allOnPath,
+			jar:    true,
 		},
 		{
 			name:   "nothing missing, proxies only in sbin",
-			onPath: []string{"chromium", "wrk"},
+			onPath: allOnPath[2:],
 			inSbin: []string{"nginx", "haproxy"},
+			jar:    true,
 		},
 		{
 			name:       "only wrk missing, fresh lists",
 			policy:     true,
 			freshLists: true,
-			onPath:     []string{"nginx", "chromium"},
+			onPath:     []string{"nginx", "chromium", "java", "xmllint", "gunicorn", "uvicorn"},
 			inSbin:     []string{"haproxy"},
+			jar:        true,
 			wantApt:    []string{"install -y -qq --no-install-recommends wrk", "policy=present", "frontend=noninteractive"},
+		},
+		{
+			name:       "only the jar missing: java alone is not enough",
+			freshLists: true,
+			onPath:     allOnPath,
+			wantApt:    []string{"install -y -qq --no-install-recommends libhdrhistogram-java", "policy=present", "frontend=noninteractive"},
+		},
+		{
+			name:       "the JRE, xmllint and the Python servers missing",
+			policy:     true,
+			freshLists: true,
+			onPath:     []string{"nginx", "haproxy", "chromium", "wrk"},
+			jar:        true,
+			wantApt:    []string{"install -y -qq --no-install-recommends default-jre-headless libxml2-utils gunicorn uvicorn", "policy=present", "frontend=noninteractive"},
+		},
+		{
+			name:     "not root, policy present, install fails",
+			nonRoot:  true,
+			policy:   true,
+			aptFail:  true,
+			wantFail: true,
+			wantApt:  []string{update, installAll, "policy=present", "frontend=noninteractive"},
+			wantSudo: true,
 		},
 		{
 			name:     "not root goes through sudo",
@@ -181,7 +212,8 @@ func TestSetup(t *testing.T) {
 			stubs := filepath.Join(tmp, "stubs")
 			sbin := filepath.Join(tmp, "sbin")
 			lists := filepath.Join(tmp, "lists")
-			for _, d := range []string{stubs, sbin, lists} {
+			javaLibs := filepath.Join(tmp, "java")
+			for _, d := range []string{stubs, sbin, lists, javaLibs} {
 				if err := os.Mkdir(d, 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -204,6 +236,11 @@ func TestSetup(t *testing.T) {
 			if tc.policy {
 				writeExec(t, policy, preexistingPolicy)
 			}
+			if tc.jar {
+				if err := os.WriteFile(filepath.Join(javaLibs, "hdrhistogram.jar"), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if tc.freshLists {
 				if err := os.WriteFile(filepath.Join(lists, "deb.debian.org_debian_dists_stable_main_binary-amd64_Packages"), nil, 0o644); err != nil {
 					t.Fatal(err)
@@ -218,6 +255,7 @@ func TestSetup(t *testing.T) {
 				"LBBENCH_SBIN=" + sbin,
 				"LBBENCH_POLICY_RC=" + policy,
 				"LBBENCH_APT_LISTS=" + lists,
+				"LBBENCH_JAVA_LIBS=" + javaLibs,
 				"STUB_APT_LOG=" + aptLog,
 				"STUB_SUDO_LOG=" + sudoLog,
 			}
@@ -270,8 +308,13 @@ func TestSetup(t *testing.T) {
 			if !tc.wantSudo && len(sudoCalls) != 0 {
 				t.Errorf("sudo ran as root: %q", sudoCalls)
 			}
-			if tc.wantSudo && !slices.Contains(sudoCalls, "rm") {
+			if tc.wantSudo && !tc.policy && !slices.Contains(sudoCalls, "rm") {
 				t.Errorf("sudo calls %q: policy-rc.d not removed through sudo", sudoCalls)
+			}
+			// apt-get runs as "sudo env DEBIAN_FRONTEND=noninteractive
+			// apt-get", since sudo may drop the environment.
+			if tc.wantSudo && tc.wantApt != nil && !slices.Contains(sudoCalls, "env") {
+				t.Errorf("sudo calls %q: apt-get not run through sudo env", sudoCalls)
 			}
 		})
 	}

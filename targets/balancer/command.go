@@ -34,6 +34,7 @@ const (
 	FlagTimeout           = "timeout"
 	FlagHeaderTimeout     = "header-timeout"
 	FlagIdleTimeout       = "idle-timeout"
+	FlagL4IdleTimeout     = "l4-idle-timeout"
 )
 
 // DefaultListen is the address "lbbench proxy" serves on when none is given.
@@ -111,6 +112,9 @@ func (c Command) Args() []string {
 	}
 	if c.IdleTimeout != 0 {
 		flag(FlagIdleTimeout, c.IdleTimeout.String())
+	}
+	if c.L4IdleTimeout != 0 {
+		flag(FlagL4IdleTimeout, c.L4IdleTimeout.String())
 	}
 	return a
 }

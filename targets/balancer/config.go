@@ -119,6 +119,10 @@ type Config struct {
 	// httputil.ReverseProxy (as ServeHTTP does) instead of the built-in
 	// HTTP/1.1 forwarder: slower, kept for comparison.
 	NetHTTP bool `yaml:"net_http,omitempty" json:"net_http,omitempty"`
+	// L4IdleTimeout is how long a layer-4 connection may move no byte in
+	// either direction before the proxy closes it (see l4.go). Zero means
+	// DefaultL4IdleTimeout; negative is invalid.
+	L4IdleTimeout time.Duration `yaml:"l4_idle_timeout,omitempty" json:"l4_idle_timeout,omitempty"`
 }
 
 // Pool is a named set of backends that serves the requests whose path
@@ -249,6 +253,9 @@ func (c Config) Validate() error {
 	}
 	if c.IdleTimeout < 0 {
 		return fmt.Errorf("balancer: idle timeout: %v is negative", c.IdleTimeout)
+	}
+	if c.L4IdleTimeout < 0 || c.L4IdleTimeout > time.Hour {
+		return fmt.Errorf("balancer: l4_idle_timeout: %v is not between 0 (default %v) and 1h", c.L4IdleTimeout, DefaultL4IdleTimeout)
 	}
 	return nil
 }

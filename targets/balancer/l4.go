@@ -12,6 +12,13 @@ import (
 	"time"
 )
 
+// DefaultL4IdleTimeout is how long a layer-4 connection may stay silent
+// (no byte either way) before the proxy closes it: a client that connects
+// and sends nothing, or stops half-way, does not hold a connection (and
+// an upstream one) for ever. Slow clients that do send are bounded by the
+// workers' own header-read timeout, which ends the relay.
+const DefaultL4IdleTimeout = 2 * time.Minute
+
 // l4QuietPoll is how often a shutting-down layer-4 server looks for quiet
 // connections to close.
 const l4QuietPoll = 20 * time.Millisecond
@@ -48,12 +55,50 @@ type l4Conn struct {
 	moved    atomic.Uint64 // bytes copied, both directions
 	last     atomic.Int32  // dirNone, dirUp or dirDown
 	seen     uint64        // moved at the previous shutdown poll; guarded by l4Server.mu
+	// idleSeen and idleSince: moved at the idle reaper's last look, and
+	// since when it has not changed; guarded by l4Server.mu.
+	idleSeen  uint64
+	idleSince time.Time
 }
 
 func newL4Server(p *Proxy) *l4Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	// Validate allows no named pool in layer-4 mode.
-	return &l4Server{p: p, rt: p.fallback, dial: ctx, cancel: cancel, conns: map[*l4Conn]struct{}{}}
+	s := &l4Server{p: p, rt: p.fallback, dial: ctx, cancel: cancel, conns: map[*l4Conn]struct{}{}}
+	idle := p.cfg.L4IdleTimeout
+	if idle <= 0 {
+		idle = DefaultL4IdleTimeout
+	}
+	go s.reapIdle(ctx, idle)
+	return s
+}
+
+// reapIdle closes, until ctx ends, every connection that moved no byte for
+// idle; it looks four times per idle period (at most once a second), so a
+// silent connection goes between idle and 1.25 idle after its last byte.
+func (s *l4Server) reapIdle(ctx context.Context, idle time.Duration) {
+	tick := time.NewTicker(min(idle/4, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			s.mu.Lock()
+			for c := range s.conns {
+				if moved := c.moved.Load(); moved != c.idleSeen || c.idleSince.IsZero() {
+					c.idleSeen, c.idleSince = moved, now
+				} else if now.Sub(c.idleSince) >= idle {
+					if c.upstream != nil {
+						c.close()
+					} else {
+						c.client.Close()
+					}
+				}
+			}
+			s.mu.Unlock()
+		}
+	}
 }
 
 // Serve accepts connections on ln until Shutdown or Close, then returns

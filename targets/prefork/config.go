@@ -173,6 +173,10 @@ func (c Config) Validate() error {
 			return errors.New("prefork: an accept strategy needs the built-in worker; an exec target accepts its own way")
 		case c.Worker.MaxConns != 0:
 			return errors.New("prefork: max conns needs the built-in worker")
+		case c.Worker.HeaderTimeout != 0 || c.Worker.IdleTimeout != 0:
+			return errors.New("prefork: header and idle timeouts need the built-in worker; an exec target sets its own")
+		case c.Worker.AcceptWhen != "" && c.Worker.AcceptWhen != worker.DefaultAcceptWhen:
+			return errors.New("prefork: accept when idle needs the built-in worker; an exec target accepts its own way")
 		}
 	}
 	for i, f := range c.Slowdown {

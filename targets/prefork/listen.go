@@ -134,9 +134,24 @@ func (l *layout) listen(ctx context.Context, cfg Config) error {
 				p = cfg.Port + i
 			}
 			if makeMain {
-				f, addr, err := l.listenTCP(ctx, net.JoinHostPort(cfg.Host, strconv.Itoa(p)), cfg.Listen == ReusePort)
+				first := cfg.Listen == ReusePort && i == 0 && p != 0
+				hostPort := net.JoinHostPort(cfg.Host, strconv.Itoa(p))
+				if first {
+					// Refuse a port another process holds (see
+					// reuseguard.go): step 1.
+					if err := probeExclusive(hostPort); errors.Is(err, syscall.EADDRINUSE) {
+						return &addrInUseError{addr: hostPort, err: err}
+					}
+				}
+				f, addr, err := l.listenTCP(ctx, hostPort, cfg.Listen == ReusePort)
 				if err != nil {
 					return err
+				}
+				if first {
+					// Step 2: nobody else bound between the probe and us.
+					if err := l.onlyListener(f, addr); err != nil {
+						return err
+					}
 				}
 				sl.main = f
 				if port == 0 {
@@ -308,3 +323,19 @@ func (e *reusePortUnixError) Error() string {
 }
 
 func (e *reusePortUnixError) Unwrap() error { return e.err }
+
+// onlyListener fails when a socket other than f listens on addr.
+func (l *layout) onlyListener(f *os.File, addr *net.TCPAddr) error {
+	ino, err := inodeOf(f)
+	if err != nil {
+		return fmt.Errorf("prefork: listen %s: %w", addr, err)
+	}
+	others, err := otherListeners(addr.IP, addr.Port, ino)
+	if err != nil {
+		return fmt.Errorf("prefork: listen %s: %w", addr, err)
+	}
+	if len(others) > 0 {
+		return &sharedPortError{addr: addr.String(), err: fmt.Errorf("%d other listening sockets (inodes %v)", len(others), others)}
+	}
+	return nil
+}

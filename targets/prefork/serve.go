@@ -1,6 +1,8 @@
 package prefork
 
 import (
+	"github.com/lbbench/lbbench/targets/worker"
+
 	"context"
 	"errors"
 	"fmt"
@@ -28,6 +30,9 @@ const (
 	FlagSocketDir      = "socket-dir"
 	FlagAccept         = "accept"
 	FlagMaxConns       = "max-conns"
+	FlagHeaderTimeout  = "header-timeout"
+	FlagIdleTimeout    = "idle-timeout"
+	FlagAcceptWhen     = "accept-when"
 	FlagRestart        = "restart"
 	FlagHealthInterval = "health-interval"
 	FlagPrintConfig    = "print-config"
@@ -107,6 +112,15 @@ func (c ServeConfig) Args() []string {
 	if w.MaxConns != 0 {
 		flag(FlagMaxConns, strconv.Itoa(w.MaxConns))
 	}
+	if w.HeaderTimeout != 0 {
+		flag(FlagHeaderTimeout, w.HeaderTimeout.String())
+	}
+	if w.IdleTimeout != 0 {
+		flag(FlagIdleTimeout, w.IdleTimeout.String())
+	}
+	if w.AcceptWhen != "" {
+		flag(FlagAcceptWhen, w.AcceptWhen)
+	}
 	for _, i := range slices.Sorted(maps.Keys(c.Slowdown)) {
 		flag(FlagSlowdown, strconv.Itoa(i)+"="+strconv.FormatFloat(c.Slowdown[i], 'g', -1, 64))
 	}
@@ -175,6 +189,9 @@ func Serve(ctx context.Context, stdout, stderr io.Writer, c ServeConfig) error {
 	mode := string(d.Listen)
 	if c.Exec == nil && c.Listen == Shared {
 		mode += ", accept " + d.Worker.Accept
+	}
+	if c.Exec == nil && d.Worker.AcceptWhen == worker.AcceptIdle {
+		mode += ", accept when idle"
 	}
 	fmt.Fprintf(stderr, "lbbench serve: ready: %d workers (%s) on %s%s\n",
 		len(eps), mode, strings.Join(slices.Compact(eps), ","), adminAt)

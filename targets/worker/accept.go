@@ -49,7 +49,7 @@ func ListenFD(fd int, accept string) (net.Listener, error) {
 		}
 		return ln, nil
 	case AcceptBlocking, AcceptEpollExclusive:
-		ln, err := newRawListener(fd, accept == AcceptEpollExclusive)
+		ln, err := newRawListener(fd, accept == AcceptEpollExclusive, false)
 		if err != nil {
 			unix.Close(fd)
 			return nil, fmt.Errorf("worker: listen on fd %d (%s): %w", fd, accept, err)
@@ -77,11 +77,18 @@ type rawListener struct {
 	done   chan struct{} // closed by Close
 	once   sync.Once
 	events [1]unix.EpollEvent
+	// gate, when set (AcceptIdle), is asked right before every accept4
+	// and epoll_wait: when it says no, Accept returns errBusy without
+	// taking a connection.
+	gate func() bool
 }
 
 var _ net.Listener = (*rawListener)(nil)
 
-func newRawListener(fd int, exclusive bool) (*rawListener, error) {
+// newRawListener makes a rawListener over fd: blocking unless exclusive or
+// herd is set; with herd, it waits in epoll_wait without EPOLLEXCLUSIVE,
+// woken for every connection like Go's netpoller.
+func newRawListener(fd int, exclusive, herd bool) (*rawListener, error) {
 	sa, err := unix.Getsockname(fd)
 	if err != nil {
 		return nil, os.NewSyscallError("getsockname", err)
@@ -91,7 +98,7 @@ func newRawListener(fd int, exclusive bool) (*rawListener, error) {
 	}
 	l := &rawListener{fd: fd, epfd: -1, sa: sa, addr: sockaddrToAddr(sa), done: make(chan struct{})}
 	_, l.unix = sa.(*unix.SockaddrUnix)
-	if !exclusive {
+	if !exclusive && !herd {
 		if err := unix.SetNonblock(fd, false); err != nil {
 			return nil, os.NewSyscallError("fcntl", err)
 		}
@@ -112,7 +119,10 @@ func newRawListener(fd int, exclusive bool) (*rawListener, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(fd)}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
+	if exclusive {
+		ev.Events |= unix.EPOLLEXCLUSIVE
+	}
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		unix.Close(epfd)
 		return nil, os.NewSyscallError("epoll_ctl EPOLLEXCLUSIVE", err)
@@ -130,6 +140,9 @@ func (l *rawListener) Accept() (net.Conn, error) {
 	for {
 		if l.closed.Load() {
 			return nil, net.ErrClosed
+		}
+		if l.gate != nil && !l.gate() {
+			return nil, errBusy
 		}
 		nfd, _, err := unix.Accept4(l.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		switch {

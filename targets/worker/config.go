@@ -38,6 +38,22 @@ func AcceptStrategies() []string {
 	return []string{AcceptNetpoll, AcceptBlocking, AcceptEpollExclusive}
 }
 
+// When a worker takes new connections (Config.AcceptWhen).
+const (
+	// AcceptAlways accepts whenever a connection is queued, busy or not:
+	// Go's default, where the accept loop never waits for the handlers.
+	AcceptAlways = "always"
+	// AcceptIdle accepts only while the worker has a free slot, as an
+	// event-loop worker (nginx, Node, uvicorn, a gunicorn sync worker)
+	// does: while its slots are taken a new connection waits in the
+	// kernel's queue for another worker. Connections already open still
+	// bring requests, which queue in the worker.
+	AcceptIdle = "idle"
+)
+
+// AcceptWhens lists the values of Config.AcceptWhen, default first.
+func AcceptWhens() []string { return []string{AcceptAlways, AcceptIdle} }
+
 // Defaults applied by Config.WithDefaults.
 const (
 	// DefaultConcurrency is the default number of requests served at a
@@ -47,6 +63,8 @@ const (
 	DefaultMode = ModeSleep
 	// DefaultAccept is the default Accept strategy.
 	DefaultAccept = AcceptNetpoll
+	// DefaultAcceptWhen is the default AcceptWhen.
+	DefaultAcceptWhen = AcceptAlways
 )
 
 // MaxService is the longest service time a request or Config.Service may
@@ -82,7 +100,31 @@ type Config struct {
 	// worker waits for a connection only when it is idle, like a
 	// pre-forked synchronous worker.
 	MaxConns int `yaml:"max_conns" json:"max_conns"`
+	// HeaderTimeout is how long a client may take to send a request's
+	// headers, and IdleTimeout how long a keep-alive connection may wait
+	// for its next request, before the worker closes it: a slow or idle
+	// client cannot hold a connection for ever. 0 means
+	// DefaultHeaderTimeout and DefaultIdleTimeout.
+	HeaderTimeout time.Duration `yaml:"header_timeout" json:"header_timeout,omitempty"`
+	IdleTimeout   time.Duration `yaml:"idle_timeout" json:"idle_timeout,omitempty"`
+	// AcceptWhen is AcceptAlways or AcceptIdle; empty means
+	// DefaultAcceptWhen (WithDefaults leaves it empty, so that configs
+	// written before it existed compare and print as they did). Under AcceptIdle the worker is busy while its
+	// connections that are new (accepted, no request finished yet) or
+	// carrying a request number Concurrency or more, and it does not call
+	// accept(2) then, with any Accept strategy (see the package
+	// documentation).
+	AcceptWhen string `yaml:"accept_when" json:"accept_when"`
 }
+
+// Defaults of the connection timeouts: far above what any request of a
+// benchmark on loopback takes, short enough that a stalled client goes.
+const (
+	DefaultHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout   = 2 * time.Minute
+	// MaxConnTimeout bounds both.
+	MaxConnTimeout = time.Hour
+)
 
 // WithDefaults returns a copy of c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
@@ -114,8 +156,28 @@ func (c Config) Validate() error {
 		return fmt.Errorf("worker: service must be between 0 and %v, got %v", MaxService, c.Service)
 	case !slices.Contains(AcceptStrategies(), c.Accept):
 		return fmt.Errorf("worker: accept must be one of %s, got %q", strings.Join(AcceptStrategies(), ", "), c.Accept)
+	case c.AcceptWhen != "" && !slices.Contains(AcceptWhens(), c.AcceptWhen):
+		return fmt.Errorf("worker: accept_when must be one of %s, got %q", strings.Join(AcceptWhens(), ", "), c.AcceptWhen)
 	case c.MaxConns < 0:
 		return fmt.Errorf("worker: max_conns must be >= 0 (0: no limit), got %d", c.MaxConns)
+	case c.HeaderTimeout < 0 || c.HeaderTimeout > MaxConnTimeout:
+		return fmt.Errorf("worker: header_timeout must be between 0 (default %v) and %v, got %v", DefaultHeaderTimeout, MaxConnTimeout, c.HeaderTimeout)
+	case c.IdleTimeout < 0 || c.IdleTimeout > MaxConnTimeout:
+		return fmt.Errorf("worker: idle_timeout must be between 0 (default %v) and %v, got %v", DefaultIdleTimeout, MaxConnTimeout, c.IdleTimeout)
 	}
 	return nil
+}
+
+// timeouts returns the header-read and idle timeouts, defaults applied
+// (they stay 0 in the Config, so that an exec target, which sets its own,
+// can be told apart from one given timeouts).
+func (c Config) timeouts() (header, idle time.Duration) {
+	header, idle = c.HeaderTimeout, c.IdleTimeout
+	if header == 0 {
+		header = DefaultHeaderTimeout
+	}
+	if idle == 0 {
+		idle = DefaultIdleTimeout
+	}
+	return header, idle
 }

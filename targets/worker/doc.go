@@ -47,6 +47,26 @@
 // waits for a connection only while idle, as a synchronous pre-forked
 // worker does; the strategy then only chooses among idle workers.
 //
+// # Event-loop workers (Config.AcceptWhen)
+//
+// With AcceptWhen AcceptIdle a worker calls accept(2) only while it has a
+// free slot, as an event-loop server (nginx, Node, uvicorn with one
+// worker, a gunicorn sync worker) does: while it computes, new
+// connections wait in the kernel's queue for another worker. It counts as
+// busy when Concurrency of its connections are new (accepted, first
+// response not yet sent) or carrying a request; its idle keep-alive
+// connections do not count, and a request arriving on one is served (it
+// queues if the slots are taken). This holds for every strategy: a
+// rawListener asks the gate right before each accept4 and epoll_wait; a
+// netpoll listener is replaced by a raw one on the same socket waiting in
+// epoll_wait without EPOLLEXCLUSIVE (Go's netpoller would accept as soon
+// as the socket is readable), keeping the netpoller's thundering herd.
+// Known limit: a blocking accept4 already in progress when a request on an
+// open connection makes the worker busy cannot be recalled; the socket
+// gets a 10 ms receive timeout so that it returns, but on Linux 6.18 TCP
+// accepts ignored it there (Unix sockets honour it), so with AcceptBlocking
+// on TCP such a worker may still take one connection while busy.
+//
 // Observed on a 2-core machine (scenarios/shared-accept.yaml: 8
 // single-task workers, 600 req/s of 2 ms (exp) and 20 ms requests, a new
 // connection per request; per-worker connection skew max/min and p99 per
@@ -57,6 +77,12 @@
 // worker (skew 400 to 3700, p99 5 s: requests timed out in its queue).
 // With MaxConns 1 all three kept p99 between 25 and 56 ms; epoll-exclusive
 // still laddered (skew 7 to 13) but only idle workers took connections.
+// With AcceptWhen idle (2026-12-01, a heavily shared machine, most runs
+// flagged for send lag): p99 per run 21 to 35 ms (blocking), 22 to 470 ms
+// (netpoll, one run with the generator 437 ms behind), 21 to 34 ms
+// (epoll-exclusive), no timeouts; epoll-exclusive spread connections as a
+// ladder (per worker, sorted: 1042 889 661 425 250 127 53 24 over three
+// runs) instead of piling onto three workers and timing out (p99 9.7 s).
 //
 // Closing a blocking listener shuts the shared socket down for a moment
 // (the only way to wake a blocked accept; see ListenFD); the strategies

@@ -171,25 +171,42 @@ func (w *Worker) spend(d time.Duration, mode string) {
 // DrainTimeout for in-flight requests to complete and returns nil, or an
 // error if a listener failed or the drain timed out. Connections are counted
 // in Stats only on ln. With Config.MaxConns set, Serve accepts on ln only
-// while fewer than MaxConns of its connections are open.
+// while fewer than MaxConns of its connections are open; with
+// Config.AcceptWhen AcceptIdle, only while it has a free slot.
 func (w *Worker) Serve(ctx context.Context, ln net.Listener, admin net.Listener) error {
 	if ln == nil {
 		return errors.New("worker: serve: nil listener")
 	}
+	var gate *idleGate
+	if w.cfg.AcceptWhen == AcceptIdle {
+		gate = newIdleGate(w.cfg.Concurrency)
+		il, err := newIdleListener(ln, gate)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		ln = il
+	}
 	if w.cfg.MaxConns > 0 {
 		ln = newLimitListener(ln, w.cfg.MaxConns)
 	}
+	header, idle := w.cfg.timeouts()
 	servers := []*http.Server{{
-		Handler: w.Handler(),
-		ConnState: func(_ net.Conn, s http.ConnState) {
+		Handler:           w.Handler(),
+		ReadHeaderTimeout: header,
+		IdleTimeout:       idle,
+		ConnState: func(c net.Conn, s http.ConnState) {
 			if s == http.StateNew {
 				w.connections.Add(1)
+			}
+			if gate != nil {
+				gate.connState(c, s)
 			}
 		},
 	}}
 	listeners := []net.Listener{ln}
 	if admin != nil {
-		servers = append(servers, &http.Server{Handler: w.Handler()})
+		servers = append(servers, &http.Server{Handler: w.Handler(), ReadHeaderTimeout: header, IdleTimeout: idle})
 		listeners = append(listeners, admin)
 	}
 	errc := make(chan error, len(servers))

@@ -26,6 +26,8 @@ func TestConfig(t *testing.T) {
 		{name: "defaults", cfg: worker.Config{}.WithDefaults()},
 		{name: "spin", cfg: worker.Config{Index: 3, Concurrency: 8, Mode: "spin", Service: time.Millisecond, Accept: "blocking", MaxConns: 8}},
 		{name: "unknown accept", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "fifo"}, wantErr: `worker: accept must be one of netpoll, blocking, epoll-exclusive, got "fifo"`},
+		{name: "event loop", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "blocking", AcceptWhen: "idle"}},
+		{name: "unknown accept_when", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "netpoll", AcceptWhen: "busy"}, wantErr: `worker: accept_when must be one of always, idle, got "busy"`},
 		{name: "negative max conns", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "netpoll", MaxConns: -1}, wantErr: "worker: max_conns must be >= 0 (0: no limit), got -1"},
 		{name: "zero concurrency", cfg: worker.Config{Mode: "sleep"}, wantErr: "worker: concurrency must be >= 1, got 0"},
 		{name: "negative index", cfg: worker.Config{Index: -1, Concurrency: 1, Mode: "sleep"}, wantErr: "worker: index must be >= 0, got -1"},

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/lbbench/lbbench/internal/dockertest"
+	"github.com/lbbench/lbbench/results"
+)
+
+// TestDockerWorkersKilledIsAFailedRun: SIGKILL of the workers' container
+// during the first of two docker runs. The run is recorded as failed
+// (the workers' container named, exit status 137), the second run
+// completes, lbbench exits 0, and nothing of the session is left.
+func TestDockerWorkersKilledIsAFailedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("brings containers up")
+	}
+	c := dockertest.Connect(t)
+	api, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Close()
+	scen := writeDockerScenario(t, "5s", "  - {name: proxy, topology: proxy}")
+	b, _ := os.ReadFile(scen)
+	os.WriteFile(scen, []byte(strings.Replace(string(b), "repeat: 1", "repeat: 2", 1)), 0o644)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(bin, "run", "--driver", "docker", scen, "-o", out)
+	var buf lockedBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var session string
+	deadline := time.Now().Add(60 * time.Second)
+	for session == "" {
+		if m := sessionRE.FindStringSubmatch(buf.String()); m != nil && attacking(api, c, m[1]) {
+			session = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no attack within a minute:\n%s", buf.String())
+		} else {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	victim := "lbbench-" + session + "-001-workers-0"
+	if err := api.ContainerKill(context.Background(), victim, "KILL"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, buf.String())
+		}
+	case <-time.After(120 * time.Second):
+		t.Fatalf("run did not end:\n%s", buf.String())
+	}
+	dockertest.AssertGone(t, c, session)
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete || len(res.Runs) != 2 {
+		t.Fatalf("complete=%v with %d runs; error %q\n%s", res.Complete, len(res.Runs), res.Error, buf.String())
+	}
+	failed, next := res.Runs[0], res.Runs[1]
+	if failed.Valid || len(failed.Failed) == 0 || failed.Failed[0].Process != "workers (container "+victim+")" || failed.Failed[0].Exit != "exit status 137" {
+		t.Errorf("killed run: valid=%v failed=%+v, want the workers' container, exit status 137", failed.Valid, failed.Failed)
+	}
+	if next.Requests == 0 || len(next.Failed) != 0 {
+		t.Errorf("the next run: requests=%d failed=%v (%q), want a completed run with nothing dead", next.Requests, next.Failed, next.Invalid)
+	}
+	if !strings.Contains(buf.String(), "1 of 2 runs failed") {
+		t.Errorf("run does not say a run failed:\n%s", buf.String())
+	}
+}

@@ -1,0 +1,125 @@
+package prefork
+
+import (
+	"bufio"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// A port that another process already listens on with SO_REUSEPORT would
+// accept our SO_REUSEPORT bind, and the kernel would then split
+// connections between its sockets and ours. The reuseport mode refuses it
+// in two steps:
+//
+//  1. probe: before the first SO_REUSEPORT bind, bind the address once
+//     without SO_REUSEPORT and close that socket; a listener already there,
+//     with SO_REUSEPORT or not, makes that bind fail;
+//  2. verify: right after the first SO_REUSEPORT socket listens, look for
+//     any other listening socket on the same address and port in
+//     /proc/net/tcp and tcp6 (by inode, so our own is told apart); one
+//     there means a stranger bound in the moment between the two steps.
+//
+// Both steps together leave no window in which a listener that was there
+// before ours goes unnoticed. One that binds after step 2 joins a group
+// that is already ours, as SO_REUSEPORT lets any socket of the same user
+// do; that is not something a bind can prevent.
+
+// probeExclusive binds addr without SO_REUSEPORT and closes it at once; it
+// fails when anything listens there already.
+func probeExclusive(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return ln.Close()
+}
+
+// otherListeners returns the inodes of the sockets listening on ip:port
+// (or on the unspecified address of its family, or any address when ip is
+// unspecified) other than the socket of inode own.
+func otherListeners(ip net.IP, port int, own uint64) ([]uint64, error) {
+	var out []uint64
+	for _, path := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(path)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		sc.Scan() // header
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 10 || fields[3] != "0A" { // TCP_LISTEN
+				continue
+			}
+			lip, lport, ok := parseProcAddr(fields[1])
+			if !ok || lport != port {
+				continue
+			}
+			if !(ip.IsUnspecified() || lip.IsUnspecified() || lip.Equal(ip)) {
+				continue
+			}
+			ino, err := strconv.ParseUint(fields[9], 10, 64)
+			if err != nil || ino == own {
+				continue
+			}
+			out = append(out, ino)
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// parseProcAddr decodes "0100007F:1F90" (an address of /proc/net/tcp: the
+// IP as 32-bit words in host order, little-endian here, then the port).
+func parseProcAddr(s string) (net.IP, int, bool) {
+	hexIP, hexPort, ok := strings.Cut(s, ":")
+	if !ok {
+		return nil, 0, false
+	}
+	b, err := hex.DecodeString(hexIP)
+	if err != nil || (len(b) != 4 && len(b) != 16) {
+		return nil, 0, false
+	}
+	for i := 0; i < len(b); i += 4 {
+		b[i], b[i+1], b[i+2], b[i+3] = b[i+3], b[i+2], b[i+1], b[i]
+	}
+	port, err := strconv.ParseUint(hexPort, 16, 16)
+	if err != nil {
+		return nil, 0, false
+	}
+	return net.IP(b), int(port), true
+}
+
+// inodeOf returns the inode of the socket f.
+func inodeOf(f *os.File) (uint64, error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+// sharedPortError says a reuseport port is already held by another
+// process.
+type sharedPortError struct {
+	addr string
+	err  error
+}
+
+func (e *sharedPortError) Error() string {
+	return fmt.Sprintf("prefork: listen %s: address already in use: another process listens there (with SO_REUSEPORT, the kernel would split connections between it and these workers); choose another --%s (%v)", e.addr, FlagPort, e.err)
+}
+
+func (e *sharedPortError) Unwrap() error { return e.err }
