@@ -32,6 +32,8 @@ const (
 	FlagRetries           = "retries"
 	FlagDownFor           = "down-for"
 	FlagTimeout           = "timeout"
+	FlagHeaderTimeout     = "header-timeout"
+	FlagIdleTimeout       = "idle-timeout"
 	FlagL4IdleTimeout     = "l4-idle-timeout"
 )
 
@@ -104,6 +106,12 @@ func (c Command) Args() []string {
 	}
 	if c.Timeout != 0 {
 		flag(FlagTimeout, c.Timeout.String())
+	}
+	if c.HeaderTimeout != 0 {
+		flag(FlagHeaderTimeout, c.HeaderTimeout.String())
+	}
+	if c.IdleTimeout != 0 {
+		flag(FlagIdleTimeout, c.IdleTimeout.String())
 	}
 	if c.L4IdleTimeout != 0 {
 		flag(FlagL4IdleTimeout, c.L4IdleTimeout.String())

@@ -51,6 +51,13 @@ const (
 	// DefaultDownFor is how long a backend that refused a connection is
 	// skipped when Config.DownFor is zero.
 	DefaultDownFor = time.Second
+	// DefaultHeaderTimeout is how long the layer-7 proxy waits for a
+	// client's complete request head when Config.HeaderTimeout is zero: a
+	// client sending its head one byte a second is closed after it.
+	DefaultHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout is how long the layer-7 proxy keeps an idle
+	// client keep-alive connection when Config.IdleTimeout is zero.
+	DefaultIdleTimeout = 60 * time.Second
 )
 
 // Config describes a Proxy. The zero value is not valid: Upstreams, or a
@@ -98,6 +105,20 @@ type Config struct {
 	// response body is not bounded. Zero means DefaultTimeout; negative is
 	// invalid.
 	Timeout time.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// HeaderTimeout bounds how long a client connection (layer 7) may take
+	// to send a request head, from its first byte or, on a keep-alive
+	// connection, from the end of the previous response; the connection is
+	// closed when it expires. Zero means DefaultHeaderTimeout; negative is
+	// invalid.
+	HeaderTimeout time.Duration `yaml:"header_timeout,omitempty" json:"header_timeout,omitempty"`
+	// IdleTimeout closes a client keep-alive connection (layer 7) that
+	// sent no new request for that long. Zero means DefaultIdleTimeout;
+	// negative is invalid.
+	IdleTimeout time.Duration `yaml:"idle_timeout,omitempty" json:"idle_timeout,omitempty"`
+	// NetHTTP makes Serve forward layer 7 with net/http's server and
+	// httputil.ReverseProxy (as ServeHTTP does) instead of the built-in
+	// HTTP/1.1 forwarder: slower, kept for comparison.
+	NetHTTP bool `yaml:"net_http,omitempty" json:"net_http,omitempty"`
 	// L4IdleTimeout is how long a layer-4 connection may move no byte in
 	// either direction before the proxy closes it (see l4.go). Zero means
 	// DefaultL4IdleTimeout; negative is invalid.
@@ -134,6 +155,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.HeaderTimeout == 0 {
+		c.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
 	}
 	if c.MaxIdle == 0 {
 		c.MaxIdle = DefaultMaxIdle
@@ -220,6 +247,12 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("balancer: timeout: %v is negative", c.Timeout)
+	}
+	if c.HeaderTimeout < 0 {
+		return fmt.Errorf("balancer: header timeout: %v is negative", c.HeaderTimeout)
+	}
+	if c.IdleTimeout < 0 {
+		return fmt.Errorf("balancer: idle timeout: %v is negative", c.IdleTimeout)
 	}
 	if c.L4IdleTimeout < 0 || c.L4IdleTimeout > time.Hour {
 		return fmt.Errorf("balancer: l4_idle_timeout: %v is not between 0 (default %v) and 1h", c.L4IdleTimeout, DefaultL4IdleTimeout)

@@ -103,6 +103,8 @@ func TestConfigValidate(t *testing.T) {
 		{name: "empty port", cfg: valid(func(c *Config) { c.Upstreams[0] = "127.0.0.1:" }), wantErr: "balancer: upstreams[0]"},
 		{name: "unknown policy", cfg: valid(func(c *Config) { c.Policy = "leastconn" }), wantErr: `unknown policy "leastconn"`, is: balance.ErrUnknownPolicy},
 		{name: "negative timeout", cfg: valid(func(c *Config) { c.Timeout = -time.Second }), wantErr: "balancer: timeout: -1s is negative"},
+		{name: "negative header timeout", cfg: valid(func(c *Config) { c.HeaderTimeout = -time.Second }), wantErr: "balancer: header timeout: -1s is negative"},
+		{name: "negative idle timeout", cfg: valid(func(c *Config) { c.IdleTimeout = -time.Second }), wantErr: "balancer: idle timeout: -1s is negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

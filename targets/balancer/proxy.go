@@ -44,6 +44,7 @@ type route struct {
 	name, prefix, policyName string
 	policy                   balance.Policy
 	observer                 balance.Observer // the policy, if it observes latency
+	needsRequest             bool             // the policy reads the request (Serve's forwarder builds one)
 	backends                 []*balance.Backend
 	ups                      []*upstream // ups[i] reaches backends[i] (Backend.Index)
 	requests                 atomic.Uint64
@@ -66,6 +67,7 @@ func New(cfg Config) (*Proxy, error) {
 		}
 		rt := &route{name: name, prefix: prefix, policyName: policy, policy: pol, backends: balance.NewBackends(name, addrs)}
 		rt.observer, _ = pol.(balance.Observer)
+		_, rt.needsRequest = pol.(*balance.Hash)
 		rt.ups = make([]*upstream, len(rt.backends))
 		for i, b := range rt.backends {
 			rt.ups[i] = newUpstream(b, cfg, &p.upstreamConns)

@@ -15,6 +15,11 @@ import (
 // once its context is done, before closing their connections.
 const ShutdownTimeout = 30 * time.Second
 
+// MaxHeaderBytes bounds a client's request head (layer 7): a longer one is
+// answered 431 and its connection closed; other connections are not
+// affected.
+const MaxHeaderBytes = 64 << 10
+
 // server is what Serve needs of the layer-7 http.Server and the layer-4
 // server alike.
 type server interface {
@@ -26,6 +31,7 @@ type server interface {
 var (
 	_ server = (*http.Server)(nil)
 	_ server = (*l4Server)(nil)
+	_ server = (*fastServer)(nil)
 )
 
 // Serve serves proxied traffic on ln in the configured mode and, if admin
@@ -46,9 +52,18 @@ func (p *Proxy) Serve(ctx context.Context, ln, admin net.Listener) error {
 		srv  server
 		ln   net.Listener
 	}
-	var main server = &http.Server{Handler: p, ConnState: p.countConn}
-	if p.cfg.Mode == L4 {
+	var main server = &http.Server{
+		Handler:           p,
+		ConnState:         p.countConn,
+		ReadHeaderTimeout: p.cfg.HeaderTimeout,
+		IdleTimeout:       p.cfg.IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+	}
+	switch {
+	case p.cfg.Mode == L4:
 		main = newL4Server(p)
+	case !p.cfg.NetHTTP:
+		main = newFastServer(p)
 	}
 	servers := []named{{"proxy", main, ln}}
 	if admin != nil {
