@@ -216,12 +216,12 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 			return fmt.Errorf("attack: --duration must not be negative, got %s", o.duration)
 		}
 		spec.Duration = o.duration
-		if forever {
-			spec.Duration = untilInterrupted
-		}
 	}
 	if changed("warmup") {
 		spec.Warmup = noneIfZero(o.warmup)
+	}
+	if forever {
+		spec.Duration = untilInterrupted(spec)
 	}
 	if changed("max-in-flight") {
 		if o.inFlight < 1 {
@@ -320,9 +320,21 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 	return attackErr
 }
 
-// untilInterrupted is the measured duration of --duration 0: longer than
-// any run, short of overflowing the pacer's offsets.
-const untilInterrupted = 100 * 365 * 24 * time.Hour
+// untilInterrupted is the measured duration of --duration 0: the longest
+// run the workload limits allow (a day, or fewer arrivals than
+// workloads.MaxArrivals at a high rate), so the attack ends on Ctrl-C long
+// before it ends on its own.
+func untilInterrupted(spec workloads.Spec) time.Duration {
+	d := workloads.MaxRunTime - spec.WarmupTime()
+	if r := spec.Arrival.MeanRate(d); r > 0 {
+		// Arrivals count over warm-up + duration; keep one percent of
+		// margin under the bound.
+		if byArrivals := time.Duration(0.99*workloads.MaxArrivals/r*float64(time.Second)) - spec.WarmupTime(); byArrivals < d {
+			d = byArrivals
+		}
+	}
+	return d
+}
 
 // errorKinds lists error kinds with their counts, most frequent first.
 func errorKinds(kinds map[string]uint64) string {
