@@ -19,12 +19,13 @@ test: setup fmt-check vet
 	$(GO) test -count=1 -timeout 14m ./...
 	$(MAKE) fuzz
 
-## fuzz: each input-reading fuzz target for FUZZTIME (about a minute in all,
+## fuzz: each input-reading fuzz target for FUZZTIME (about a minute and a half in all,
 ## compilation included; cached builds make later runs quicker). Seeds live
 ## in the tests; a failure leaves its input under the package's testdata/fuzz.
 FUZZTIME ?= 5s
 FUZZ_TARGETS := ./scenario:FuzzParse ./scenario:FuzzParseWorkload ./results:FuzzDecode \
-	./results:FuzzHistogram ./cmd/lbbench:FuzzOverrides ./reports:FuzzParseTolerance
+	./results:FuzzHistogram ./cmd/lbbench:FuzzOverrides ./reports:FuzzParseTolerance \
+	./targets/balancer:FuzzProxyRequest ./harness:FuzzReadTargets ./cmd/lbbench:FuzzRateFlag
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
