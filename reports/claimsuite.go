@@ -7,8 +7,6 @@ import (
 	"io"
 	"path/filepath"
 	"time"
-
-	"github.com/lbbench/lbbench/internal/atomicfile"
 )
 
 // Claims-suite file names, written by WriteClaimsSuite.
@@ -53,19 +51,8 @@ func SuiteCounts(es []SuiteEntry) (holds, fails, inconclusive int) {
 // claims.html (self-contained), claims.md, claims.txt and junit.xml (a
 // test case per claim). It returns the paths written.
 func WriteClaimsSuite(dir string, es []SuiteEntry) ([]string, error) {
-	var written []string
-	write := func(name string, render func(*bytes.Buffer) error) error {
-		var buf bytes.Buffer
-		if err := render(&buf); err != nil {
-			return err
-		}
-		path := filepath.Join(dir, name)
-		if err := atomicfile.Write(path, buf.Bytes()); err != nil {
-			return err
-		}
-		written = append(written, path)
-		return nil
-	}
+	files := &fileSet{dir: dir}
+	write := files.write
 	steps := []struct {
 		name   string
 		render func(*bytes.Buffer) error
@@ -77,10 +64,10 @@ func WriteClaimsSuite(dir string, es []SuiteEntry) ([]string, error) {
 	}
 	for _, s := range steps {
 		if err := write(s.name, s.render); err != nil {
-			return written, err
+			return files.written, err
 		}
 	}
-	return written, nil
+	return files.written, nil
 }
 
 // WriteSuiteText writes the suite's claims as plain text.

@@ -30,37 +30,26 @@ const (
 // atomically. It returns the paths written.
 func WriteDir(dir string, r *results.Results, opts ...Option) ([]string, error) {
 	o := collect(opts)
-	var written []string
-	write := func(name string, render func(*bytes.Buffer) error) error {
-		var buf bytes.Buffer
-		if err := render(&buf); err != nil {
-			return err
-		}
-		path := filepath.Join(dir, name)
-		if err := atomicfile.Write(path, buf.Bytes()); err != nil {
-			return err
-		}
-		written = append(written, path)
-		return nil
-	}
+	files := &fileSet{dir: dir}
+	write := files.write
 	err := errors.Join(
 		write(HTMLFile, func(b *bytes.Buffer) error { return WriteHTML(b, r, opts...) }),
 		write(MarkdownFile, func(b *bytes.Buffer) error { return WriteMarkdown(b, r, o.verdicts) }),
 		write(CSVFile, func(b *bytes.Buffer) error { return WriteCSV(b, r) }),
 	)
 	if err != nil {
-		return written, err
+		return files.written, err
 	}
 	if claims := JudgeClaims(r); len(o.verdicts) > 0 || len(claims) > 0 {
 		if err := write(JUnitFile, func(b *bytes.Buffer) error {
 			return WriteJUnitWithClaims(b, r.Scenario.Name, o.verdicts, claims, RunTimes(r.Runs, o.verdicts))
 		}); err != nil {
-			return written, err
+			return files.written, err
 		}
 	}
 	sums, err := Summarize(r)
 	if err != nil {
-		return written, err
+		return files.written, err
 	}
 	names := fileNamer{}
 	for _, s := range sums {
@@ -68,13 +57,13 @@ func WriteDir(dir string, r *results.Results, opts ...Option) ([]string, error) 
 		if err := write(filepath.Join(HgrmDir, base+".hgrm"), func(b *bytes.Buffer) error {
 			return WriteHgrm(b, s.Histogram, o.unitRatio)
 		}); err != nil {
-			return written, err
+			return files.written, err
 		}
 		for _, c := range s.Classes {
 			if err := write(filepath.Join(HgrmDir, names.name(s.Name+"\x00"+c.Name)+".hgrm"), func(b *bytes.Buffer) error {
 				return WriteHgrm(b, c.Histogram, o.unitRatio)
 			}); err != nil {
-				return written, err
+				return files.written, err
 			}
 		}
 	}
@@ -85,10 +74,10 @@ func WriteDir(dir string, r *results.Results, opts ...Option) ([]string, error) 
 		if err := write(filepath.Join(HlogDir, names.name(run.ID)+".hlog"), func(b *bytes.Buffer) error {
 			return WriteIntervalLog(b, run, r.Scenario)
 		}); err != nil {
-			return written, err
+			return files.written, err
 		}
 	}
-	return written, nil
+	return files.written, nil
 }
 
 // fileNamer turns names from results into distinct, safe file names.
@@ -142,4 +131,24 @@ func safeName(s string) string {
 		return "_"
 	}
 	return b.String()
+}
+
+// fileSet renders files into one directory, each written atomically, and
+// keeps the paths it wrote.
+type fileSet struct {
+	dir     string
+	written []string
+}
+
+func (f *fileSet) write(name string, render func(*bytes.Buffer) error) error {
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		return err
+	}
+	path := filepath.Join(f.dir, name)
+	if err := atomicfile.Write(path, buf.Bytes()); err != nil {
+		return err
+	}
+	f.written = append(f.written, path)
+	return nil
 }

@@ -76,38 +76,26 @@ func (s *fastServer) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.mu.Unlock()
-	var backoff time.Duration
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closing := s.closing
-			s.mu.Unlock()
-			if closing {
-				return http.ErrServerClosed
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				time.Sleep(backoff)
-				continue
-			}
-			return err
-		}
-		backoff = 0
+	return acceptLoop(ln, s.isClosing, func(nc net.Conn) {
 		s.p.clientConns.Add(1)
 		c := &fastConn{s: s, nc: nc}
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
 			nc.Close()
-			continue
+			return
 		}
 		s.conns[c] = false
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go c.serve()
-	}
+	})
+}
+
+func (s *fastServer) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
 }
 
 func isReset(err error) bool {
@@ -1048,11 +1036,7 @@ func (c *fastConn) clientGone() bool {
 	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
 }
 
-func (c *fastConn) closing() bool {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	return c.s.closing
-}
+func (c *fastConn) closing() bool { return c.s.isClosing() }
 
 // respSkip says whether a response header is not passed to the client.
 func respSkip(name []byte, connTokens [][]byte) bool {

@@ -2,13 +2,11 @@ package balancer
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -112,27 +110,7 @@ func (s *l4Server) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.mu.Unlock()
-	var backoff time.Duration
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closing := s.closing
-			s.mu.Unlock()
-			if closing {
-				return http.ErrServerClosed
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
-				// Out of file descriptors or a timeout: wait and retry, as
-				// http.Server does.
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				time.Sleep(backoff)
-				continue
-			}
-			return err
-		}
-		backoff = 0
+	return acceptLoop(ln, s.isClosing, func(c net.Conn) {
 		s.p.clientConns.Add(1)
 		// Tracked before its goroutine starts, so Shutdown never sees an
 		// empty set while a connection is on its way in.
@@ -143,7 +121,13 @@ func (s *l4Server) Serve(ln net.Listener) error {
 				s.handle(lc)
 			}()
 		}
-	}
+	})
+}
+
+func (s *l4Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
 }
 
 // handle picks a backend for c's client, connects and relays.
