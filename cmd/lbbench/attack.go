@@ -19,6 +19,7 @@ import (
 
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/workloads"
 )
@@ -177,61 +178,9 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 		return err
 	}
 
-	var spec workloads.Spec
-	switch {
-	case o.spec != "" && o.scenario != "":
-		return errors.New("attack: give a scenario or --spec, not both")
-	case o.spec != "":
-		s, err := scenario.LoadWorkload(o.spec)
-		if err != nil {
-			return err
-		}
-		spec = s
-	default:
-		name := o.scenario
-		if name == "" {
-			name = "default"
-		}
-		s, err := loadScenario(name)
-		if err != nil {
-			return err
-		}
-		spec = s.Workload
-	}
-	if tgts != nil {
-		// Literal targets replace the workload's classes; the scenario's
-		// arrival stays only when a scenario or spec was named.
-		spec.Classes = []workloads.Class{{Name: "targets", Weight: 1, Service: workloads.Service{Dist: workloads.Fixed}}}
-		if o.spec == "" && o.scenario == "" {
-			spec.Arrival = workloads.Arrival{Kind: workloads.Constant, RatePerSec: literalRate}
-			spec.Warmup = noneIfZero(0) // vegeta has no warm-up
-		}
-	}
-	if changed("rate") {
-		spec.Arrival.RatePerSec = o.rate.perSec
-	}
-	forever := changed("duration") && o.duration == 0
-	if changed("duration") {
-		if o.duration < 0 {
-			return fmt.Errorf("attack: --duration must not be negative, got %s", o.duration)
-		}
-		spec.Duration = o.duration
-	}
-	if changed("warmup") {
-		spec.Warmup = noneIfZero(o.warmup)
-	}
-	if forever {
-		spec.Duration = untilInterrupted(spec)
-	}
-	if changed("max-in-flight") {
-		if o.inFlight < 1 {
-			return fmt.Errorf("attack: --max-in-flight must be at least 1, got %d", o.inFlight)
-		}
-		spec.Clients.MaxInFlight = o.inFlight
-	}
-	spec = spec.WithDefaults()
-	if err := spec.Validate(); err != nil {
-		return fmt.Errorf("attack: workload: %w", err)
+	spec, forever, err := attackSpec(o, changed, tgts != nil)
+	if err != nil {
+		return err
 	}
 
 	opts := harness.AttackOptions{Targets: tgts, Insecure: o.insecure}
@@ -245,34 +194,13 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 	}
 	// The results file is opened first so a bad path fails before the
 	// attack, and vegeta's formats stream into it as requests end.
-	out := stdout
-	var outFile *os.File
-	if o.out != "" && o.format != formatLbbench {
-		f, err := os.Create(o.out)
-		if err != nil {
-			return fmt.Errorf("attack: %w", err)
-		}
-		defer f.Close()
-		outFile, out = f, f
+	out, err := openResults(o, stdout)
+	if err != nil {
+		return err
 	}
-	var bw *bufio.Writer
-	var encErr error
-	if o.format != formatLbbench {
-		bw = bufio.NewWriterSize(out, 64<<10)
-		var enc vegeta.Encoder
-		switch o.format {
-		case formatVegeta:
-			enc = vegeta.NewEncoder(bw)
-		case formatVegetaJSON:
-			enc = vegeta.NewJSONEncoder(bw)
-		default:
-			enc = vegeta.NewCSVEncoder(bw)
-		}
-		opts.Results = func(r *vegeta.Result) {
-			if encErr == nil {
-				encErr = enc.Encode(r)
-			}
-		}
+	defer out.close()
+	if out.enc != nil {
+		opts.Results = out.encode
 	}
 	if o.live {
 		enc := json.NewEncoder(stderr)
@@ -285,25 +213,8 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 	if m == nil {
 		return attackErr
 	}
-	switch {
-	case bw != nil:
-		if err := errors.Join(encErr, bw.Flush()); err != nil {
-			return errors.Join(attackErr, fmt.Errorf("attack: write results: %w", err))
-		}
-		if outFile != nil {
-			if err := outFile.Close(); err != nil {
-				return errors.Join(attackErr, fmt.Errorf("attack: write results: %w", err))
-			}
-		}
-	case o.out != "":
-		if err := m.WriteFile(o.out); err != nil {
-			return errors.Join(attackErr, err)
-		}
-	default:
-		enc := json.NewEncoder(stdout)
-		if err := enc.Encode(m); err != nil {
-			return errors.Join(attackErr, err)
-		}
+	if err := out.finish(m); err != nil {
+		return errors.Join(attackErr, err)
 	}
 	if !o.quiet {
 		s := m.Latency.Summarize()
@@ -318,6 +229,142 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 		return &exitError{code: 1, err: fmt.Errorf("attack: every one of the %d measured requests failed (%s): results written, but nothing succeeded", m.Requests, errorKinds(m.ErrorKinds))}
 	}
 	return attackErr
+}
+
+// resultsOut is where attack's results go: lbbench's measurement as JSON
+// (to -o or standard output, written at the end), or one of vegeta's
+// encodings, streamed as requests end.
+type resultsOut struct {
+	path   string
+	stdout io.Writer
+	file   *os.File
+	bw     *bufio.Writer
+	enc    vegeta.Encoder
+	err    error // the first encoding error
+}
+
+// openResults opens -o for vegeta's formats, so a bad path fails before
+// the attack starts.
+func openResults(o attackOptions, stdout io.Writer) (*resultsOut, error) {
+	r := &resultsOut{path: o.out, stdout: stdout}
+	if o.format == formatLbbench {
+		return r, nil
+	}
+	out := stdout
+	if o.out != "" {
+		f, err := os.Create(o.out)
+		if err != nil {
+			return nil, fmt.Errorf("attack: %w", err)
+		}
+		r.file, out = f, f
+	}
+	r.bw = bufio.NewWriterSize(out, 64<<10)
+	switch o.format {
+	case formatVegeta:
+		r.enc = vegeta.NewEncoder(r.bw)
+	case formatVegetaJSON:
+		r.enc = vegeta.NewJSONEncoder(r.bw)
+	default:
+		r.enc = vegeta.NewCSVEncoder(r.bw)
+	}
+	return r, nil
+}
+
+// encode writes one vegeta result; after an error it drops the rest.
+func (r *resultsOut) encode(res *vegeta.Result) {
+	if r.err == nil {
+		r.err = r.enc.Encode(res)
+	}
+}
+
+// finish writes lbbench's measurement, or completes the vegeta stream.
+func (r *resultsOut) finish(m *results.Measurement) error {
+	switch {
+	case r.bw != nil:
+		if err := errors.Join(r.err, r.bw.Flush()); err != nil {
+			return fmt.Errorf("attack: write results: %w", err)
+		}
+		if r.file != nil {
+			err := r.file.Close()
+			r.file = nil
+			if err != nil {
+				return fmt.Errorf("attack: write results: %w", err)
+			}
+		}
+		return nil
+	case r.path != "":
+		return m.WriteFile(r.path)
+	default:
+		return json.NewEncoder(r.stdout).Encode(m)
+	}
+}
+
+func (r *resultsOut) close() {
+	if r.file != nil {
+		r.file.Close()
+	}
+}
+
+// attackSpec is the workload attack offers: the named spec or scenario's
+// (the default scenario's without either), with literal targets in place
+// of its classes, and the flags applied. forever is --duration 0.
+func attackSpec(o attackOptions, changed func(string) bool, literal bool) (spec workloads.Spec, forever bool, err error) {
+	switch {
+	case o.spec != "" && o.scenario != "":
+		return spec, false, errors.New("attack: give a scenario or --spec, not both")
+	case o.spec != "":
+		s, err := scenario.LoadWorkload(o.spec)
+		if err != nil {
+			return spec, false, err
+		}
+		spec = s
+	default:
+		name := o.scenario
+		if name == "" {
+			name = "default"
+		}
+		s, err := loadScenario(name)
+		if err != nil {
+			return spec, false, err
+		}
+		spec = s.Workload
+	}
+	if literal {
+		// Literal targets replace the workload's classes; the scenario's
+		// arrival stays only when a scenario or spec was named.
+		spec.Classes = []workloads.Class{{Name: "targets", Weight: 1, Service: workloads.Service{Dist: workloads.Fixed}}}
+		if o.spec == "" && o.scenario == "" {
+			spec.Arrival = workloads.Arrival{Kind: workloads.Constant, RatePerSec: literalRate}
+			spec.Warmup = noneIfZero(0) // vegeta has no warm-up
+		}
+	}
+	if changed("rate") {
+		spec.Arrival.RatePerSec = o.rate.perSec
+	}
+	forever = changed("duration") && o.duration == 0
+	if changed("duration") {
+		if o.duration < 0 {
+			return spec, false, fmt.Errorf("attack: --duration must not be negative, got %s", o.duration)
+		}
+		spec.Duration = o.duration
+	}
+	if changed("warmup") {
+		spec.Warmup = noneIfZero(o.warmup)
+	}
+	if forever {
+		spec.Duration = untilInterrupted(spec)
+	}
+	if changed("max-in-flight") {
+		if o.inFlight < 1 {
+			return spec, false, fmt.Errorf("attack: --max-in-flight must be at least 1, got %d", o.inFlight)
+		}
+		spec.Clients.MaxInFlight = o.inFlight
+	}
+	spec = spec.WithDefaults()
+	if err := spec.Validate(); err != nil {
+		return spec, false, fmt.Errorf("attack: workload: %w", err)
+	}
+	return spec, forever, nil
 }
 
 // untilInterrupted is the measured duration of --duration 0: the longest
