@@ -164,27 +164,12 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		popts, endProgress = progressOptions(stderr, s)
 		opts = append(opts, popts...)
 	}
-	if o.generators < 1 || o.generators > maxGenerators {
-		return fmt.Errorf("--generators must be between 1 and %d (each is a process on this machine; more only compete for its CPUs), got %d", maxGenerators, o.generators)
+	gopts, err := generatorOptions(o, exe, out)
+	if err != nil {
+		return err
 	}
-	if o.generators > 1 {
-		opts = append(opts, harness.WithGenerators(o.generators, exe, filepath.Join(out, "generators")))
-	}
-	if o.raw {
-		if o.driver != "local" {
-			return fmt.Errorf("--raw needs --driver local (the docker driver's generator writes histograms only)")
-		}
-		opts = append(opts, harness.WithRaw(filepath.Join(out, "raw")))
-	}
-	runs := s.Repeat * len(s.Variants)
-	if s.Workload.Deterministic() {
-		fmt.Fprintf(stderr, "lbbench: scenario %s: %d runs (each: %s); results in %s\n",
-			s.Name, runs, reports.DeterministicString(s.Workload), out)
-	} else {
-		perRun := s.Workload.WarmupTime() + s.Workload.Duration
-		fmt.Fprintf(stderr, "lbbench: scenario %s: %d runs of about %s each (about %s); results in %s\n",
-			s.Name, runs, perRun.Round(time.Second), (time.Duration(runs) * (perRun + 2*time.Second)).Round(time.Second), out)
-	}
+	opts = append(opts, gopts...)
+	announce(stderr, s, out)
 
 	res, runErr := harness.Run(ctx, s, driver, opts...)
 	endProgress()
@@ -217,6 +202,38 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		}
 	}
 	return cmp.exit()
+}
+
+// generatorOptions are the harness options of --generators and --raw.
+func generatorOptions(o runOptions, exe, out string) ([]harness.Option, error) {
+	var opts []harness.Option
+	if o.generators < 1 || o.generators > maxGenerators {
+		return nil, fmt.Errorf("--generators must be between 1 and %d (each is a process on this machine; more only compete for its CPUs), got %d", maxGenerators, o.generators)
+	}
+	if o.generators > 1 {
+		opts = append(opts, harness.WithGenerators(o.generators, exe, filepath.Join(out, "generators")))
+	}
+	if o.raw {
+		if o.driver != "local" {
+			return nil, fmt.Errorf("--raw needs --driver local (the docker driver's generator writes histograms only)")
+		}
+		opts = append(opts, harness.WithRaw(filepath.Join(out, "raw")))
+	}
+	return opts, nil
+}
+
+// announce says what the scenario will run, for how long, and where its
+// results go.
+func announce(w io.Writer, s scenario.Scenario, out string) {
+	runs := s.Repeat * len(s.Variants)
+	if s.Workload.Deterministic() {
+		fmt.Fprintf(w, "lbbench: scenario %s: %d runs (each: %s); results in %s\n",
+			s.Name, runs, reports.DeterministicString(s.Workload), out)
+		return
+	}
+	perRun := s.Workload.WarmupTime() + s.Workload.Duration
+	fmt.Fprintf(w, "lbbench: scenario %s: %d runs of about %s each (about %s); results in %s\n",
+		s.Name, runs, perRun.Round(time.Second), (time.Duration(runs) * (perRun + 2*time.Second)).Round(time.Second), out)
 }
 
 // failedRuns counts the runs during which a process died.
