@@ -1,0 +1,36 @@
+package balancer
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+)
+
+// acceptLoop accepts connections on ln and hands each to serve, until
+// Accept fails for good: then it returns http.ErrServerClosed when closing
+// says the server is shutting down, else the error. A timeout or running
+// out of file descriptors waits and retries with a growing backoff (5 ms
+// doubling to 1 s), as http.Server does. Both the layer 7 and the layer 4
+// server accept through it.
+func acceptLoop(ln net.Listener, closing func() bool, serve func(net.Conn)) error {
+	var backoff time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if closing() {
+				return http.ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		serve(c)
+	}
+}
