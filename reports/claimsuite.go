@@ -122,20 +122,9 @@ func writeSuiteJUnit(b *bytes.Buffer, es []SuiteEntry) error {
 		// the suite's are the measured time of every run.
 		t := RunTimes(e.Results.Runs, nil).Total
 		total += t
-		suite := junitSuite{Name: "lbbench." + e.Results.Scenario.Name, Time: junitTime(t)}
-		for _, c := range e.Claims {
-			jc := junitCase{Name: c.Say, ClassName: "lbbench." + e.Results.Scenario.Name + ".claims", Time: junitTime(t), SystemOut: c.Check + ": " + c.Evidence}
-			switch c.Outcome {
-			case Fails:
-				jc.Failure = &junitMessage{Message: "claim fails: " + c.Check, Type: "claim", Text: c.Evidence}
-				suite.Failures++
-			case Holds:
-			default:
-				jc.Skipped = &junitMessage{Message: "claim inconclusive: " + c.Check, Text: c.Evidence}
-				suite.Skipped++
-			}
-			suite.Cases = append(suite.Cases, jc)
-		}
+		name := e.Results.Scenario.Name
+		suite := junitSuite{Name: "lbbench." + name, Time: junitTime(t)}
+		suite.addClaims(name, e.Claims, t)
 		suite.Tests = len(suite.Cases)
 		doc.Tests += suite.Tests
 		doc.Failures += suite.Failures

@@ -83,6 +83,25 @@ func RunTimes(runs []results.Run, vs []Verdict) JUnitTimes {
 	return t
 }
 
+// addClaims adds a test case per claim (class lbbench.SCENARIO.claims): a
+// failed claim a <failure>, an inconclusive one <skipped>, each with its
+// evidence and time t (a claim is judged on the whole results).
+func (suite *junitSuite) addClaims(scenario string, cs []ClaimResult, t time.Duration) {
+	for _, c := range cs {
+		jc := junitCase{Name: c.Say, ClassName: "lbbench." + scenario + ".claims", Time: junitTime(t), SystemOut: c.Check + ": " + c.Evidence}
+		switch c.Outcome {
+		case Fails:
+			jc.Failure = &junitMessage{Message: "claim fails: " + c.Check, Type: "claim", Text: c.Evidence}
+			suite.Failures++
+		case Holds:
+		default:
+			jc.Skipped = &junitMessage{Message: "claim inconclusive: " + c.Check, Text: c.Evidence}
+			suite.Skipped++
+		}
+		suite.Cases = append(suite.Cases, jc)
+	}
+}
+
 // junitTime writes d in seconds with milliseconds, as Surefire does.
 func junitTime(d time.Duration) string {
 	return strconv.FormatFloat(max(d, 0).Seconds(), 'f', 3, 64)
@@ -103,19 +122,7 @@ func WriteJUnit(w io.Writer, scenario string, vs []Verdict, t JUnitTimes) error 
 // claim is judged on the whole results: its time is t.Total.
 func WriteJUnitWithClaims(w io.Writer, scenario string, vs []Verdict, cs []ClaimResult, t JUnitTimes) error {
 	suite := junitSuite{Name: "lbbench." + scenario, Time: junitTime(t.Total)}
-	for _, c := range cs {
-		jc := junitCase{Name: c.Say, ClassName: "lbbench." + scenario + ".claims", Time: junitTime(t.Total), SystemOut: c.Check + ": " + c.Evidence}
-		switch c.Outcome {
-		case Fails:
-			jc.Failure = &junitMessage{Message: "claim fails: " + c.Check, Type: "claim", Text: c.Evidence}
-			suite.Failures++
-		case Holds:
-		default:
-			jc.Skipped = &junitMessage{Message: "claim inconclusive: " + c.Check, Text: c.Evidence}
-			suite.Skipped++
-		}
-		suite.Cases = append(suite.Cases, jc)
-	}
+	suite.addClaims(scenario, cs, t.Total)
 	for _, v := range vs {
 		c := junitCase{Name: v.Metric, ClassName: "lbbench." + scenario + "." + v.Variant,
 			Time: junitTime(t.ByVariant[v.Variant]), SystemOut: verdictSentence(v)}

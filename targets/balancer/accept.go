@@ -1,9 +1,11 @@
 package balancer
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -32,5 +34,27 @@ func acceptLoop(ln net.Listener, closing func() bool, serve func(net.Conn)) erro
 		}
 		backoff = 0
 		serve(c)
+	}
+}
+
+// drain is the graceful part of both servers' Shutdown, once they stopped
+// accepting: every period it calls sweep, which closes the connections that
+// may go now and returns how many are left. When none are left it waits for
+// their goroutines (wg) and returns nil; when ctx ends first it calls
+// closeAll and returns ctx's error.
+func drain(ctx context.Context, every time.Duration, sweep func() int, wg *sync.WaitGroup, closeAll func() error) error {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		if sweep() == 0 {
+			wg.Wait()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			closeAll()
+			return ctx.Err()
+		case <-tick.C:
+		}
 	}
 }

@@ -112,28 +112,16 @@ func (s *fastServer) Shutdown(ctx context.Context) error {
 		s.ln.Close()
 	}
 	s.mu.Unlock()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	return drain(ctx, 10*time.Millisecond, func() int {
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		for c, busy := range s.conns {
 			if !busy {
 				c.nc.Close()
 			}
 		}
-		n := len(s.conns)
-		s.mu.Unlock()
-		if n == 0 {
-			s.wg.Wait()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			s.Close()
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
+		return len(s.conns)
+	}, &s.wg, s.Close)
 }
 
 // Close closes the listener and every connection at once.

@@ -219,10 +219,9 @@ func (s *l4Server) Shutdown(ctx context.Context) error {
 		s.ln.Close()
 	}
 	s.mu.Unlock()
-	tick := time.NewTicker(l4QuietPoll)
-	defer tick.Stop()
-	for {
+	err := drain(ctx, l4QuietPoll, func() int {
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		for c := range s.conns {
 			if c.upstream == nil {
 				continue // still connecting
@@ -233,20 +232,13 @@ func (s *l4Server) Shutdown(ctx context.Context) error {
 			}
 			c.seen = moved
 		}
-		n := len(s.conns)
-		s.mu.Unlock()
-		if n == 0 {
-			s.wg.Wait()
-			s.cancel()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			s.Close()
-			return ctx.Err()
-		case <-tick.C:
-		}
+		return len(s.conns)
+	}, &s.wg, s.Close)
+	if err != nil {
+		return err
 	}
+	s.cancel()
+	return nil
 }
 
 // Close stops accepting, closes every connection at once and waits for
