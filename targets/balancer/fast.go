@@ -519,15 +519,10 @@ func (c *fastConn) forward() bool {
 		}
 	}
 	for try := 0; ; try++ {
-		b := rt.policy.Pick(rt.backends, hreq)
+		b := p.pick(rt, hreq)
 		if b == nil {
-			p.noBackend.Add(1)
-			rt.noBackend.Add(1)
 			return c.writeError(http.StatusBadGateway, errNoBackend.Error(), !c.bodyless())
 		}
-		p.decisions.Add(1)
-		rt.decisions.Add(1)
-		b.Acquire()
 		var start int64
 		if rt.observer != nil {
 			start = nanotime()

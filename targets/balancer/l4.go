@@ -137,16 +137,11 @@ func (s *l4Server) handle(c *l4Conn) {
 	p, rt := s.p, s.rt
 	rt.requests.Add(1)
 	for try := 0; ; try++ {
-		b := rt.policy.Pick(rt.backends, nil)
+		b := p.pick(rt, nil)
 		if b == nil {
-			p.noBackend.Add(1)
-			rt.noBackend.Add(1)
 			client.Close()
 			return
 		}
-		p.decisions.Add(1)
-		rt.decisions.Add(1)
-		b.Acquire()
 		u := rt.ups[b.Index()]
 		up, err := u.dialer.DialContext(s.dial, u.network, u.address)
 		if err != nil {

@@ -102,6 +102,24 @@ func New(cfg Config) (*Proxy, error) {
 	return p, nil
 }
 
+// pick makes one decision in rt's pool: it picks a backend with the pool's
+// policy, counts the decision on the proxy and the pool (or, when no
+// backend is available, counts that and returns nil), and acquires the
+// backend, which its caller releases when the exchange is over. r is the
+// request for policies that need one (nil in layer 4).
+func (p *Proxy) pick(rt *route, r *http.Request) *balance.Backend {
+	b := rt.policy.Pick(rt.backends, r)
+	if b == nil {
+		p.noBackend.Add(1)
+		rt.noBackend.Add(1)
+		return nil
+	}
+	p.decisions.Add(1)
+	rt.decisions.Add(1)
+	b.Acquire()
+	return b
+}
+
 // route returns the pool serving path: the longest matching prefix, else
 // the default pool.
 func (p *Proxy) route(path string) *route {
@@ -173,19 +191,14 @@ func (t l7Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	rt := p.route(req.URL.Path)
 	rt.requests.Add(1)
 	for try := 0; ; try++ {
-		b := rt.policy.Pick(rt.backends, req)
+		// The backend pick acquires is released when the response body is
+		// closed, i.e. after the ReverseProxy copied it all to the client
+		// (or gave up): least_conn must see the backend busy until it is
+		// really done, not merely once the headers arrived.
+		b := p.pick(rt, req)
 		if b == nil {
-			p.noBackend.Add(1)
-			rt.noBackend.Add(1)
 			return nil, errNoBackend
 		}
-		p.decisions.Add(1)
-		rt.decisions.Add(1)
-		// The backend is released when the response body is closed, i.e.
-		// after the ReverseProxy copied it all to the client (or gave up):
-		// least_conn must see the backend busy until it is really done,
-		// not merely once the headers arrived.
-		b.Acquire()
 		var start int64
 		if rt.observer != nil {
 			start = nanotime()
