@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -44,18 +46,93 @@ func waitLine(t *testing.T, r io.Reader, prefix string, log *lockedBuffer, timeo
 	}
 }
 
-// exitWithin waits for cmd to exit and returns how long it took, failing
-// the test if it takes longer than limit (then killing it).
-func exitWithin(t *testing.T, done <-chan error, limit time.Duration, what string, log *lockedBuffer) time.Duration {
+// startWatched starts cmd with its standard output discarded and returns
+// its standard error as a reader and a channel that receives Wait's result.
+// Unlike StderrPipe, Wait here returns only after everything cmd wrote has
+// been read, so a goroutine dump printed as cmd dies is not cut off.
+func startWatched(t *testing.T, cmd *exec.Cmd) (io.Reader, <-chan error) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	cmd.Stdout = io.Discard
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		pw.Close()
+		done <- err
+	}()
+	return pr, done
+}
+
+// exitWithin waits for cmd to exit and returns how long it took. If it
+// takes longer than limit the test fails with what cmd printed and, so the
+// failure says where it was stuck, its goroutines and those of the
+// processes it started (SIGQUIT makes the Go runtime print every stack
+// before it exits; theirs go to their logs in logDir).
+func exitWithin(t *testing.T, cmd *exec.Cmd, done <-chan error, limit time.Duration, what, logDir string, log *lockedBuffer) time.Duration {
 	t.Helper()
 	start := time.Now()
 	select {
 	case <-done:
 		return time.Since(start)
 	case <-time.After(limit):
-		t.Fatalf("still running %s after %s:\n%s", limit, what, log.String())
+		// The processes the run started first: they write their stacks to
+		// their logs, which lbbench then still has open.
+		for _, p := range descendants(cmd.Process.Pid) {
+			syscall.Kill(p, syscall.SIGQUIT)
+		}
+		time.Sleep(300 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
+		time.Sleep(100 * time.Millisecond) // waitLine's copier logs the last lines
+		var logs strings.Builder
+		if logDir != "" {
+			files, _ := filepath.Glob(filepath.Join(logDir, "*.log"))
+			for _, f := range files {
+				b, _ := os.ReadFile(f)
+				fmt.Fprintf(&logs, "\n--- %s:\n%s", f, b)
+			}
+		}
+		t.Fatalf("still running %s after %s (stacks from SIGQUIT at the end):\n%s%s", limit, what, log.String(), logs.String())
 	}
 	return 0
+}
+
+// descendants lists the pids of pid's children, their children and so on.
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		stat, err := os.ReadFile(filepath.Join(d, "stat"))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		p, err1 := strconv.Atoi(filepath.Base(d))
+		pp, err2 := strconv.Atoi(f[1])
+		if err1 == nil && err2 == nil {
+			parent[p] = pp
+		}
+	}
+	var found []int
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				found = append(found, p)
+				break
+			}
+		}
+	}
+	return found
 }
 
 // procsMatching lists live processes whose command line contains s.
@@ -105,23 +182,17 @@ func TestRunInterruptLowRate(t *testing.T) {
 	os.WriteFile(scen, []byte(lowRateScenario), 0o644)
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(bin, "run", scen, "-o", out)
-	stderr, _ := cmd.StderrPipe()
-	cmd.Stdout = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stderr, done := startWatched(t, cmd)
 	t.Cleanup(func() { cmd.Process.Kill() })
 	var log lockedBuffer
 	// The second run's line: the first one is finished and saved.
 	waitLine(t, stderr, "[2/2]", &log, 60*time.Second)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	// Its first request served: the generator now waits for the second,
 	// due 20 s after it.
 	waitRunServes(t, cmd.Process.Pid, 1, 30*time.Second, log.String)
 	time.Sleep(500 * time.Millisecond)
 	cmd.Process.Signal(os.Interrupt)
-	took := exitWithin(t, done, 2*time.Second, "Ctrl-C in a 0.05/s run", &log)
+	took := exitWithin(t, cmd, done, 2*time.Second, "Ctrl-C in a 0.05/s run", filepath.Join(out, "logs"), &log)
 	t.Logf("exited %s after Ctrl-C", took)
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("exit code %d after Ctrl-C, want 130\n%s", code, log.String())
@@ -192,11 +263,7 @@ repeat: 1
 `), 0o644)
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(bin, "run", scen, "-o", out)
-	stderr, _ := cmd.StderrPipe()
-	cmd.Stdout = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stderr, done := startWatched(t, cmd)
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		for _, p := range procsMatching(script) {
@@ -207,8 +274,6 @@ repeat: 1
 	})
 	var log lockedBuffer
 	waitLine(t, stderr, "[1/1]", &log, 30*time.Second)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	deadline := time.Now().Add(20 * time.Second)
 	for len(procsMatching(script)) == 0 {
 		if time.Now().After(deadline) {
@@ -229,7 +294,7 @@ repeat: 1
 		t.Fatalf("the server is gone after the first Ctrl-C: nothing holds the teardown:\n%s", log.String())
 	}
 	cmd.Process.Signal(os.Interrupt)
-	took := exitWithin(t, done, 2*time.Second, "the second Ctrl-C", &log)
+	took := exitWithin(t, cmd, done, 2*time.Second, "the second Ctrl-C", filepath.Join(out, "logs"), &log)
 	t.Logf("exited %s after the second Ctrl-C", took)
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("exit code %d, want 130\n%s", code, log.String())

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/lbbench/lbbench/internal/httpdrain"
 )
 
 // ShutdownTimeout is how long Serve waits for in-flight requests to finish
@@ -52,13 +54,13 @@ func (p *Proxy) Serve(ctx context.Context, ln, admin net.Listener) error {
 		srv  server
 		ln   net.Listener
 	}
-	var main server = &http.Server{
+	var main server = httpdrain.CloseFreshOnShutdown(&http.Server{
 		Handler:           p,
 		ConnState:         p.countConn,
 		ReadHeaderTimeout: p.cfg.HeaderTimeout,
 		IdleTimeout:       p.cfg.IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
-	}
+	})
 	switch {
 	case p.cfg.Mode == L4:
 		main = newL4Server(p)
@@ -67,7 +69,7 @@ func (p *Proxy) Serve(ctx context.Context, ln, admin net.Listener) error {
 	}
 	servers := []named{{"proxy", main, ln}}
 	if admin != nil {
-		servers = append(servers, named{"admin", &http.Server{Handler: p.adminHandler()}, admin})
+		servers = append(servers, named{"admin", httpdrain.CloseFreshOnShutdown(&http.Server{Handler: p.adminHandler()}), admin})
 	}
 	errc := make(chan error, len(servers))
 	var wg sync.WaitGroup

@@ -1,8 +1,6 @@
 package prefork
 
 import (
-	"github.com/lbbench/lbbench/targets/worker"
-
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +13,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/lbbench/lbbench/internal/httpdrain"
+	"github.com/lbbench/lbbench/targets/worker"
 )
 
 // ServeSubcommand is the lbbench subcommand that runs Serve.
@@ -171,7 +172,7 @@ func Serve(ctx context.Context, stdout, stderr io.Writer, c ServeConfig) error {
 	adminErr := make(chan error, 1)
 	var admin *http.Server
 	if adminLn != nil {
-		admin = &http.Server{Handler: sup.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		admin = httpdrain.CloseFreshOnShutdown(&http.Server{Handler: sup.Handler(), ReadHeaderTimeout: 10 * time.Second})
 		go func() { adminErr <- admin.Serve(adminLn) }()
 		adminAt = "; admin on " + adminLn.Addr().String()
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/httpdrain"
 	"github.com/lbbench/lbbench/internal/sleep"
 )
 
@@ -191,7 +192,7 @@ func (w *Worker) Serve(ctx context.Context, ln net.Listener, admin net.Listener)
 		ln = newLimitListener(ln, w.cfg.MaxConns)
 	}
 	header, idle := w.cfg.timeouts()
-	servers := []*http.Server{{
+	servers := []*http.Server{httpdrain.CloseFreshOnShutdown(&http.Server{
 		Handler:           w.Handler(),
 		ReadHeaderTimeout: header,
 		IdleTimeout:       idle,
@@ -203,10 +204,10 @@ func (w *Worker) Serve(ctx context.Context, ln net.Listener, admin net.Listener)
 				gate.connState(c, s)
 			}
 		},
-	}}
+	})}
 	listeners := []net.Listener{ln}
 	if admin != nil {
-		servers = append(servers, &http.Server{Handler: w.Handler(), ReadHeaderTimeout: header, IdleTimeout: idle})
+		servers = append(servers, httpdrain.CloseFreshOnShutdown(&http.Server{Handler: w.Handler(), ReadHeaderTimeout: header, IdleTimeout: idle}))
 		listeners = append(listeners, admin)
 	}
 	errc := make(chan error, len(servers))

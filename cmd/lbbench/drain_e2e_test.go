@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStopNotHeldBySilentConnections: a connection that was opened and
+// never sent a byte (an HTTP client's spare connection, a TCP probe) does
+// not hold the drain of "lbbench serve" or "lbbench proxy". net/http's
+// Shutdown alone waits up to 5 s for such a connection; that held a run's
+// teardown, and so Ctrl-C, for as long. With one silent connection on
+// every listener, SIGTERM ends each process within 2 s, with status 0.
+func TestStopNotHeldBySilentConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	base := freePorts(t, 2)
+	wadmin, listen, padmin := freePort(t), freePort(t), freePort(t)
+	serve, serveOut := start(t, "serve", "--workers", "2", "--listen", "ports", "--port", strconv.Itoa(base),
+		"--admin", "127.0.0.1:"+strconv.Itoa(wadmin))
+	waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d/healthz", wadmin))
+	proxy, proxyOut := start(t, "proxy", "--listen", "127.0.0.1:"+strconv.Itoa(listen),
+		"--admin", "127.0.0.1:"+strconv.Itoa(padmin),
+		"--upstreams", fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d", base, base+1))
+	waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d/healthz", padmin))
+
+	for _, p := range []int{base, base + 1, wadmin, listen, padmin} {
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	time.Sleep(100 * time.Millisecond) // accepted by every server
+
+	for _, p := range []struct {
+		name string
+		cmd  *exec.Cmd
+		out  func() string
+	}{
+		{"proxy", proxy, proxyOut.String},
+		{"serve", serve, serveOut.String},
+	} {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- p.cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("lbbench %s after SIGTERM: %v:\n%s", p.name, err, p.out())
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("lbbench %s still running 2 s after SIGTERM, held by silent connections:\n%s", p.name, p.out())
+		}
+	}
+}
