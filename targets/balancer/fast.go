@@ -212,10 +212,11 @@ func (c *fastConn) serve() {
 		c.s.mu.Unlock()
 		c.s.wg.Done()
 	}()
+	rw := newSysConn(c.nc)
 	c.br = fastReaders.Get().(*bufio.Reader)
-	c.br.Reset(c.nc)
+	c.br.Reset(rw)
 	c.bw = fastWriters.Get().(*bufio.Writer)
-	c.bw.Reset(c.nc)
+	c.bw.Reset(rw)
 	if host, _, err := net.SplitHostPort(c.nc.RemoteAddr().String()); err == nil {
 		c.ip = []byte(host)
 		c.ipv6 = bytes.IndexByte(c.ip, ':') >= 0

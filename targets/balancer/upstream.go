@@ -101,7 +101,8 @@ func (u *upstream) get(ctx context.Context) (c *upConn, reused bool, err error) 
 	}
 	u.backend.AddConn()
 	u.openedAll.Add(1)
-	return &upConn{Conn: nc, br: bufio.NewReaderSize(nc, 4<<10), bw: bufio.NewWriterSize(nc, 4<<10)}, false, nil
+	rw := newSysConn(nc)
+	return &upConn{Conn: nc, br: bufio.NewReaderSize(rw, 4<<10), bw: bufio.NewWriterSize(rw, 4<<10)}, false, nil
 }
 
 // put keeps c for reuse if there is room, or closes it.

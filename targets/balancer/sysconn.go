@@ -1,0 +1,123 @@
+package balancer
+
+import (
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// sysConn reads and writes a connection's socket with raw system calls,
+// through its syscall.RawConn: the layer 7 forwarder's I/O, for client and
+// upstream connections alike.
+//
+// Why: a net.Conn's Read and Write go through syscall.Syscall, which tells
+// the scheduler a system call may block (entersyscall, exitsyscall, and a
+// wake-up of the runtime's monitor thread when it sleeps). On loopback a
+// write to the upstream wakes the worker and often gets this thread
+// preempted inside the call; the monitor then sees the processor "in a
+// system call" and hands it to another thread. Profiled under wrk at
+// saturation with GOMAXPROCS=1, that hand-off and its context switches
+// were the largest cost left after parsing. The sockets are non-blocking
+// (the runtime's netpoller owns them), so a read or write never blocks: it
+// returns EAGAIN, and RawConn.Read/Write then park the goroutine in the
+// netpoller until the socket is ready, honouring the connection's
+// deadlines exactly as net.Conn does. RawSyscall skips the scheduler's
+// bookkeeping, which only matters for calls that can block.
+//
+// Errors match net.Conn's: *net.OpError wrapping an *os.SyscallError
+// (errors.Is finds syscall.ECONNRESET) or the deadline error (Timeout()
+// true); io.EOF at the end of the stream.
+type sysConn struct {
+	rc      syscall.RawConn
+	network string
+	p       []byte // the caller's buffer during Read or Write
+	n       int
+	errno   syscall.Errno
+	readFn  func(uintptr) bool // s.read and s.write, bound once (no
+	writeFn func(uintptr) bool // allocation per call)
+}
+
+// newSysConn returns nc's socket as a sysConn, or nc itself when it has
+// none (not a *net.TCPConn or *net.UnixConn).
+func newSysConn(nc net.Conn) io.ReadWriter {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nc
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nc
+	}
+	s := &sysConn{rc: rc, network: nc.LocalAddr().Network()}
+	s.readFn = s.read
+	s.writeFn = s.write
+	return s
+}
+
+// read is RawConn.Read's callback: false asks it to wait for readability.
+func (s *sysConn) read(fd uintptr) bool {
+	for {
+		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&s.p[0])), uintptr(len(s.p)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		s.n, s.errno = int(n), e
+		return true
+	}
+}
+
+// write is RawConn.Write's callback: it writes all of s.p, returning false
+// to wait for writability when the socket's buffer is full.
+func (s *sysConn) write(fd uintptr) bool {
+	for len(s.p) > 0 {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&s.p[0])), uintptr(len(s.p)))
+		switch e {
+		case 0:
+			s.n += int(n)
+			s.p = s.p[n:]
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			s.errno = e
+			return true
+		}
+	}
+	return true
+}
+
+func (s *sysConn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	s.p, s.n, s.errno = p, 0, 0
+	err := s.rc.Read(s.readFn)
+	s.p = nil
+	switch {
+	case err != nil:
+		return 0, &net.OpError{Op: "read", Net: s.network, Err: err}
+	case s.errno != 0:
+		return 0, &net.OpError{Op: "read", Net: s.network, Err: os.NewSyscallError("read", s.errno)}
+	case s.n == 0:
+		return 0, io.EOF
+	}
+	return s.n, nil
+}
+
+func (s *sysConn) Write(p []byte) (int, error) {
+	s.p, s.n, s.errno = p, 0, 0
+	err := s.rc.Write(s.writeFn)
+	s.p = nil
+	switch {
+	case err != nil:
+		return s.n, &net.OpError{Op: "write", Net: s.network, Err: err}
+	case s.errno != 0:
+		return s.n, &net.OpError{Op: "write", Net: s.network, Err: os.NewSyscallError("write", s.errno)}
+	}
+	return s.n, nil
+}
