@@ -76,6 +76,17 @@ func (s *fastServer) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.mu.Unlock()
+	// The sweeper runs until the last connection is gone (after Serve
+	// returns, Shutdown's drain still needs its timeouts).
+	stop := make(chan struct{})
+	cfg := s.p.cfg
+	go s.sweeper(sweepTick(cfg.HeaderTimeout, cfg.IdleTimeout, cfg.Timeout, clientCheckEvery), stop)
+	defer func() {
+		go func() {
+			s.wg.Wait()
+			close(stop)
+		}()
+	}()
 	return acceptLoop(ln, s.isClosing, func(nc net.Conn) {
 		s.p.clientConns.Add(1)
 		c := &fastConn{s: s, nc: nc}
@@ -149,20 +160,21 @@ func (s *fastServer) setBusy(c *fastConn, busy bool) bool {
 
 // fastConn is one client connection.
 type fastConn struct {
-	s      *fastServer
-	nc     net.Conn
-	br     *bufio.Reader
-	bw     *bufio.Writer
-	head   []byte   // the current head's bytes
-	lines  [][2]int // its lines, as offsets into head
-	rhead  []byte   // the current response head's bytes
-	rlines [][2]int // its lines
-	req    fastReq  // the current request
-	resp   fastResp // its response head
-	buf    []byte   // body copy buffer
-	up     net.Conn // the upstream connection being read, if any
-	ip     []byte   // the client's IP, for X-Forwarded-For and Forwarded
-	ipv6   bool
+	waitState // what it waits for, for the sweeper
+	s         *fastServer
+	nc        net.Conn
+	br        *bufio.Reader
+	bw        *bufio.Writer
+	head      []byte   // the current head's bytes
+	lines     [][2]int // its lines, as offsets into head
+	rhead     []byte   // the current response head's bytes
+	rlines    [][2]int // its lines
+	req       fastReq  // the current request
+	resp      fastResp // its response head
+	buf       []byte   // body copy buffer
+	up        net.Conn // the upstream connection being read, if any
+	ip        []byte   // the client's IP, for X-Forwarded-For and Forwarded
+	ipv6      bool
 }
 
 // fastReq is a parsed request head; its slices point into fastConn.head.
@@ -226,22 +238,26 @@ func (c *fastConn) serve() {
 		// Wait for the next request: the header timeout for the first, the
 		// idle timeout between requests, then the header timeout for the
 		// rest of the head.
+		// The sweeper (sweep.go) enforces both.
 		wait := p.cfg.IdleTimeout
 		if first {
 			wait = p.cfg.HeaderTimeout
 		}
-		c.nc.SetReadDeadline(time.Now().Add(wait))
-		if _, err := c.br.Peek(1); err != nil {
+		start := nanotime()
+		c.wait(phaseIdle, start+int64(wait))
+		_, err := c.br.Peek(1)
+		c.endWait(phaseIdle)
+		if err != nil || !c.s.setBusy(c, true) {
 			return
 		}
-		if !c.s.setBusy(c, true) {
-			return
-		}
+		headUntil := start + int64(p.cfg.HeaderTimeout) // the first head: from the connection's start
 		if !first {
-			c.nc.SetReadDeadline(time.Now().Add(p.cfg.HeaderTimeout))
+			headUntil = nanotime() + int64(p.cfg.HeaderTimeout)
 		}
 		first = false
-		err := c.readRequest()
+		c.wait(phaseHead, headUntil)
+		err = c.readRequest()
+		c.endWait(phaseHead)
 		if err != nil {
 			var eh *errHead
 			if errors.As(err, &eh) {
@@ -249,7 +265,6 @@ func (c *fastConn) serve() {
 			}
 			return
 		}
-		c.nc.SetReadDeadline(time.Time{})
 		keep := c.forward()
 		if !keep || !c.s.setBusy(c, false) {
 			return
@@ -534,6 +549,9 @@ func (c *fastConn) forward() bool {
 			return keep // exchange released b
 		}
 		b.Release()
+		if errors.Is(err, errClientGone) {
+			return false // nobody to answer, and no fault of the backend's
+		}
 		b.AddError()
 		var de *dialError
 		if !errors.As(err, &de) {
@@ -597,11 +615,12 @@ func (c *fastConn) exchange(u *upstream, b *balance.Backend, obs balance.Observe
 			}
 			return false, false, err
 		}
-		var limit time.Time
+		var limit int64
 		if u.headerTimeout > 0 {
-			limit = time.Now().Add(u.headerTimeout)
+			limit = nanotime() + int64(u.headerTimeout)
 		}
 		c.up = uc.Conn
+		c.upc.Store(uc)
 		err = c.readResponse(uc.br, limit)
 		if err != nil {
 			uc.Close()
@@ -743,7 +762,7 @@ func (c *fastConn) copyN(br *bufio.Reader, w *bufio.Writer, n int64, readErr err
 	}
 	for n > 0 {
 		if readErr == errUpstreamBody && br.Buffered() == 0 {
-			if err := c.waitUpstream(br, time.Time{}); err != nil {
+			if err := c.waitUpstream(br, 0); err != nil {
 				return errors.Join(readErr, err)
 			}
 		}
@@ -775,7 +794,7 @@ func (c *fastConn) copyN(br *bufio.Reader, w *bufio.Writer, n int64, readErr err
 func (c *fastConn) copyChunked(br *bufio.Reader, w *bufio.Writer, readErr error) error {
 	for {
 		if readErr == errUpstreamBody && br.Buffered() == 0 {
-			if err := c.waitUpstream(br, time.Time{}); err != nil {
+			if err := c.waitUpstream(br, 0); err != nil {
 				return errors.Join(readErr, err)
 			}
 		}
@@ -831,7 +850,7 @@ func (c *fastConn) copyChunked(br *bufio.Reader, w *bufio.Writer, readErr error)
 // readResponse reads the upstream's response head into c.resp, skipping
 // informational responses. It reuses c.head: the request head is no longer
 // needed once sent.
-func (c *fastConn) readResponse(br *bufio.Reader, limit time.Time) error {
+func (c *fastConn) readResponse(br *bufio.Reader, limit int64) error {
 	for {
 		if err := c.waitUpstream(br, limit); err != nil {
 			var ne net.Error
@@ -977,28 +996,29 @@ const clientCheckEvery = 200 * time.Millisecond
 var errClientGone = errors.New("the client closed its connection")
 
 // waitUpstream waits until br (reading c.up) has a byte, the upstream
-// fails, limit passes (zero: no limit) or the client goes away, so that an
-// abandoned request does not hold a backend.
-func (c *fastConn) waitUpstream(br *bufio.Reader, limit time.Time) error {
+// fails, nanotime limit passes (zero: no limit) or the client goes away, so
+// that an abandoned request does not hold a backend. The sweeper cuts the
+// wait every clientCheckEvery (or at limit) to look at the client.
+func (c *fastConn) waitUpstream(br *bufio.Reader, limit int64) error {
 	for {
 		if br.Buffered() > 0 {
 			return nil
 		}
-		d := time.Now().Add(clientCheckEvery)
-		if !limit.IsZero() && limit.Before(d) {
-			d = limit
+		until := nanotime() + int64(clientCheckEvery)
+		if limit != 0 {
+			until = min(until, limit)
 		}
-		c.up.SetReadDeadline(d)
+		c.wait(phaseUp, until)
 		_, err := br.Peek(1)
+		c.endWait(phaseUp)
 		if err == nil {
-			c.up.SetReadDeadline(time.Time{})
 			return nil
 		}
 		var ne net.Error
 		if !errors.As(err, &ne) || !ne.Timeout() {
 			return err
 		}
-		if !limit.IsZero() && !time.Now().Before(limit) {
+		if limit != 0 && nanotime() >= limit {
 			return err
 		}
 		if c.clientGone() {
