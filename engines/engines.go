@@ -151,7 +151,13 @@ type Spec struct {
 	// only when the binary has the module (Binary.StubStatus). HAProxy
 	// ignores it: its counters are always on its stats socket.
 	StubStatus bool `yaml:"stub_status,omitempty" json:"stub_status,omitempty"`
+	// Threads is nginx's worker_processes or HAProxy's nbthread; zero
+	// means the engine's default (nginx auto, HAProxy one per CPU).
+	Threads int `yaml:"threads,omitempty" json:"threads,omitempty"`
 }
+
+// MaxThreads bounds Spec.Threads.
+const MaxThreads = 256
 
 // WithDefaults returns a copy of s with zero values filled in.
 func (s Spec) WithDefaults() Spec {
@@ -193,6 +199,9 @@ func (s Spec) Validate() error {
 	}
 	if s.Timeout < time.Millisecond {
 		return fmt.Errorf("engines: timeout: must be at least 1ms, got %s", s.Timeout)
+	}
+	if s.Threads < 0 || s.Threads > MaxThreads {
+		return fmt.Errorf("engines: threads: must be between 0 and %d, got %d", MaxThreads, s.Threads)
 	}
 	if s.User != "" && strings.ContainsFunc(s.User, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.')

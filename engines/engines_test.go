@@ -292,3 +292,44 @@ func TestFindMissingSaysHowToInstall(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderThreads: Threads becomes nginx's worker_processes and HAProxy's
+// nbthread, zero keeps each engine's default, and the real engine accepts
+// the result; out-of-range values are refused by Validate.
+func TestRenderThreads(t *testing.T) {
+	for _, tc := range []struct {
+		engine        string
+		threads       int
+		want, notWant string
+	}{
+		{Nginx, 0, "worker_processes auto;", "worker_processes 1;"},
+		{Nginx, 1, "worker_processes 1;", "worker_processes auto;"},
+		{HAProxy, 0, "stats socket", "nbthread"},
+		{HAProxy, 2, "nbthread 2", ""},
+	} {
+		t.Run(fmt.Sprintf("%s-%d", tc.engine, tc.threads), func(t *testing.T) {
+			bin := findOrFail(t, tc.engine)
+			cfg, err := Render(Spec{Engine: tc.engine, Policy: "least_conn", UpstreamKeepAlive: true, Upstreams: tcpUpstreams(2),
+				Listen: "127.0.0.1:8000", Admin: "127.0.0.1:9000", StubStatus: bin.StubStatus, User: currentUser(), Threads: tc.threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			conf := cfg.Files[0].Content
+			if !strings.Contains(conf, tc.want) || tc.notWant != "" && strings.Contains(conf, tc.notWant) {
+				t.Fatalf("config with threads %d: want %q, not %q:\n%s", tc.threads, tc.want, tc.notWant, conf)
+			}
+			dir, check, _ := materialize(t, cfg)
+			cmd := exec.Command(bin.Path, check...)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s %v: %v\n%s\n%s", bin.Path, check, err, out, conf)
+			}
+		})
+	}
+	for _, n := range []int{-1, MaxThreads + 1} {
+		s := Spec{Engine: Nginx, Policy: "least_conn", Upstreams: tcpUpstreams(1), Listen: "127.0.0.1:8000", Admin: "127.0.0.1:9000", Threads: n}
+		if _, err := Render(s); err == nil || !strings.Contains(err.Error(), "threads") {
+			t.Errorf("threads %d: %v, want an error naming threads", n, err)
+		}
+	}
+}

@@ -31,6 +31,9 @@ func renderHAProxy(s Spec) Config {
 	w(0, "global")
 	w(1, "# Relative to the working directory; \"show stat\" gives the counters as CSV.")
 	w(1, "stats socket unix@%s mode 600 level user", haproxySock)
+	if s.Threads > 0 {
+		w(1, "nbthread %d", s.Threads)
+	}
 	w(0, "")
 	w(0, "defaults")
 	w(1, "mode http")

@@ -41,7 +41,11 @@ func renderNginx(s Spec) Config {
 	w(0, "# Rendered by lbbench; %s is the process's working directory.", dir)
 	w(0, "daemon off;")
 	w(0, "master_process on;")
-	w(0, "worker_processes auto;")
+	if s.Threads > 0 {
+		w(0, "worker_processes %d;", s.Threads)
+	} else {
+		w(0, "worker_processes auto;")
+	}
 	if s.User != "" {
 		w(0, "user %s;", s.User)
 	}

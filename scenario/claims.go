@@ -441,7 +441,11 @@ func (s Scenario) validateCheck(c Check) error {
 			if c.Left.Factor != 1 {
 				return fmt.Errorf("put the factor on the right: %s(%s) %s F × %s(%s)", c.Left.Metric, c.Left.Variant, c.Op, c.Right.Metric, c.Right.Variant)
 			}
-			if s.Workload.Deterministic() || s.variantClosed(c.Left.Variant) || s.variantClosed(c.Right.Variant) {
+			// Throughput is the one ratio a closed loop ranks: clients
+			// sending back to back measure what each variant sustains
+			// (saturation, wrk's measurement).
+			saturation := c.Left.Metric == "throughput" && s.Workload.Bursts == nil
+			if !saturation && (s.Workload.Deterministic() || s.variantClosed(c.Left.Variant) || s.variantClosed(c.Right.Variant)) {
 				return fmt.Errorf("a ratio of %s on a closed-loop run: closed-loop latency is response time and hides queueing (coordinated omission), so it cannot rank variants; use an open-loop workload", c.Left.Metric)
 			}
 		}

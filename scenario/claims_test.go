@@ -77,3 +77,37 @@ func TestClaimsSuiteValid(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedLoopRatios: on a closed-loop workload a latency ratio is
+// refused (response time hides queueing), while a throughput ratio, the
+// saturation comparison clients sending back to back make, is accepted.
+func TestClosedLoopRatios(t *testing.T) {
+	const closed = `name: sat
+workers: {count: 2}
+workload:
+  closed: {order: parallel}
+  classes:
+    - {name: noop, weight: 1, service: {value: 0s}}
+  clients:
+    named:
+      - {name: a, requests: 10}
+      - {name: b, requests: 10}
+variants:
+  - {name: x, topology: l7}
+  - {name: y, topology: l4}
+claims:
+  - {say: s, check: "%s"}
+`
+	for check, wantErr := range map[string]string{
+		"throughput(x) >= 1.0 * throughput(y)": "",
+		"p99(x) < 1.0 * p99(y)":                "hides queueing",
+	} {
+		_, err := scenario.Parse("sat.yaml", []byte(strings.Replace(closed, "%s", check, 1)), topologies.Catalog())
+		switch {
+		case wantErr == "" && err != nil:
+			t.Errorf("%s on a closed loop: %v, want accepted", check, err)
+		case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+			t.Errorf("%s on a closed loop: %v, want an error containing %q", check, err, wantErr)
+		}
+	}
+}

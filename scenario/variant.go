@@ -123,7 +123,16 @@ type ProxySpec struct {
 	// Pools route path prefixes to their own workers and policy
 	// (l7-pools only, where they are required).
 	Pools []Pool `yaml:"pools,omitempty" json:"pools,omitempty"`
+	// Threads is how many CPUs the proxy may use at once: nginx's
+	// worker_processes, HAProxy's nbthread, the built-in proxy's
+	// GOMAXPROCS. Zero means each one's default (nginx auto, HAProxy and
+	// the built-in proxy one per CPU). Comparing proxies at one thread
+	// each compares their code, not how they spread over cores.
+	Threads int `yaml:"threads,omitempty" json:"threads,omitempty"`
 }
+
+// MaxProxyThreads bounds ProxySpec.Threads.
+const MaxProxyThreads = 256
 
 // KeepAliveOn reports whether upstream keep-alive is on (nil means on).
 func (p ProxySpec) KeepAliveOn() bool { return p.UpstreamKeepAlive == nil || *p.UpstreamKeepAlive }
@@ -165,6 +174,14 @@ func (v Variant) Validate(cat Catalog) error {
 		}
 		if v.AcceptWhen == AcceptIdle {
 			return fieldErr("accept_when", "idle needs the built-in worker; a target accepts its own way")
+		}
+	}
+	if t := v.Proxy.Threads; t != 0 {
+		if t < 0 || t > MaxProxyThreads {
+			return fieldErr("proxy.threads", "must be between 0 and %d (0: the proxy's default), got %d", MaxProxyThreads, t)
+		}
+		if v.Topology != Proxy && v.Topology != Unix && !balancerTopology(v.Topology) {
+			return fieldErr("proxy.threads", "is only for topologies with a proxy (%s, %s, %s, %s, %s)", Proxy, Unix, L4, L7, L7Pools)
 		}
 	}
 	switch v.Topology {

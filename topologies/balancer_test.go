@@ -35,7 +35,12 @@ func TestRenderBalancerTopologies(t *testing.T) {
 			v:    scenario.Variant{Name: "a", Topology: scenario.L4, Proxy: scenario.ProxySpec{Policy: "round_robin", Retries: 1}},
 			want: map[string]string{"--mode": "l4", "--policy": "round_robin", "--retries": "1",
 				"--upstreams": "127.0.0.1:20000,127.0.0.1:20001,127.0.0.1:20002,127.0.0.1:20003"},
-			none: []string{"--pool", "--close-after", "--max-idle", "--policy-arg"},
+			none: []string{"--pool", "--close-after", "--max-idle", "--policy-arg", "--threads"},
+		},
+		{
+			name: "l4 on one thread",
+			v:    scenario.Variant{Name: "t", Topology: scenario.L4, Proxy: scenario.ProxySpec{Threads: 1}},
+			want: map[string]string{"--mode": "l4", "--threads": "1"},
 		},
 		{
 			name: "l7 with connection controls",
@@ -154,6 +159,11 @@ func TestValidateBalancerVariants(t *testing.T) {
 		{"pool without workers", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(scenario.Pool{Name: "a", Prefix: "/"})}, "proxy.pools[0].workers", ""},
 		{"negative worker", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(scenario.Pool{Name: "a", Prefix: "/", Workers: []int{-1}})}, "proxy.pools[0].workers[0]", ""},
 		{"worker twice", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(scenario.Pool{Name: "a", Prefix: "/", Workers: []int{1, 1}})}, "proxy.pools[0].workers[1]", "twice"},
+		{"threads on l7", scenario.Variant{Name: "x", Topology: scenario.L7, Proxy: scenario.ProxySpec{Threads: 1}}, "", ""},
+		{"threads on an engine", scenario.Variant{Name: "x", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{Engine: "nginx", Policy: "least_conn", Threads: 2}}, "", ""},
+		{"threads without a proxy", scenario.Variant{Name: "x", Topology: scenario.ReusePort, Proxy: scenario.ProxySpec{Threads: 1}}, "proxy.threads", "only for topologies with a proxy"},
+		{"negative threads", scenario.Variant{Name: "x", Topology: scenario.L4, Proxy: scenario.ProxySpec{Threads: -1}}, "proxy.threads", "between 0 and 256"},
+		{"too many threads", scenario.Variant{Name: "x", Topology: scenario.L7, Proxy: scenario.ProxySpec{Threads: 257}}, "proxy.threads", "between 0 and 256"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.v.WithDefaults().Validate(Catalog())

@@ -44,6 +44,7 @@ func EngineProcess(p scenario.ProxySpec, ups []string, listen, admin string, fin
 		Admin:             admin,
 		User:              rootUser(),
 		StubStatus:        bin.StubStatus,
+		Threads:           p.Threads,
 	})
 	if err != nil {
 		return Process{}, err

@@ -25,7 +25,7 @@ func renderBalancer(v scenario.Variant, w scenario.Workers, a *alloc, mode strin
 		return Plan{}, err
 	}
 	p := v.Proxy
-	cmd := &balancer.Command{Listen: pw.listen, Admin: pw.padmin, Config: balancer.Config{
+	cmd := &balancer.Command{Listen: pw.listen, Admin: pw.padmin, Threads: p.Threads, Config: balancer.Config{
 		Mode:              balancer.Mode(mode),
 		Policy:            p.Policy,
 		PolicyArgs:        p.PolicyArgs,

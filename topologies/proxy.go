@@ -43,7 +43,7 @@ func proxyProcess(v scenario.Variant, ups []string, listen, padmin string, a *al
 	}
 	return Process{
 		Role: RoleProxy,
-		Proxy: &balancer.Command{Listen: listen, Admin: padmin, Config: balancer.Config{
+		Proxy: &balancer.Command{Listen: listen, Admin: padmin, Threads: v.Proxy.Threads, Config: balancer.Config{
 			Upstreams:         ups,
 			Policy:            v.Proxy.Policy,
 			UpstreamKeepAlive: v.Proxy.KeepAliveOn(),

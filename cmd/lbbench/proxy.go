@@ -57,6 +57,7 @@ func proxyCmd(run func(ctx context.Context, stderr io.Writer, c balancer.Command
 	f.StringArrayVar(&o.pools, balancer.FlagPool, nil, "route a path prefix to its own pool: `NAME:PREFIX:POLICY:ADDRS` (ADDRS: ADDR[,ADDR...]) (repeatable, l7 only;\n"+
 		"longest prefix wins; prefix / replaces the default pool; empty POLICY means --policy)")
 	f.BoolVar(&o.cmd.UpstreamKeepAlive, balancer.FlagUpstreamKeepAlive, balancer.DefaultUpstreamKeepAlive, "reuse upstream connections; false opens one per request (l7)")
+	f.IntVar(&o.cmd.Threads, balancer.FlagThreads, 0, "CPUs the proxy may use at once (GOMAXPROCS; 0: one per CPU)")
 	f.IntVar(&o.cmd.CloseAfter, balancer.FlagCloseAfter, 0, "close an upstream connection after N requests (l7, keep-alive on; 0: no limit)")
 	f.IntVar(&o.cmd.MaxIdle, balancer.FlagMaxIdle, balancer.DefaultMaxIdle, "idle upstream connections kept per backend (l7)")
 	f.IntVar(&o.cmd.Retries, balancer.FlagRetries, 0, "other backends to try when one refuses the connection (0: none, the request gets 502)")

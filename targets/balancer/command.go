@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +36,11 @@ const (
 	FlagHeaderTimeout     = "header-timeout"
 	FlagIdleTimeout       = "idle-timeout"
 	FlagL4IdleTimeout     = "l4-idle-timeout"
+	FlagThreads           = "threads"
 )
+
+// MaxThreads bounds Command.Threads.
+const MaxThreads = 256
 
 // DefaultListen is the address "lbbench proxy" serves on when none is given.
 const DefaultListen = "127.0.0.1:8080"
@@ -49,6 +54,10 @@ type Command struct {
 	Listen string `json:"listen"`
 	// Admin is the address of /healthz and /stats; empty means none.
 	Admin string `json:"admin,omitempty"`
+	// Threads sets the process's GOMAXPROCS when Run starts: how many
+	// CPUs the proxy may use at once. Zero leaves the Go default (one per
+	// CPU).
+	Threads int `json:"threads,omitempty"`
 	Config
 }
 
@@ -116,6 +125,9 @@ func (c Command) Args() []string {
 	if c.L4IdleTimeout != 0 {
 		flag(FlagL4IdleTimeout, c.L4IdleTimeout.String())
 	}
+	if c.Threads != 0 {
+		flag(FlagThreads, strconv.Itoa(c.Threads))
+	}
 	return a
 }
 
@@ -124,9 +136,15 @@ func (c Command) Args() []string {
 // reports readiness on stderr and serves until ctx ends, then drains (see
 // Proxy.Serve).
 func Run(ctx context.Context, stderr io.Writer, c Command) error {
+	if c.Threads < 0 || c.Threads > MaxThreads {
+		return fmt.Errorf("balancer: --%s: must be between 0 and %d, got %d", FlagThreads, MaxThreads, c.Threads)
+	}
 	p, err := New(c.Config)
 	if err != nil {
 		return err
+	}
+	if c.Threads > 0 {
+		runtime.GOMAXPROCS(c.Threads)
 	}
 	if c.Listen == "" {
 		c.Listen = DefaultListen
