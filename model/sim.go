@@ -76,12 +76,12 @@ func Check(s scenario.Scenario) error {
 	if s.Workers.Target != nil {
 		return fmt.Errorf("%w: workers.target runs a foreign server, whose service times the model cannot know", ErrUnsupported)
 	}
-	if s.Workload.Deterministic() {
-		return fmt.Errorf("%w: closed-loop and burst workloads are not simulated (lbbench model balls answers bursts exactly)", ErrUnsupported)
-	}
 	for i, v := range s.Variants {
 		if !slices.Contains(Topologies, v.Topology) {
 			return fmt.Errorf("%w: variants[%d] (%s) has topology %q (simulated: %s)", ErrUnsupported, i, v.Name, v.Topology, strings.Join(Topologies, ", "))
+		}
+		if s.WorkloadFor(v).Deterministic() {
+			return fmt.Errorf("%w: variants[%d] (%s): closed-loop and burst workloads are not simulated (lbbench model balls answers bursts exactly)", ErrUnsupported, i, v.Name)
 		}
 	}
 	return nil

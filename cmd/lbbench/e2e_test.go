@@ -245,19 +245,29 @@ func servedRequests(admin string) (uint64, error) {
 	return n, nil
 }
 
+// parentPID returns the parent's pid of the process whose /proc directory
+// is dir, or false when it is gone.
+func parentPID(dir string) (int, bool) {
+	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+	if err != nil {
+		return 0, false
+	}
+	// After "pid (comm)": state, then the parent's pid.
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(f) < 2 {
+		return 0, false
+	}
+	pp, err := strconv.Atoi(f[1])
+	return pp, err == nil
+}
+
 // serveAdmins returns the --admin addresses of the "lbbench serve"
 // processes whose parent is pid (those a running "lbbench run" started).
 func serveAdmins(pid int) []string {
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	var admins []string
 	for _, d := range dirs {
-		stat, err := os.ReadFile(filepath.Join(d, "stat"))
-		if err != nil {
-			continue
-		}
-		// After "pid (comm)": state, then the parent's pid.
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(pid) {
+		if pp, ok := parentPID(d); !ok || pp != pid {
 			continue
 		}
 		cmdline, _ := os.ReadFile(filepath.Join(d, "cmdline"))

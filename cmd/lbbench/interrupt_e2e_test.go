@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -109,17 +108,8 @@ func descendants(pid int) []int {
 	parent := map[int]int{}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
-		stat, err := os.ReadFile(filepath.Join(d, "stat"))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		p, err1 := strconv.Atoi(filepath.Base(d))
-		pp, err2 := strconv.Atoi(f[1])
-		if err1 == nil && err2 == nil {
+		p, err := strconv.Atoi(filepath.Base(d))
+		if pp, ok := parentPID(d); ok && err == nil {
 			parent[p] = pp
 		}
 	}

@@ -37,6 +37,22 @@ func acceptLoop(ln net.Listener, closing func() bool, serve func(net.Conn)) erro
 	}
 }
 
+// everyTick calls look with the tick's time every period until ctx ends:
+// the loop of the layer 4 idle reaper and the layer 7 sweeper, which look
+// at every connection of their server in turn.
+func everyTick(ctx context.Context, every time.Duration, look func(now time.Time)) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			look(now)
+		}
+	}
+}
+
 // drain is the graceful part of both servers' Shutdown, once they stopped
 // accepting: every period it calls sweep, which closes the connections that
 // may go now and returns how many are left. When none are left it waits for

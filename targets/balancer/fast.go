@@ -59,10 +59,16 @@ type fastServer struct {
 	conns   map[*fastConn]bool // value: busy with a request
 	closing bool
 	wg      sync.WaitGroup
+
+	stopSweep context.CancelFunc // ends the sweeper (sweep.go)
 }
 
 func newFastServer(p *Proxy) *fastServer {
-	return &fastServer{p: p, conns: map[*fastConn]bool{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &fastServer{p: p, conns: map[*fastConn]bool{}, stopSweep: cancel}
+	cfg := p.cfg
+	go s.sweep(ctx, sweepTick(cfg.HeaderTimeout, cfg.IdleTimeout, cfg.Timeout, clientCheckEvery))
+	return s
 }
 
 // Serve accepts connections on ln until Shutdown or Close, then returns
@@ -76,17 +82,6 @@ func (s *fastServer) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.mu.Unlock()
-	// The sweeper runs until the last connection is gone (after Serve
-	// returns, Shutdown's drain still needs its timeouts).
-	stop := make(chan struct{})
-	cfg := s.p.cfg
-	go s.sweeper(sweepTick(cfg.HeaderTimeout, cfg.IdleTimeout, cfg.Timeout, clientCheckEvery), stop)
-	defer func() {
-		go func() {
-			s.wg.Wait()
-			close(stop)
-		}()
-	}()
 	return acceptLoop(ln, s.isClosing, func(nc net.Conn) {
 		s.p.clientConns.Add(1)
 		c := &fastConn{s: s, nc: nc}
@@ -123,6 +118,9 @@ func (s *fastServer) Shutdown(ctx context.Context) error {
 		s.ln.Close()
 	}
 	s.mu.Unlock()
+	// The sweeper keeps enforcing timeouts while the busy connections
+	// finish; it ends with them (or in Close).
+	defer s.stopSweep()
 	return drain(ctx, 10*time.Millisecond, func() int {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -146,6 +144,7 @@ func (s *fastServer) Close() error {
 		c.nc.Close()
 	}
 	s.mu.Unlock()
+	s.stopSweep()
 	return nil
 }
 
@@ -172,7 +171,6 @@ type fastConn struct {
 	req       fastReq  // the current request
 	resp      fastResp // its response head
 	buf       []byte   // body copy buffer
-	up        net.Conn // the upstream connection being read, if any
 	ip        []byte   // the client's IP, for X-Forwarded-For and Forwarded
 	ipv6      bool
 }
@@ -619,7 +617,6 @@ func (c *fastConn) exchange(u *upstream, b *balance.Backend, obs balance.Observe
 		if u.headerTimeout > 0 {
 			limit = nanotime() + int64(u.headerTimeout)
 		}
-		c.up = uc.Conn
 		c.upc.Store(uc)
 		err = c.readResponse(uc.br, limit)
 		if err != nil {
@@ -995,7 +992,7 @@ const clientCheckEvery = 200 * time.Millisecond
 
 var errClientGone = errors.New("the client closed its connection")
 
-// waitUpstream waits until br (reading c.up) has a byte, the upstream
+// waitUpstream waits until br (reading c.upc) has a byte, the upstream
 // fails, nanotime limit passes (zero: no limit) or the client goes away, so
 // that an abandoned request does not hold a backend. The sweeper cuts the
 // wait every clientCheckEvery (or at limit) to look at the client.

@@ -75,28 +75,21 @@ func newL4Server(p *Proxy) *l4Server {
 // idle; it looks four times per idle period (at most once a second), so a
 // silent connection goes between idle and 1.25 idle after its last byte.
 func (s *l4Server) reapIdle(ctx context.Context, idle time.Duration) {
-	tick := time.NewTicker(min(idle/4, time.Second))
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-tick.C:
-			s.mu.Lock()
-			for c := range s.conns {
-				if moved := c.moved.Load(); moved != c.idleSeen || c.idleSince.IsZero() {
-					c.idleSeen, c.idleSince = moved, now
-				} else if now.Sub(c.idleSince) >= idle {
-					if c.upstream != nil {
-						c.close()
-					} else {
-						c.client.Close()
-					}
+	everyTick(ctx, min(idle/4, time.Second), func(now time.Time) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for c := range s.conns {
+			if moved := c.moved.Load(); moved != c.idleSeen || c.idleSince.IsZero() {
+				c.idleSeen, c.idleSince = moved, now
+			} else if now.Sub(c.idleSince) >= idle {
+				if c.upstream != nil {
+					c.close()
+				} else {
+					c.client.Close()
 				}
 			}
-			s.mu.Unlock()
 		}
-	}
+	})
 }
 
 // Serve accepts connections on ln until Shutdown or Close, then returns

@@ -1,6 +1,7 @@
 package balancer
 
 import (
+	"context"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -109,21 +110,14 @@ func sweepTick(timeouts ...time.Duration) time.Duration {
 	return max(tick, 2*time.Millisecond)
 }
 
-// sweeper cuts late waits every tick until stop is closed.
-func (s *fastServer) sweeper(tick time.Duration, stop <-chan struct{}) {
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
+// sweep cuts late waits every tick until ctx ends.
+func (s *fastServer) sweep(ctx context.Context, tick time.Duration) {
+	everyTick(ctx, tick, func(time.Time) {
 		now := nanotime()
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		for c := range s.conns {
 			c.cutIfLate(now)
 		}
-		s.mu.Unlock()
-	}
+	})
 }
