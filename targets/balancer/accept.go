@@ -10,6 +10,45 @@ import (
 	"time"
 )
 
+// listening is what the layer 7 and layer 4 servers share of
+// http.Server's lifecycle: their listener, whether Shutdown or Close was
+// called, and their connections' goroutines. mu also guards each server's
+// own connection set.
+type listening struct {
+	mu      sync.Mutex
+	ln      net.Listener
+	closing bool // Shutdown or Close was called: accept no more
+	wg      sync.WaitGroup
+}
+
+// begin records ln as the listener, or closes it and returns false when
+// the server is already closing (Serve then returns http.ErrServerClosed).
+func (l *listening) begin(ln net.Listener) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		ln.Close()
+		return false
+	}
+	l.ln = ln
+	return true
+}
+
+func (l *listening) isClosing() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closing
+}
+
+// stopAcceptingLocked marks the server closing and closes its listener;
+// l.mu is held.
+func (l *listening) stopAcceptingLocked() {
+	l.closing = true
+	if l.ln != nil {
+		l.ln.Close()
+	}
+}
+
 // acceptLoop accepts connections on ln and hands each to serve, until
 // Accept fails for good: then it returns http.ErrServerClosed when closing
 // says the server is shutting down, else the error. A timeout or running

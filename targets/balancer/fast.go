@@ -54,11 +54,8 @@ var (
 type fastServer struct {
 	p *Proxy
 
-	mu      sync.Mutex
-	ln      net.Listener
-	conns   map[*fastConn]bool // value: busy with a request
-	closing bool
-	wg      sync.WaitGroup
+	listening
+	conns map[*fastConn]bool // value: busy with a request; listening.mu
 
 	stopSweep context.CancelFunc // ends the sweeper (sweep.go)
 }
@@ -74,14 +71,9 @@ func newFastServer(p *Proxy) *fastServer {
 // Serve accepts connections on ln until Shutdown or Close, then returns
 // http.ErrServerClosed. It closes ln.
 func (s *fastServer) Serve(ln net.Listener) error {
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		ln.Close()
+	if !s.begin(ln) {
 		return http.ErrServerClosed
 	}
-	s.ln = ln
-	s.mu.Unlock()
 	return acceptLoop(ln, s.isClosing, func(nc net.Conn) {
 		s.p.clientConns.Add(1)
 		c := &fastConn{s: s, nc: nc}
@@ -98,12 +90,6 @@ func (s *fastServer) Serve(ln net.Listener) error {
 	})
 }
 
-func (s *fastServer) isClosing() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closing
-}
-
 func isReset(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
@@ -113,10 +99,7 @@ func isReset(err error) bool {
 // closes them and returns ctx's error).
 func (s *fastServer) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	s.closing = true
-	if s.ln != nil {
-		s.ln.Close()
-	}
+	s.stopAcceptingLocked()
 	s.mu.Unlock()
 	// The sweeper keeps enforcing timeouts while the busy connections
 	// finish; it ends with them (or in Close).
@@ -136,10 +119,7 @@ func (s *fastServer) Shutdown(ctx context.Context) error {
 // Close closes the listener and every connection at once.
 func (s *fastServer) Close() error {
 	s.mu.Lock()
-	s.closing = true
-	if s.ln != nil {
-		s.ln.Close()
-	}
+	s.stopAcceptingLocked()
 	for c := range s.conns {
 		c.nc.Close()
 	}

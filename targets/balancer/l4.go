@@ -31,12 +31,9 @@ type l4Server struct {
 	dial   context.Context // cancelled by Close, so no dial outlives it
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	ln      net.Listener
-	conns   map[*l4Conn]struct{}
-	closing bool // Shutdown or Close was called: accept no more
-	closed  bool // Close was called: relay no more
-	wg      sync.WaitGroup
+	listening
+	conns  map[*l4Conn]struct{} // listening.mu
+	closed bool                 // Close was called: relay no more; listening.mu
 }
 
 // Directions of the last bytes an l4Conn moved.
@@ -95,14 +92,9 @@ func (s *l4Server) reapIdle(ctx context.Context, idle time.Duration) {
 // Serve accepts connections on ln until Shutdown or Close, then returns
 // http.ErrServerClosed. It closes ln.
 func (s *l4Server) Serve(ln net.Listener) error {
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		ln.Close()
+	if !s.begin(ln) {
 		return http.ErrServerClosed
 	}
-	s.ln = ln
-	s.mu.Unlock()
 	return acceptLoop(ln, s.isClosing, func(c net.Conn) {
 		s.p.clientConns.Add(1)
 		// Tracked before its goroutine starts, so Shutdown never sees an
@@ -115,12 +107,6 @@ func (s *l4Server) Serve(ln net.Listener) error {
 			}()
 		}
 	})
-}
-
-func (s *l4Server) isClosing() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closing
 }
 
 // handle picks a backend for c's client, connects and relays.
@@ -202,10 +188,7 @@ func (s *l4Server) untrack(c *l4Conn) {
 // closing the rest when ctx ends first.
 func (s *l4Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	s.closing = true
-	if s.ln != nil {
-		s.ln.Close()
-	}
+	s.stopAcceptingLocked()
 	s.mu.Unlock()
 	err := drain(ctx, l4QuietPoll, func() int {
 		s.mu.Lock()
@@ -233,10 +216,8 @@ func (s *l4Server) Shutdown(ctx context.Context) error {
 // their goroutines.
 func (s *l4Server) Close() error {
 	s.mu.Lock()
-	s.closing, s.closed = true, true
-	if s.ln != nil {
-		s.ln.Close()
-	}
+	s.stopAcceptingLocked()
+	s.closed = true
 	for c := range s.conns {
 		if c.upstream != nil {
 			c.close()
