@@ -298,14 +298,16 @@ func badRequest(msg string) error { return &errHead{http.StatusBadRequest, msg} 
 
 // readRequest reads and checks the next request head into c.req.
 func (c *fastConn) readRequest() error {
+	// Reset first: an error answer to a head that does not parse must not
+	// see the previous request (a HEAD would make it leave out its body).
+	r := &c.req
+	*r = fastReq{connTokens: r.connTokens[:0], xff: r.xff[:0], forwarded: r.forwarded[:0], contentLength: -1}
 	if err := c.readHead(c.br, errReqTooBig, &c.head, &c.lines); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return badRequest("unexpected end of the request head")
 		}
 		return err
 	}
-	r := &c.req
-	*r = fastReq{connTokens: r.connTokens[:0], xff: r.xff[:0], forwarded: r.forwarded[:0], contentLength: -1}
 	line := c.head[c.lines[0][0]:c.lines[0][1]]
 	sp1 := bytes.IndexByte(line, ' ')
 	if sp1 <= 0 {

@@ -403,3 +403,21 @@ func TestL7UpstreamDiesMidResponse(t *testing.T) {
 	}
 	waitFor(t, "the backend released", func() bool { return tp.Stats().Backends[0].Active == 0 })
 }
+
+// TestL7ErrorAfterHeadHasBody: a malformed head after a HEAD request is
+// answered 400 with its body: the error answer does not inherit the
+// previous request's method (found by FuzzProxyRequest:
+// "HEAD / HTTP/1.1\nHost:\n\n\r").
+func TestL7ErrorAfterHeadHasBody(t *testing.T) {
+	tp := startProxy(t, Config{Upstreams: startBackends(t, 1, nil), UpstreamKeepAlive: true})
+	c, br := rawConn(t, tp)
+	io.WriteString(c, "HEAD / HTTP/1.1\r\nHost: x\r\n\r\n\r")
+	c.(*net.TCPConn).CloseWrite()
+	if resp, body := readResp(t, br, "HEAD"); resp.StatusCode != 200 || body != "" {
+		t.Fatalf("HEAD: %d %q, want 200 without a body", resp.StatusCode, body)
+	}
+	resp, body := readResp(t, br, "GET")
+	if resp.StatusCode != http.StatusBadRequest || int64(len(body)) != resp.ContentLength || body == "" {
+		t.Fatalf("after the HEAD: %d, body %q (Content-Length %d), want 400 with its body", resp.StatusCode, body, resp.ContentLength)
+	}
+}
