@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -15,9 +16,11 @@ import (
 // called, and their connections' goroutines. mu also guards each server's
 // own connection set.
 type listening struct {
-	mu      sync.Mutex
-	ln      net.Listener
-	closing bool // Shutdown or Close was called: accept no more
+	mu sync.Mutex
+	ln net.Listener
+	// closing: Shutdown or Close was called, accept no more. It is set
+	// with mu held and read without it (a request's hot path reads it).
+	closing atomic.Bool
 	wg      sync.WaitGroup
 }
 
@@ -26,7 +29,7 @@ type listening struct {
 func (l *listening) begin(ln net.Listener) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closing {
+	if l.closing.Load() {
 		ln.Close()
 		return false
 	}
@@ -34,16 +37,12 @@ func (l *listening) begin(ln net.Listener) bool {
 	return true
 }
 
-func (l *listening) isClosing() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.closing
-}
+func (l *listening) isClosing() bool { return l.closing.Load() }
 
 // stopAcceptingLocked marks the server closing and closes its listener;
 // l.mu is held.
 func (l *listening) stopAcceptingLocked() {
-	l.closing = true
+	l.closing.Store(true)
 	if l.ln != nil {
 		l.ln.Close()
 	}

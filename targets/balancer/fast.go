@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -55,14 +56,14 @@ type fastServer struct {
 	p *Proxy
 
 	listening
-	conns map[*fastConn]bool // value: busy with a request; listening.mu
+	conns map[*fastConn]struct{} // listening.mu
 
 	stopSweep context.CancelFunc // ends the sweeper (sweep.go)
 }
 
 func newFastServer(p *Proxy) *fastServer {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &fastServer{p: p, conns: map[*fastConn]bool{}, stopSweep: cancel}
+	s := &fastServer{p: p, conns: map[*fastConn]struct{}{}, stopSweep: cancel}
 	cfg := p.cfg
 	go s.sweep(ctx, sweepTick(cfg.HeaderTimeout, cfg.IdleTimeout, cfg.Timeout, clientCheckEvery))
 	return s
@@ -78,12 +79,12 @@ func (s *fastServer) Serve(ln net.Listener) error {
 		s.p.clientConns.Add(1)
 		c := &fastConn{s: s, nc: nc}
 		s.mu.Lock()
-		if s.closing {
+		if s.closing.Load() {
 			s.mu.Unlock()
 			nc.Close()
 			return
 		}
-		s.conns[c] = false
+		s.conns[c] = struct{}{}
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go c.serve()
@@ -107,8 +108,8 @@ func (s *fastServer) Shutdown(ctx context.Context) error {
 	return drain(ctx, 10*time.Millisecond, func() int {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		for c, busy := range s.conns {
-			if !busy {
+		for c := range s.conns {
+			if !c.busy.Load() {
 				c.nc.Close()
 			}
 		}
@@ -129,17 +130,20 @@ func (s *fastServer) Close() error {
 }
 
 // setBusy marks c busy or idle; it returns false if c must end because
-// the server is shutting down.
+// the server is shutting down. It takes no lock: c stores busy, then loads
+// closing; Shutdown stores closing, then loads every busy (sequentially
+// consistent atomics), so at least one of them sees the other's store and
+// an idle connection is never left open by Shutdown nor closed before its
+// response.
 func (s *fastServer) setBusy(c *fastConn, busy bool) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.conns[c] = busy
-	return !s.closing
+	c.busy.Store(busy)
+	return !s.closing.Load()
 }
 
 // fastConn is one client connection.
 type fastConn struct {
-	waitState // what it waits for, for the sweeper
+	waitState             // what it waits for, for the sweeper
+	busy      atomic.Bool // serving a request (Shutdown closes only idle connections)
 	s         *fastServer
 	nc        net.Conn
 	br        *bufio.Reader
@@ -587,6 +591,9 @@ func (c *fastConn) exchange(u *upstream, b *balance.Backend, obs balance.Observe
 				return false, true, nil // the client is gone or sent a bad body: nothing to answer
 			}
 			return false, false, err
+		}
+		if uc.sc != nil && uc.br.Buffered() == 0 {
+			uc.sc.holdWrite() // sent by readResponse's first read (sysconn.go)
 		}
 		if err := uc.bw.Flush(); err != nil {
 			uc.Close()

@@ -421,3 +421,57 @@ func TestL7ErrorAfterHeadHasBody(t *testing.T) {
 		t.Fatalf("after the HEAD: %d, body %q (Content-Length %d), want 400 with its body", resp.StatusCode, body, resp.ContentLength)
 	}
 }
+
+// TestL7UpstreamWaitWithoutEmptyReads: the forwarder sends a request
+// upstream from inside its wait for the answer (sysConn.holdWrite), so no
+// upstream read finds nothing, however late the answer; bodies, HEAD and
+// 204 keep their framing on the same connections.
+func TestL7UpstreamWaitWithoutEmptyReads(t *testing.T) {
+	addrs := startBackends(t, 1, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * time.Millisecond) // the answer is never there at once
+		if r.URL.Path == "/none" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		echoBackend(w, r)
+	})
+	tp := startProxy(t, Config{Upstreams: addrs, Policy: "round_robin", UpstreamKeepAlive: true})
+	c, br := rawConn(t, tp)
+	const n = 30
+	for i := range n {
+		body := strings.Repeat("b", i*100)
+		method, path := "POST", "/echo"
+		switch i % 3 {
+		case 1:
+			method = "HEAD"
+		case 2:
+			method, path, body = "GET", "/none", ""
+		}
+		fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", method, path, len(body), body)
+		resp, got := readResp(t, br, method)
+		want := http.StatusOK
+		if path == "/none" {
+			want = http.StatusNoContent
+		}
+		if resp.StatusCode != want || method == "POST" && got != body {
+			t.Fatalf("request %d (%s %s): status %d, body %d bytes, want %d and the %d sent", i, method, path, resp.StatusCode, len(got), want, len(body))
+		}
+	}
+	u := tp.ups[0]
+	var conns, empty int
+	for len(u.idle) > 0 {
+		uc := <-u.idle
+		conns++
+		if uc.sc == nil {
+			t.Fatalf("upstream connection %T has no sysConn", uc.Conn)
+		}
+		empty += int(uc.sc.empty)
+		uc.Close()
+	}
+	if conns != 1 {
+		t.Fatalf("%d idle upstream connections after %d sequential requests, want 1", conns, n)
+	}
+	if empty != 0 {
+		t.Errorf("%d upstream reads found nothing over %d requests, want 0", empty, n)
+	}
+}

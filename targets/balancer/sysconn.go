@@ -35,6 +35,10 @@ type sysConn struct {
 	p       []byte // the caller's buffer during Read or Write
 	n       int
 	errno   syscall.Errno
+	held    bool               // the next Write is only recorded (holdWrite)
+	pending []byte             // what a held Write recorded, sent by the next Read
+	werrno  syscall.Errno      // the failure of sending pending
+	empty   uint64             // reads that found nothing (EAGAIN): for tests
 	readFn  func(uintptr) bool // s.read and s.write, bound once (no
 	writeFn func(uintptr) bool // allocation per call)
 }
@@ -56,14 +60,52 @@ func newSysConn(nc net.Conn) io.ReadWriter {
 	return s
 }
 
+// holdWrite makes the next Write only record its bytes (keeping the
+// slice: the caller must not change them before it reads) and the next
+// Read send them, from inside RawConn.Read, and then wait for the socket
+// to be readable without first trying a read.
+//
+// Why: a forwarder writes a request upstream and at once reads for the
+// reply, which cannot have come yet: that read only says EAGAIN, a wasted
+// system call on every request (profiled: 1.5 reads per request that
+// returned EAGAIN, against none in nginx and HAProxy, which know from
+// their edge-triggered epoll when a socket has nothing). RawConn.Read
+// forgets the socket's earlier readiness before it calls its callback
+// (internal/poll's prepareRead resets the netpoller's token), so it could
+// miss bytes that came before the call; a write made inside the callback
+// is after that reset, so every byte the peer sends in answer wakes the
+// wait. Only for a peer that sends nothing unasked: an upstream HTTP
+// server between a response and the next request (bytes it sent unasked
+// would be read, late, with the answer; one that closed meanwhile answers
+// the write with a reset, which wakes the wait too).
+func (s *sysConn) holdWrite() { s.held = true }
+
 // read is RawConn.Read's callback: false asks it to wait for readability.
 func (s *sysConn) read(fd uintptr) bool {
+	if s.pending != nil {
+		for len(s.pending) > 0 {
+			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&s.pending[0])), uintptr(len(s.pending)))
+			switch e {
+			case 0:
+				s.pending = s.pending[n:]
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return true // Read writes the rest, waiting for room
+			default:
+				s.werrno, s.pending = e, nil
+				return true
+			}
+		}
+		s.pending = nil
+		return false // no answer yet: wait for one without reading
+	}
 	for {
 		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&s.p[0])), uintptr(len(s.p)))
 		switch e {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
+			s.empty++
 			return false
 		}
 		s.n, s.errno = int(n), e
@@ -95,9 +137,23 @@ func (s *sysConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	s.p, s.n, s.errno = p, 0, 0
+	s.held = false // a holdWrite that no Write followed
+	s.p, s.n, s.errno, s.werrno = p, 0, 0, 0
 	err := s.rc.Read(s.readFn)
 	s.p = nil
+	if err == nil && s.werrno != 0 {
+		return 0, &net.OpError{Op: "write", Net: s.network, Err: os.NewSyscallError("write", s.werrno)}
+	}
+	if err == nil && s.pending != nil {
+		// The socket's buffer was full: write the rest, waiting for room,
+		// then read as usual (trying first: the answer may be there).
+		rest := s.pending
+		s.pending = nil
+		if _, err := s.Write(rest); err != nil {
+			return 0, err
+		}
+		return s.Read(p)
+	}
 	switch {
 	case err != nil:
 		return 0, &net.OpError{Op: "read", Net: s.network, Err: err}
@@ -110,6 +166,10 @@ func (s *sysConn) Read(p []byte) (int, error) {
 }
 
 func (s *sysConn) Write(p []byte) (int, error) {
+	if s.held && len(p) > 0 {
+		s.held, s.pending = false, p
+		return len(p), nil
+	}
 	s.p, s.n, s.errno = p, 0, 0
 	err := s.rc.Write(s.writeFn)
 	s.p = nil

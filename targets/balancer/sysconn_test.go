@@ -127,3 +127,144 @@ func TestSysConnNoAllocs(t *testing.T) {
 		t.Errorf("%.1f allocations per write and read, want 0", allocs)
 	}
 }
+
+// answerAfter reads one message of n bytes on c, then, after delay, writes
+// answer; it reports what it read.
+func answerAfter(c net.Conn, n int, delay time.Duration, answer string) <-chan []byte {
+	got := make(chan []byte, 1)
+	go func() {
+		buf := make([]byte, n)
+		k, _ := io.ReadFull(c, buf)
+		time.Sleep(delay)
+		c.Write([]byte(answer))
+		got <- buf[:k]
+	}()
+	return got
+}
+
+// A held write is sent by the next Read, which then waits for the answer
+// without a read that finds nothing; without holdWrite the same exchange
+// costs at least one (the control: the counter can tell the two apart).
+func TestSysConnHeldWrite(t *testing.T) {
+	for _, network := range []string{"tcp", "unix"} {
+		t.Run(network, func(t *testing.T) {
+			for _, hold := range []bool{false, true} {
+				a, b := pair(t, network)
+				sa := newSysConn(a).(*sysConn)
+				if hold {
+					sa.holdWrite()
+				}
+				if n, err := sa.Write([]byte("ping")); n != 4 || err != nil {
+					t.Fatalf("hold=%v: Write = %d, %v", hold, n, err)
+				}
+				if hold {
+					// Nothing is sent before the Read.
+					b.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+					if n, err := b.Read(make([]byte, 4)); n != 0 || err == nil {
+						t.Fatalf("a held write reached the peer before any Read: %d bytes, %v", n, err)
+					}
+					b.SetReadDeadline(time.Time{})
+				}
+				got := answerAfter(b, 4, 30*time.Millisecond, "pong")
+				buf := make([]byte, 16)
+				n, err := sa.Read(buf)
+				if err != nil || string(buf[:n]) != "pong" {
+					t.Fatalf("hold=%v: Read = %q, %v; want pong", hold, buf[:n], err)
+				}
+				if sent := <-got; string(sent) != "ping" {
+					t.Fatalf("hold=%v: the peer read %q, want ping", hold, sent)
+				}
+				switch {
+				case hold && sa.empty != 0:
+					t.Errorf("held write: %d reads found nothing, want 0", sa.empty)
+				case !hold && sa.empty == 0:
+					t.Errorf("control: no read found nothing; the counter cannot tell a held write apart")
+				}
+				// The next Write is sent at once again.
+				got = answerAfter(b, 3, 0, "ok")
+				if _, err := sa.Write([]byte("bye")); err != nil {
+					t.Fatal(err)
+				}
+				if sent := <-got; string(sent) != "bye" {
+					t.Fatalf("write after a held one: the peer read %q", sent)
+				}
+			}
+		})
+	}
+}
+
+// A held write larger than the socket's buffers is sent whole: Read writes
+// what fits, waits for room for the rest, then reads the answer.
+func TestSysConnHeldWriteLarge(t *testing.T) {
+	a, b := pair(t, "tcp")
+	sa := newSysConn(a).(*sysConn)
+	want := make([]byte, 8<<20)
+	for i := range want {
+		want[i] = byte(i * 13)
+	}
+	got := answerAfter(b, len(want), 0, "done")
+	sa.holdWrite()
+	if n, err := sa.Write(want); n != len(want) || err != nil {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	buf := make([]byte, 16)
+	n, err := io.ReadAtLeast(sa, buf, 4)
+	if err != nil || string(buf[:n]) != "done" {
+		t.Fatalf("Read = %q, %v; want done", buf[:n], err)
+	}
+	if sent := <-got; !bytes.Equal(sent, want) {
+		t.Fatalf("the peer read %d bytes, differing from the %d written", len(sent), len(want))
+	}
+}
+
+// A held write to a peer that closed and reset the connection fails in
+// the Read that sends it, with an error isStale takes for a stale
+// connection (so the forwarder retries a request on a reused one).
+func TestSysConnHeldWriteToClosedPeer(t *testing.T) {
+	a, b := pair(t, "tcp")
+	b.(*net.TCPConn).SetLinger(0)
+	b.Close()
+	time.Sleep(20 * time.Millisecond)
+	sa := newSysConn(a).(*sysConn)
+	sa.holdWrite()
+	if _, err := sa.Write([]byte("GET / HTTP/1.1\r\n\r\n")); err != nil {
+		t.Fatalf("held Write: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := sa.Read(make([]byte, 16))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !isStale(err) {
+			t.Fatalf("Read after a held write to a reset peer: %v, want a stale-connection error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Read after a held write to a reset peer still waiting after 5s")
+	}
+}
+
+// A peer that closed (FIN, no reset) before the held write is sent: the
+// write reaches a closed socket, whose reset wakes the wait.
+func TestSysConnHeldWriteToFinishedPeer(t *testing.T) {
+	a, b := pair(t, "tcp")
+	b.Close()
+	time.Sleep(20 * time.Millisecond)
+	sa := newSysConn(a).(*sysConn)
+	sa.holdWrite()
+	sa.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := sa.Read(make([]byte, 16))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !isStale(err) {
+			t.Fatalf("Read after a held write to a closed peer: %v, want a stale-connection error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Read after a held write to a closed peer still waiting after 5s: its FIN came before the wait and was missed")
+	}
+}

@@ -53,8 +53,9 @@ type upConn struct {
 	net.Conn
 	br     *bufio.Reader
 	bw     *bufio.Writer
-	used   int   // requests sent on it
-	idleAt int64 // nanotime when it was put back
+	sc     *sysConn // br's and bw's socket; nil if it has none
+	used   int      // requests sent on it
+	idleAt int64    // nanotime when it was put back
 }
 
 func newUpstream(b *balance.Backend, cfg Config, openedAll *atomic.Uint64) *upstream {
@@ -102,7 +103,8 @@ func (u *upstream) get(ctx context.Context) (c *upConn, reused bool, err error) 
 	u.backend.AddConn()
 	u.openedAll.Add(1)
 	rw := newSysConn(nc)
-	return &upConn{Conn: nc, br: bufio.NewReaderSize(rw, 4<<10), bw: bufio.NewWriterSize(rw, 4<<10)}, false, nil
+	sc, _ := rw.(*sysConn)
+	return &upConn{Conn: nc, br: bufio.NewReaderSize(rw, 4<<10), bw: bufio.NewWriterSize(rw, 4<<10), sc: sc}, false, nil
 }
 
 // put keeps c for reuse if there is room, or closes it.
