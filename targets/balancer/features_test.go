@@ -294,17 +294,16 @@ func TestStaleIdleConnection(t *testing.T) {
 		}
 		// Let the upstream close the pooled connection.
 		waitFor(t, "the upstream to drop the idle connection", func() bool {
-			c := tp.Proxy.ups[0].idle
-			select {
-			case uc := <-c:
-				uc.SetReadDeadline(time.Now().Add(time.Millisecond))
-				_, err := uc.br.Peek(1)
-				uc.SetReadDeadline(time.Time{})
-				c <- uc
-				return err == io.EOF
-			default:
+			pool := tp.Proxy.ups[0].idle
+			uc := pool.take()
+			if uc == nil {
 				return false
 			}
+			uc.SetReadDeadline(time.Now().Add(time.Millisecond))
+			_, err := uc.br.Peek(1)
+			uc.SetReadDeadline(time.Time{})
+			pool.put(uc)
+			return err == io.EOF
 		})
 	}
 	if s := tp.Stats(); s.Backends[0].Errors != 0 || s.UpstreamConns != 4 {

@@ -459,8 +459,7 @@ func TestL7UpstreamWaitWithoutEmptyReads(t *testing.T) {
 	}
 	u := tp.ups[0]
 	var conns, empty int
-	for len(u.idle) > 0 {
-		uc := <-u.idle
+	for uc := u.idle.take(); uc != nil; uc = u.idle.take() {
 		conns++
 		if uc.sc == nil {
 			t.Fatalf("upstream connection %T has no sysConn", uc.Conn)

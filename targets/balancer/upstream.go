@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -43,7 +44,7 @@ type upstream struct {
 	headerTimeout    time.Duration
 	keepAlive        bool
 	closeAfter       int              // 0: no limit
-	idle             chan *upConn     // idle connections, FIFO; nil when keep-alive is off
+	idle             *idlePool        // idle connections; nil when keep-alive is off
 	backend          *balance.Backend // counts the connections opened to it
 	openedAll        *atomic.Uint64   // the proxy's counter
 }
@@ -76,7 +77,7 @@ func newUpstream(b *balance.Backend, cfg Config, openedAll *atomic.Uint64) *upst
 		u.host = "localhost"
 	}
 	if u.keepAlive {
-		u.idle = make(chan *upConn, cfg.MaxIdle)
+		u.idle = &idlePool{max: cfg.MaxIdle}
 	}
 	return u
 }
@@ -84,17 +85,10 @@ func newUpstream(b *balance.Backend, cfg Config, openedAll *atomic.Uint64) *upst
 // get returns an idle connection (reused) or a new one. A dial failure is
 // a *dialError.
 func (u *upstream) get(ctx context.Context) (c *upConn, reused bool, err error) {
-	for u.idle != nil {
-		select {
-		case c := <-u.idle:
-			if nanotime()-c.idleAt > int64(idleConnTimeout) {
-				c.Close()
-				continue
-			}
+	if u.idle != nil {
+		if c := u.idle.take(); c != nil {
 			return c, true, nil
-		default:
 		}
-		break
 	}
 	nc, err := u.dialer.DialContext(ctx, u.network, u.address)
 	if err != nil {
@@ -109,31 +103,97 @@ func (u *upstream) get(ctx context.Context) (c *upConn, reused bool, err error) 
 
 // put keeps c for reuse if there is room, or closes it.
 func (u *upstream) put(c *upConn) {
-	if u.idle != nil {
-		c.idleAt = nanotime()
-		select {
-		case u.idle <- c:
-			return
-		default:
-		}
+	if u.idle == nil || !u.idle.put(c) {
+		c.Close()
 	}
-	c.Close()
 }
 
 // closeIdle closes the idle connections.
 func (u *upstream) closeIdle() {
-	for u.idle != nil {
-		select {
-		case c := <-u.idle:
-			c.Close()
-		default:
-			return
-		}
+	if u.idle != nil {
+		u.idle.closeAll()
 	}
 }
 
 // idleConns returns the number of idle connections kept.
-func (u *upstream) idleConns() int { return len(u.idle) }
+func (u *upstream) idleConns() int {
+	if u.idle == nil {
+		return 0
+	}
+	return u.idle.len()
+}
+
+// idlePool holds one backend's idle connections, most recently used on
+// top, as nginx's keepalive cache and HAProxy's idle lists do: the next
+// request takes the connection whose buffers, socket and worker-side
+// goroutine were used last and are likely still in cache, and under light
+// load the connections at the bottom age out (idleConnTimeout) instead of
+// every pooled connection being kept warm in turn. It is safe for
+// concurrent use.
+type idlePool struct {
+	mu    sync.Mutex
+	max   int
+	conns []*upConn // oldest first
+}
+
+// take returns the most recently put connection, or nil. Connections idle
+// longer than idleConnTimeout are closed on the way.
+func (p *idlePool) take() *upConn {
+	now := nanotime()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for n := len(p.conns); n > 0; n = len(p.conns) {
+		c := p.conns[n-1]
+		p.conns[n-1] = nil
+		p.conns = p.conns[:n-1]
+		if now-c.idleAt <= int64(idleConnTimeout) {
+			return c
+		}
+		c.Close()
+	}
+	return nil
+}
+
+// put adds c on top and reports whether it was kept (false: the pool is
+// full; the caller closes c). It closes connections at the bottom that
+// have been idle longer than idleConnTimeout.
+func (p *idlePool) put(c *upConn) bool {
+	c.idleAt = nanotime()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	stale := 0
+	for stale < len(p.conns) && c.idleAt-p.conns[stale].idleAt > int64(idleConnTimeout) {
+		p.conns[stale].Close()
+		stale++
+	}
+	if stale > 0 {
+		n := copy(p.conns, p.conns[stale:])
+		clear(p.conns[n:])
+		p.conns = p.conns[:n]
+	}
+	if len(p.conns) >= p.max {
+		return false
+	}
+	p.conns = append(p.conns, c)
+	return true
+}
+
+// closeAll closes and forgets every idle connection.
+func (p *idlePool) closeAll() {
+	p.mu.Lock()
+	conns := p.conns
+	p.conns = nil
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
+func (p *idlePool) len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
+}
 
 // roundTrip sends req on a connection to the upstream and reads the
 // response headers. The returned body gives the connection back (or closes
