@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -1077,17 +1078,24 @@ func (p *Proxy) routeBytes(path []byte) *route {
 
 func isDigit(b byte) bool { return '0' <= b && b <= '9' }
 
+// tokenChar[c] says whether c may appear in an RFC 9110 token: a visible
+// ASCII character other than a delimiter. A table, because every header
+// name of every request and response is checked.
+var tokenChar = func() (t [256]bool) {
+	for c := '!'; c <= '~'; c++ {
+		t[c] = !strings.ContainsRune(`"(),/:;<=>?@[\]{}`, c)
+	}
+	return t
+}()
+
 // isToken says whether b is a non-empty RFC 9110 token.
 func isToken(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
 	for _, ch := range b {
-		if ch <= ' ' || ch >= 0x7f || bytes.IndexByte([]byte(`"(),/:;<=>?@[\]{}`), ch) >= 0 {
+		if !tokenChar[ch] {
 			return false
 		}
 	}
-	return true
+	return len(b) > 0
 }
 
 func hasCTL(b []byte) bool {
