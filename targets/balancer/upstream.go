@@ -15,8 +15,8 @@ import (
 	"github.com/lbbench/lbbench/balance"
 )
 
-// idleConnTimeout closes upstream connections idle this long, when they are
-// next taken from the pool.
+// idleConnTimeout closes upstream connections idle this long: when the pool
+// next reaches them, on top (take) or at the bottom (put).
 const idleConnTimeout = 90 * time.Second
 
 // aLongTimeAgo is a deadline in the past: setting it makes blocked reads
