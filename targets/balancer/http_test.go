@@ -474,3 +474,18 @@ func TestL7UpstreamWaitWithoutEmptyReads(t *testing.T) {
 		t.Errorf("%d upstream reads found nothing over %d requests, want 0", empty, n)
 	}
 }
+
+// isToken accepts exactly RFC 9110's tchar: "!#$%&'*+-.^_`|~", digits and
+// letters, and no empty name.
+func TestIsToken(t *testing.T) {
+	for c := range 256 {
+		want := '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' ||
+			c < 0x80 && strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c))
+		if got := isToken([]byte{'a', byte(c), 'z'}); got != want {
+			t.Errorf("isToken(%q) = %v, want %v", []byte{'a', byte(c), 'z'}, got, want)
+		}
+	}
+	if isToken(nil) || isToken([]byte{}) {
+		t.Error("an empty name is a token")
+	}
+}

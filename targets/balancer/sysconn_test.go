@@ -217,54 +217,44 @@ func TestSysConnHeldWriteLarge(t *testing.T) {
 	}
 }
 
-// A held write to a peer that closed and reset the connection fails in
-// the Read that sends it, with an error isStale takes for a stale
-// connection (so the forwarder retries a request on a reused one).
-func TestSysConnHeldWriteToClosedPeer(t *testing.T) {
-	a, b := pair(t, "tcp")
-	b.(*net.TCPConn).SetLinger(0)
-	b.Close()
-	time.Sleep(20 * time.Millisecond)
-	sa := newSysConn(a).(*sysConn)
-	sa.holdWrite()
-	if _, err := sa.Write([]byte("GET / HTTP/1.1\r\n\r\n")); err != nil {
-		t.Fatalf("held Write: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := sa.Read(make([]byte, 16))
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err == nil || !isStale(err) {
-			t.Fatalf("Read after a held write to a reset peer: %v, want a stale-connection error", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Read after a held write to a reset peer still waiting after 5s")
-	}
-}
-
-// A peer that closed (FIN, no reset) before the held write is sent: the
-// write reaches a closed socket, whose reset wakes the wait.
-func TestSysConnHeldWriteToFinishedPeer(t *testing.T) {
-	a, b := pair(t, "tcp")
-	b.Close()
-	time.Sleep(20 * time.Millisecond)
-	sa := newSysConn(a).(*sysConn)
-	sa.holdWrite()
-	sa.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
-	done := make(chan error, 1)
-	go func() {
-		_, err := sa.Read(make([]byte, 16))
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err == nil || !isStale(err) {
-			t.Fatalf("Read after a held write to a closed peer: %v, want a stale-connection error", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Read after a held write to a closed peer still waiting after 5s: its FIN came before the wait and was missed")
+// A held write to a peer that is gone fails in the Read that sends it,
+// with an error isStale takes for a stale connection (so the forwarder
+// retries a request on a reused one): a peer that reset the connection,
+// and one that closed it (FIN, no reset) before the write, where the
+// write reaches a closed socket whose reset wakes the wait.
+func TestSysConnHeldWriteToGonePeer(t *testing.T) {
+	for _, tc := range []struct {
+		name, peer string
+		reset      bool
+	}{
+		{"reset", "a reset peer", true},
+		{"closed", "a closed peer", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := pair(t, "tcp")
+			if tc.reset {
+				b.(*net.TCPConn).SetLinger(0) // close sends RST
+			}
+			b.Close()
+			time.Sleep(20 * time.Millisecond)
+			sa := newSysConn(a).(*sysConn)
+			sa.holdWrite()
+			if _, err := sa.Write([]byte("GET / HTTP/1.1\r\n\r\n")); err != nil {
+				t.Fatalf("held Write: %v", err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := sa.Read(make([]byte, 16))
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !isStale(err) {
+					t.Fatalf("Read after a held write to %s: %v, want a stale-connection error", tc.peer, err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("Read after a held write to %s still waiting after 5s: the peer's end came before the wait and was missed", tc.peer)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -142,10 +143,10 @@ func (p *idlePool) take() *upConn {
 	now := nanotime()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for n := len(p.conns); n > 0; n = len(p.conns) {
-		c := p.conns[n-1]
-		p.conns[n-1] = nil
-		p.conns = p.conns[:n-1]
+	for len(p.conns) > 0 {
+		last := len(p.conns) - 1
+		c := p.conns[last]
+		p.conns = slices.Delete(p.conns, last, last+1)
 		if now-c.idleAt <= int64(idleConnTimeout) {
 			return c
 		}
@@ -166,11 +167,7 @@ func (p *idlePool) put(c *upConn) bool {
 		p.conns[stale].Close()
 		stale++
 	}
-	if stale > 0 {
-		n := copy(p.conns, p.conns[stale:])
-		clear(p.conns[n:])
-		p.conns = p.conns[:n]
-	}
+	p.conns = slices.Delete(p.conns, 0, stale)
 	if len(p.conns) >= p.max {
 		return false
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"strings"
 	"testing"
 	"time"
 )
@@ -69,20 +68,5 @@ func TestIdlePoolLIFO(t *testing.T) {
 	}
 	if p.take() != fresh {
 		t.Error("take did not return the fresh connection")
-	}
-}
-
-// isToken accepts exactly RFC 9110's tchar: "!#$%&'*+-.^_`|~", digits and
-// letters, and no empty name.
-func TestIsToken(t *testing.T) {
-	for c := range 256 {
-		want := '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' ||
-			c < 0x80 && strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c))
-		if got := isToken([]byte{'a', byte(c), 'z'}); got != want {
-			t.Errorf("isToken(%q) = %v, want %v", []byte{'a', byte(c), 'z'}, got, want)
-		}
-	}
-	if isToken(nil) || isToken([]byte{}) {
-		t.Error("an empty name is a token")
 	}
 }
