@@ -23,7 +23,13 @@
 // Serve forwards layer 7 with its own HTTP/1.1 forwarder (fast.go): request
 // heads are parsed in place and forwarded by copying their bytes, bodies are
 // streamed through pooled buffers, and a small GET costs no allocation
-// (BenchmarkProxyForward). ServeHTTP, the http.Handler form, and Serve with
+// (BenchmarkProxyForward). Its sockets are read and written with raw
+// system calls (sysconn.go), and it makes no read that can only find
+// nothing: it sends a request upstream from inside the wait for the answer,
+// and waits for a client's next request inside one read of the client's
+// socket, so that a keep-alive request costs four system calls (a read and
+// a write on each side) and a share of the runtime's epoll waits, as in
+// nginx and HAProxy. ServeHTTP, the http.Handler form, and Serve with
 // Config.NetHTTP use net/http and httputil.ReverseProxy instead.
 //
 // Serve runs a Proxy on a listener, with an optional admin API (/healthz

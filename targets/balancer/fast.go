@@ -60,6 +60,8 @@ type fastServer struct {
 	conns map[*fastConn]struct{} // listening.mu
 
 	stopSweep context.CancelFunc // ends the sweeper (sweep.go)
+
+	emptyReads atomic.Uint64 // client reads that found nothing, of ended connections: for tests
 }
 
 func newFastServer(p *Proxy) *fastServer {
@@ -79,6 +81,7 @@ func (s *fastServer) Serve(ln net.Listener) error {
 	return acceptLoop(ln, s.isClosing, func(nc net.Conn) {
 		s.p.clientConns.Add(1)
 		c := &fastConn{s: s, nc: nc}
+		c.stepFn = c.step
 		s.mu.Lock()
 		if s.closing.Load() {
 			s.mu.Unlock()
@@ -147,6 +150,12 @@ type fastConn struct {
 	busy      atomic.Bool // serving a request (Shutdown closes only idle connections)
 	s         *fastServer
 	nc        net.Conn
+	sc        *sysConn    // nc's socket (nil if it has none)
+	stepFn    func() bool // c.step, bound once
+	stage     int         // where a session left off (stageEnd...)
+	first     bool        // no request has begun yet
+	waitStart int64       // nanotime the wait for the next request began
+	headUntil int64       // nanotime the current head must be read by
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	head      []byte   // the current head's bytes
@@ -196,6 +205,9 @@ func (c *fastConn) serve() {
 	p := c.s.p
 	defer func() {
 		c.nc.Close()
+		if c.sc != nil {
+			c.s.emptyReads.Add(c.sc.empty)
+		}
 		if c.br != nil {
 			c.br.Reset(nil)
 			fastReaders.Put(c.br)
@@ -208,6 +220,7 @@ func (c *fastConn) serve() {
 		c.s.wg.Done()
 	}()
 	rw := newSysConn(c.nc)
+	c.sc, _ = rw.(*sysConn)
 	c.br = fastReaders.Get().(*bufio.Reader)
 	c.br.Reset(rw)
 	c.bw = fastWriters.Get().(*bufio.Writer)
@@ -216,42 +229,148 @@ func (c *fastConn) serve() {
 		c.ip = []byte(host)
 		c.ipv6 = bytes.IndexByte(c.ip, ':') >= 0
 	}
-	first := true
+	c.first = true
+	// Wait for the next request: the header timeout for the first, the
+	// idle timeout between requests, then the header timeout for the rest
+	// of the head. The sweeper (sweep.go) enforces both.
+	c.waitStart = nanotime()
+	c.wait(phaseIdle, c.waitStart+int64(p.cfg.HeaderTimeout))
 	for {
-		// Wait for the next request: the header timeout for the first, the
-		// idle timeout between requests, then the header timeout for the
-		// rest of the head.
-		// The sweeper (sweep.go) enforces both.
-		wait := p.cfg.IdleTimeout
-		if first {
-			wait = p.cfg.HeaderTimeout
-		}
-		start := nanotime()
-		c.wait(phaseIdle, start+int64(wait))
-		_, err := c.br.Peek(1)
-		c.endWait(phaseIdle)
-		if err != nil || !c.s.setBusy(c, true) {
-			return
-		}
-		headUntil := start + int64(p.cfg.HeaderTimeout) // the first head: from the connection's start
-		if !first {
-			headUntil = nanotime() + int64(p.cfg.HeaderTimeout)
-		}
-		first = false
-		c.wait(phaseHead, headUntil)
-		err = c.readRequest()
-		c.endWait(phaseHead)
-		if err != nil {
-			var eh *errHead
-			if errors.As(err, &eh) {
-				c.writeError(eh.status, eh.msg, true)
+		stage := stageIdle
+		if c.sc != nil {
+			// Serve in a session (sysconn.go) while requests come
+			// whole and without a body; it returns the stage at which
+			// the ordinary path below takes over.
+			c.stage = stageEnd
+			if err := c.sc.session(c.stepFn); err != nil {
+				return
 			}
+			stage = c.stage
+		}
+		switch stage {
+		case stageEnd:
+			return
+		case stageIdle:
+			_, err := c.br.Peek(1)
+			c.endWait(phaseIdle)
+			if err != nil || !c.s.setBusy(c, true) {
+				return
+			}
+			c.startHead()
+			fallthrough
+		case stageHead:
+			c.wait(phaseHead, c.headUntil)
+			err := c.readRequest()
+			c.endWait(phaseHead)
+			if err != nil {
+				c.refuse(err)
+				return
+			}
+		}
+		if !c.forward() || !c.s.setBusy(c, false) {
 			return
 		}
-		keep := c.forward()
-		if !keep || !c.s.setBusy(c, false) {
-			return
+		c.waitStart = nanotime()
+		c.wait(phaseIdle, c.waitStart+int64(p.cfg.IdleTimeout))
+	}
+}
+
+// Where serve's ordinary path takes over from a session (fastConn.stage).
+const (
+	stageEnd     = iota // the connection ends
+	stageIdle           // wait for the next request's first byte
+	stageHead           // read the rest of the head (busy, c.headUntil set)
+	stageForward        // forward the request read (busy): it has a body
+)
+
+// startHead is the end of the wait for a request's first byte: it sets
+// the deadline of its head, from the connection's start for the first.
+func (c *fastConn) startHead() {
+	cfg := c.s.p.cfg
+	if c.first {
+		c.headUntil = c.waitStart + int64(cfg.HeaderTimeout)
+		c.first = false
+	} else {
+		c.headUntil = nanotime() + int64(cfg.HeaderTimeout)
+	}
+}
+
+// refuse answers a request head that readRequest refused, if it has a
+// status for it.
+func (c *fastConn) refuse(err error) {
+	var eh *errHead
+	if errors.As(err, &eh) {
+		c.writeError(eh.status, eh.msg, true)
+	}
+}
+
+// step is the session's step (sysConn.session): it serves the requests
+// whose head has come whole and that have no body, and says to wait when
+// the socket is empty. It leaves the session (false) with c.stage saying
+// what serve does next: read a head that has not all come, forward a
+// request with a body (its copy reads the client, which a session cannot
+// wait for), or end.
+func (c *fastConn) step() bool {
+	for {
+		if c.br.Buffered() == 0 {
+			if c.sc.drained {
+				return true // idle: any byte from now on wakes the session
+			}
+			_, err := c.br.Peek(1)
+			if err == errWouldBlock {
+				return true
+			}
+			if err != nil {
+				return false // stageEnd
+			}
 		}
+		c.endWait(phaseIdle)
+		if !c.s.setBusy(c, true) {
+			return false
+		}
+		c.startHead()
+		if !headBuffered(c.br) {
+			c.stage = stageHead
+			return false
+		}
+		if err := c.readRequest(); err != nil {
+			c.refuse(err)
+			return false
+		}
+		if !c.bodyless() {
+			c.stage = stageForward
+			return false
+		}
+		if !c.forward() || !c.s.setBusy(c, false) {
+			return false
+		}
+		c.waitStart = nanotime()
+		c.wait(phaseIdle, c.waitStart+int64(c.s.p.cfg.IdleTimeout))
+	}
+}
+
+// headBuffered says whether br holds a whole head, so that readHead reads
+// it without reading the connection: the lines readHead would read, up to
+// the empty line after the first one that is not empty.
+func headBuffered(br *bufio.Reader) bool {
+	b, _ := br.Peek(br.Buffered())
+	lines := 0
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return false
+		}
+		n := i
+		if n > 0 && b[n-1] == '\r' {
+			n--
+		}
+		if n == 0 && lines > 0 {
+			return true
+		}
+		if n > 0 {
+			lines++
+		}
+		b = b[i+1:]
 	}
 }
 

@@ -3,6 +3,7 @@ package balancer
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -472,6 +473,100 @@ func TestL7UpstreamWaitWithoutEmptyReads(t *testing.T) {
 	}
 	if empty != 0 {
 		t.Errorf("%d upstream reads found nothing over %d requests, want 0", empty, n)
+	}
+}
+
+// TestL7Pipelined: requests sent before the previous response came, in
+// one write or while the previous one is at the upstream, are answered at
+// once and in order, as are heads that come in pieces and requests with a
+// body between them. A client session (sysConn.session) that missed the
+// bytes that came while it forwarded would leave them until the idle
+// timeout, a minute, and the connection's deadline fails the test first.
+func TestL7Pipelined(t *testing.T) {
+	addrs := startBackends(t, 1, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(100 * time.Millisecond) // less than clientCheckEvery: no look at the client meanwhile
+		}
+		body, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s %s", r.URL.Path, body)
+	})
+	tp := startProxy(t, Config{Upstreams: addrs, Policy: "round_robin", UpstreamKeepAlive: true})
+	c, br := rawConn(t, tp)
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	get := func(path string) string { return "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n" }
+	answered := func(want string) {
+		t.Helper()
+		resp, body := readResp(t, br, "GET")
+		if resp.StatusCode != http.StatusOK || body != want {
+			t.Fatalf("status %d, body %q, want 200 and %q", resp.StatusCode, body, want)
+		}
+	}
+	write := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(c, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	write(get("/a") + get("/b"))
+	answered("/a ")
+	answered("/b ")
+
+	write(get("/slow"))
+	time.Sleep(30 * time.Millisecond)
+	write(get("/c"))
+	answered("/slow ")
+	answered("/c ")
+
+	head := get("/d")
+	write(head[:10])
+	time.Sleep(20 * time.Millisecond)
+	write(head[10:])
+	answered("/d ")
+
+	write("POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc" + get("/f"))
+	answered("/e abc")
+	answered("/f ")
+	write(get("/g"))
+	answered("/g ")
+}
+
+// TestL7ClientWaitWithoutEmptyReads: between a client's requests the
+// forwarder waits inside one read of the client's socket (a session), so
+// no read finds nothing, however many requests the connection carries;
+// without the session every request costs one.
+func TestL7ClientWaitWithoutEmptyReads(t *testing.T) {
+	p, err := New(Config{Upstreams: startBackends(t, 1, nil), Policy: "round_robin", UpstreamKeepAlive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newFastServer(p)
+	ln := listen(t)
+	go s.Serve(ln)
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	br := bufio.NewReader(c)
+	const n = 30
+	for i := range n {
+		fmt.Fprintf(c, "GET /%d HTTP/1.1\r\nHost: x\r\n\r\n", i)
+		if resp, _ := readResp(t, br, "GET"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d", i, resp.StatusCode)
+		}
+		time.Sleep(time.Millisecond) // the forwarder waits before each request
+	}
+	c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.closeIdle()
+	// The first read may come before the first request: one at most.
+	if e := s.emptyReads.Load(); e > 1 {
+		t.Errorf("%d client reads found nothing over %d requests, want at most 1", e, n)
 	}
 }
 
