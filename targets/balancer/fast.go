@@ -62,6 +62,7 @@ type fastServer struct {
 	stopSweep context.CancelFunc // ends the sweeper (sweep.go)
 
 	emptyReads atomic.Uint64 // client reads that found nothing, of ended connections: for tests
+	killed     atomic.Bool   // Close was called: exchanges end now
 }
 
 func newFastServer(p *Proxy) *fastServer {
@@ -121,12 +122,22 @@ func (s *fastServer) Shutdown(ctx context.Context) error {
 	}, &s.wg, s.Close)
 }
 
-// Close closes the listener and every connection at once.
+// Close closes the listener and every connection at once. A connection
+// serving in a session (sysConn.session) keeps its socket until the
+// session's step returns, and closing the socket waits for that, which an
+// upstream that does not answer would hold up for good (the sweeper stops
+// here): so Close also closes the upstream connection each one reads (an
+// exchange that stores its upstream connection after this sees killed and
+// closes it itself), and does not wait for the client sockets to close.
 func (s *fastServer) Close() error {
 	s.mu.Lock()
 	s.stopAcceptingLocked()
+	s.killed.Store(true)
 	for c := range s.conns {
-		c.nc.Close()
+		if uc := c.upc.Load(); uc != nil {
+			uc.Close()
+		}
+		go c.nc.Close()
 	}
 	s.mu.Unlock()
 	s.stopSweep()
@@ -727,6 +738,9 @@ func (c *fastConn) exchange(u *upstream, b *balance.Backend, obs balance.Observe
 			limit = nanotime() + int64(u.headerTimeout)
 		}
 		c.upc.Store(uc)
+		if c.s.killed.Load() {
+			uc.Close() // Close came before the store: fail now (see Close)
+		}
 		err = c.readResponse(uc.br, limit)
 		if err != nil {
 			uc.Close()

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -582,5 +584,65 @@ func TestIsToken(t *testing.T) {
 	}
 	if isToken(nil) || isToken([]byte{}) {
 		t.Error("an empty name is a token")
+	}
+}
+
+// TestL7CloseCutsBusyConnections: Close ends a connection at once even
+// while its request waits for an upstream that does not answer: the
+// client sees its connection closed, and Close does not wait for the
+// upstream (a connection in a session, sysConn.session, keeps its socket
+// until the session's step returns).
+func TestL7CloseCutsBusyConnections(t *testing.T) {
+	release := make(chan struct{})
+	addrs := startBackends(t, 1, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	p, err := New(Config{Upstreams: addrs, Policy: "round_robin", UpstreamKeepAlive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newFastServer(p)
+	ln := listen(t)
+	go s.Serve(ln)
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n")
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Stats().Decisions == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // the request is at the upstream
+	closed := make(chan struct{})
+	go func() {
+		s.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Close still waits 2 s later, for a request at an upstream that does not answer")
+	}
+	// The client gets a 502 (its exchange failed before its socket
+	// closed) or nothing, and then the end of the connection.
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	br := bufio.NewReader(c)
+	if resp, err := http.ReadResponse(br, nil); err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadGateway {
+			t.Fatalf("status %d after Close, want 502 or none", resp.StatusCode)
+		}
+	} else if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("client read after Close: %v; want the connection closed", err)
+	}
+	if n, err := br.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("client read after Close: %d bytes, %v; want the connection closed", n, err)
 	}
 }
