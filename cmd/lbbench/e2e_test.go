@@ -312,6 +312,9 @@ func waitRunServes(t *testing.T, pid int, n uint64, timeout time.Duration, log f
 }
 
 func TestProxyLeastConnAvoidsBusyWorker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: targets/balancer's TestLeastConnAvoidsBusyBackend checks the policy in-process")
+	}
 	base := freePorts(t, 4)
 	wadmin, listen, padmin := freePort(t), freePort(t), freePort(t)
 	start(t, "serve", "--workers", "4", "--listen", "ports", "--port", strconv.Itoa(base),

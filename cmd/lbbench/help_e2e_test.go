@@ -43,6 +43,7 @@ var pflagTypeNames = map[string]bool{"stringToString": true, "stringArray": true
 // binary (hidden ones and those that pass their arguments through
 // included): exit 0, a usage, and every flag's argument one sane word.
 func TestEveryCommandHelp(t *testing.T) {
+	t.Parallel() // calls no waitNoProcs; the serial tests that do end before this starts
 	paths := append([][]string{{}}, commandPaths(newRootCmd(), nil)...)
 	if len(paths) < 15 {
 		t.Fatalf("only %d commands found: %v", len(paths), paths)
@@ -91,6 +92,9 @@ func TestEveryCommandHelp(t *testing.T) {
 // TestVersion: --version names the version, the commit set at build time
 // and the Go version.
 func TestVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds a second lbbench")
+	}
 	b := filepath.Join(t.TempDir(), "lbbench")
 	build := exec.Command("go", "build", "-ldflags", "-X main.commit=0123abc -X main.version=v9.8.7", "-o", b, ".")
 	if out, err := build.CombinedOutput(); err != nil {

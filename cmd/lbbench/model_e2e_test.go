@@ -65,6 +65,7 @@ func TestModelBalls(t *testing.T) {
 // with "lbbench report", alone and beside a copy standing for a measured
 // run.
 func TestModelSim(t *testing.T) {
+	t.Parallel() // calls no waitNoProcs; the serial tests that do end before this starts
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "sim")
 	out, errOut, code := lbbench(t, "model", "sim", "default", "--duration", "2s", "--repeat", "2", "-o", sim)

@@ -46,6 +46,9 @@ func TestAcceptIdle(t *testing.T) {
 		for _, accept := range worker.AcceptStrategies() {
 			for _, how := range []string{"fresh", "keepalive"} {
 				t.Run(network+"/"+accept+"/"+how, func(t *testing.T) {
+					// Each case has its own socket and workers, and
+					// mostly waits for its long request.
+					t.Parallel()
 					if how == "keepalive" && network == "tcp" && accept == worker.AcceptBlocking {
 						t.Skip("known limitation (see package doc): a blocking TCP accept4 already in progress when a keep-alive request makes the worker busy cannot be recalled")
 					}
