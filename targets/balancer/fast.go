@@ -60,6 +60,7 @@ type fastServer struct {
 	conns map[*fastConn]struct{} // listening.mu
 
 	stopSweep context.CancelFunc // ends the sweeper (sweep.go)
+	tick      time.Duration      // the sweeper's
 
 	emptyReads atomic.Uint64 // client reads that found nothing, of ended connections: for tests
 	killed     atomic.Bool   // Close was called: exchanges end now
@@ -69,7 +70,8 @@ func newFastServer(p *Proxy) *fastServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &fastServer{p: p, conns: map[*fastConn]struct{}{}, stopSweep: cancel}
 	cfg := p.cfg
-	go s.sweep(ctx, sweepTick(cfg.HeaderTimeout, cfg.IdleTimeout, cfg.Timeout, clientCheckEvery))
+	s.tick = sweepTick(cfg.HeaderTimeout, cfg.IdleTimeout, cfg.Timeout, clientCheckEvery)
+	go s.sweep(ctx, s.tick)
 	return s
 }
 
@@ -166,6 +168,7 @@ type fastConn struct {
 	stage     int         // where a session left off (stageEnd...)
 	first     bool        // no request has begun yet
 	waitStart int64       // nanotime the wait for the next request began
+	waitPhase int32       // the wait idleWait began (phaseBusy: none)
 	headUntil int64       // nanotime the current head must be read by
 	br        *bufio.Reader
 	bw        *bufio.Writer
@@ -213,7 +216,6 @@ type errHead struct {
 func (e *errHead) Error() string { return e.msg }
 
 func (c *fastConn) serve() {
-	p := c.s.p
 	defer func() {
 		c.nc.Close()
 		if c.sc != nil {
@@ -241,11 +243,7 @@ func (c *fastConn) serve() {
 		c.ipv6 = bytes.IndexByte(c.ip, ':') >= 0
 	}
 	c.first = true
-	// Wait for the next request: the header timeout for the first, the
-	// idle timeout between requests, then the header timeout for the rest
-	// of the head. The sweeper (sweep.go) enforces both.
 	c.waitStart = nanotime()
-	c.wait(phaseIdle, c.waitStart+int64(p.cfg.HeaderTimeout))
 	for {
 		stage := stageIdle
 		if c.sc != nil {
@@ -254,6 +252,9 @@ func (c *fastConn) serve() {
 			// the ordinary path below takes over.
 			c.stage = stageEnd
 			if err := c.sc.session(c.stepFn); err != nil {
+				if c.waitPhase == phaseLinger && c.endIdleWait() {
+					continue // the sweeper's cut (idleWait): read again
+				}
 				return
 			}
 			stage = c.stage
@@ -262,8 +263,9 @@ func (c *fastConn) serve() {
 		case stageEnd:
 			return
 		case stageIdle:
+			c.idleWait()
 			_, err := c.br.Peek(1)
-			c.endWait(phaseIdle)
+			c.endIdleWait()
 			if err != nil || !c.s.setBusy(c, true) {
 				return
 			}
@@ -282,8 +284,40 @@ func (c *fastConn) serve() {
 			return
 		}
 		c.waitStart = nanotime()
-		c.wait(phaseIdle, c.waitStart+int64(p.cfg.IdleTimeout))
 	}
+}
+
+// idleWait marks the start of the wait for the next request's first byte:
+// until the header timeout for the first request, the idle timeout
+// between requests, counted from waitStart. The sweeper (sweep.go)
+// enforces both. In a session after a read that returned bytes (unsure,
+// sysConn.session) the wait is phaseLinger instead, which the sweeper
+// cuts after a tick, so that serve reads again: an end of stream that came
+// with the last request is then seen within two ticks, not at the idle
+// timeout. Only a connection idle that long pays that read, once.
+func (c *fastConn) idleWait() {
+	if c.sc != nil && c.sc.unsure {
+		c.waitPhase = phaseLinger
+		c.wait(phaseLinger, c.waitStart+int64(c.s.tick))
+		return
+	}
+	wait := c.s.p.cfg.IdleTimeout
+	if c.first {
+		wait = c.s.p.cfg.HeaderTimeout
+	}
+	c.waitPhase = phaseIdle
+	c.wait(phaseIdle, c.waitStart+int64(wait))
+}
+
+// endIdleWait ends the wait idleWait began, if any, and says whether the
+// sweeper cut it.
+func (c *fastConn) endIdleWait() (cut bool) {
+	if c.waitPhase == phaseBusy {
+		return false
+	}
+	cut = c.endWait(c.waitPhase)
+	c.waitPhase = phaseBusy
+	return cut
 }
 
 // Where serve's ordinary path takes over from a session (fastConn.stage).
@@ -322,20 +356,19 @@ func (c *fastConn) refuse(err error) {
 // request with a body (its copy reads the client, which a session cannot
 // wait for), or end.
 func (c *fastConn) step() bool {
+	c.endIdleWait() // called at the start or after a wake: not waiting now
 	for {
 		if c.br.Buffered() == 0 {
-			if c.sc.drained {
-				return true // idle: any byte from now on wakes the session
+			if !c.sc.drained {
+				if _, err := c.br.Peek(1); err != nil && err != errWouldBlock {
+					return false // stageEnd
+				}
 			}
-			_, err := c.br.Peek(1)
-			if err == errWouldBlock {
-				return true
-			}
-			if err != nil {
-				return false // stageEnd
+			if c.br.Buffered() == 0 {
+				c.idleWait()
+				return true // any byte from now on wakes the session
 			}
 		}
-		c.endWait(phaseIdle)
 		if !c.s.setBusy(c, true) {
 			return false
 		}
@@ -356,7 +389,6 @@ func (c *fastConn) step() bool {
 			return false
 		}
 		c.waitStart = nanotime()
-		c.wait(phaseIdle, c.waitStart+int64(c.s.p.cfg.IdleTimeout))
 	}
 }
 

@@ -23,11 +23,12 @@ import (
 
 // What a client connection's goroutine is doing (fastConn.phase).
 const (
-	phaseBusy int32 = iota // forwarding: nothing to time out
-	phaseIdle              // waiting for the first byte of a request
-	phaseHead              // reading the rest of a request head
-	phaseUp                // waiting for the upstream's first response byte
-	phaseCut               // the sweeper set a past read deadline (fastConn.cut)
+	phaseBusy   int32 = iota // forwarding: nothing to time out
+	phaseIdle                // waiting for the first byte of a request
+	phaseHead                // reading the rest of a request head
+	phaseUp                  // waiting for the upstream's first response byte
+	phaseCut                 // the sweeper set a past read deadline (fastConn.cut)
+	phaseLinger              // idle in a session after a read that returned bytes: cut at once, to read again (fastConn.idleWait)
 )
 
 // longAgo is the read deadline that cuts a wait.

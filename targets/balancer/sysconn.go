@@ -42,6 +42,7 @@ type sysConn struct {
 	inside  bool               // a session's step runs: Read reads fd at once
 	fd      uintptr            // the socket, while inside
 	drained bool               // inside: the last read left the socket empty
+	unsure  bool               // drained by a read that returned bytes: see session
 	stepFn  func() bool        // the session's step
 	sessFn  func(uintptr) bool // s.sessionStep, bound once
 	readFn  func(uintptr) bool // s.read and s.write, bound once (no
@@ -96,6 +97,13 @@ func (wouldBlock) Temporary() bool { return true }
 // than asked for, or EAGAIN) any later byte makes the socket ready again,
 // and step may wait without another read (drained says so).
 //
+// One case escapes this: an end of stream (or an error) that came with
+// the last bytes is not read with them, and makes no new readiness, so a
+// wait after a read that returned bytes (unsure says so) could last until
+// the connection's deadline when the peer has shut down its side. The
+// caller must not wait for good on unsure: it ends such a wait soon (with
+// a deadline) and reads again, in a new session.
+//
 // step must not read s through anything but Read (Read's own RawConn.Read
 // would wait for the one running), and must not wait inside unless
 // drained: that is, wait only by returning true.
@@ -109,7 +117,7 @@ func (s *sysConn) session(step func() bool) error {
 // sessionStep is session's RawConn.Read callback. It is called first, and
 // again each time the socket has become readable: then it must read.
 func (s *sysConn) sessionStep(fd uintptr) bool {
-	s.inside, s.fd, s.drained = true, fd, false
+	s.inside, s.fd, s.drained, s.unsure = true, fd, false, false
 	wait := s.stepFn()
 	s.inside = false
 	return !wait
@@ -125,12 +133,13 @@ func (s *sysConn) readNow(p []byte) (int, error) {
 				return 0, io.EOF
 			}
 			s.drained = int(n) < len(p)
+			s.unsure = s.drained
 			return int(n), nil
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
 			s.empty++
-			s.drained = true
+			s.drained, s.unsure = true, false
 			return 0, errWouldBlock
 		}
 		return 0, &net.OpError{Op: "read", Net: s.network, Err: os.NewSyscallError("read", e)}
