@@ -533,12 +533,12 @@ func TestL7Pipelined(t *testing.T) {
 	answered("/g ")
 }
 
-// TestL7ClientWaitWithoutEmptyReads: between a client's requests the
-// forwarder waits inside one read of the client's socket (a session), so
-// no read finds nothing, however many requests the connection carries;
-// without the session every request costs one.
-func TestL7ClientWaitWithoutEmptyReads(t *testing.T) {
-	p, err := New(Config{Upstreams: startBackends(t, 1, nil), Policy: "round_robin", UpstreamKeepAlive: true})
+// fastServerConn starts the forwarder's server alone (not Proxy.Serve),
+// round robin over addrs with upstream keep-alive, for a test that looks
+// into it or closes it, and a client connection to it, closed at cleanup.
+func fastServerConn(t *testing.T, addrs []string) (*Proxy, *fastServer, net.Conn) {
+	t.Helper()
+	p, err := New(Config{Upstreams: addrs, Policy: "round_robin", UpstreamKeepAlive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -549,6 +549,16 @@ func TestL7ClientWaitWithoutEmptyReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { c.Close() })
+	return p, s, c
+}
+
+// TestL7ClientWaitWithoutEmptyReads: between a client's requests the
+// forwarder waits inside one read of the client's socket (a session), so
+// no read finds nothing, however many requests the connection carries;
+// without the session every request costs one.
+func TestL7ClientWaitWithoutEmptyReads(t *testing.T) {
+	p, s, c := fastServerConn(t, startBackends(t, 1, nil))
 	c.SetDeadline(time.Now().Add(20 * time.Second))
 	br := bufio.NewReader(c)
 	const n = 30
@@ -601,18 +611,7 @@ func TestL7CloseCutsBusyConnections(t *testing.T) {
 		}
 	})
 	defer close(release)
-	p, err := New(Config{Upstreams: addrs, Policy: "round_robin", UpstreamKeepAlive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newFastServer(p)
-	ln := listen(t)
-	go s.Serve(ln)
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	p, s, c := fastServerConn(t, addrs)
 	io.WriteString(c, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n")
 	deadline := time.Now().Add(5 * time.Second)
 	for p.Stats().Decisions == 0 && time.Now().Before(deadline) {
