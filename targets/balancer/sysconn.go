@@ -105,8 +105,11 @@ func (wouldBlock) Temporary() bool { return true }
 // a deadline) and reads again, in a new session.
 //
 // step must not read s through anything but Read (Read's own RawConn.Read
-// would wait for the one running), and must not wait inside unless
-// drained: that is, wait only by returning true.
+// would wait for the one running), and may ask to wait (return true) only
+// when drained. Closing the connection waits until a running step returns
+// (internal/poll's Close waits for the I/O in progress), so whatever step
+// waits for besides this socket (an upstream) must be cut when the
+// connection is closed (fastServer.Close does).
 func (s *sysConn) session(step func() bool) error {
 	s.stepFn = step
 	err := s.rc.Read(s.sessFn)
