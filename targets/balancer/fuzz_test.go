@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +80,11 @@ func FuzzProxyRequest(f *testing.F) {
 		br := bufio.NewReader(c)
 		for i := 0; ; i++ {
 			if _, err := br.Peek(1); err != nil {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					// The client has shut down its side: within the
+					// timeouts (2 s) the proxy answers or closes.
+					t.Fatalf("neither a reply nor the end of the connection in 5 s for %q", in)
+				}
 				break // closed: fine once every reply so far was well-formed
 			}
 			// A reply to HEAD has no body whatever its Content-Length.
