@@ -60,7 +60,7 @@ type fastServer struct {
 	conns map[*fastConn]struct{} // listening.mu
 
 	stopSweep context.CancelFunc // ends the sweeper (sweep.go)
-	tick      time.Duration      // the sweeper's
+	tick      time.Duration      // how often the sweeper looks
 
 	emptyReads atomic.Uint64 // client reads that found nothing, of ended connections: for tests
 	killed     atomic.Bool   // Close was called: exchanges end now

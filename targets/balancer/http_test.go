@@ -653,8 +653,8 @@ func TestL7CloseCutsBusyConnections(t *testing.T) {
 // session's wait would not see it (sysConn.session, fastConn.idleWait).
 func TestL7HalfCloseEndsConnection(t *testing.T) {
 	tp := startProxy(t, Config{Upstreams: startBackends(t, 1, nil), Policy: "round_robin", UpstreamKeepAlive: true})
-	// The end of stream comes with the bytes in some connections only
-	// (about one in five here): 30 make a miss unlikely.
+	// The end of stream comes with the bytes in some connections only:
+	// 30 make a miss unlikely.
 	for i := range 30 {
 		c, br := rawConn(t, tp)
 		c.SetDeadline(time.Now().Add(3 * time.Second))

@@ -28,7 +28,7 @@ const (
 	phaseHead                // reading the rest of a request head
 	phaseUp                  // waiting for the upstream's first response byte
 	phaseCut                 // the sweeper set a past read deadline (fastConn.cut)
-	phaseLinger              // idle in a session after a read that returned bytes: cut at once, to read again (fastConn.idleWait)
+	phaseLinger              // idle in a session after a read that returned bytes: cut after a tick, to read again (fastConn.idleWait)
 )
 
 // longAgo is the read deadline that cuts a wait.

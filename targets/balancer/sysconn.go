@@ -113,7 +113,7 @@ func (wouldBlock) Temporary() bool { return true }
 func (s *sysConn) session(step func() bool) error {
 	s.stepFn = step
 	err := s.rc.Read(s.sessFn)
-	s.stepFn, s.inside = nil, false
+	s.stepFn = nil
 	return err
 }
 
@@ -126,27 +126,19 @@ func (s *sysConn) sessionStep(fd uintptr) bool {
 	return !wait
 }
 
-// readNow is Read inside a session: one read, no wait.
+// readNow is Read inside a session: read's one try, without a wait.
 func (s *sysConn) readNow(p []byte) (int, error) {
-	for {
-		n, _, e := syscall.RawSyscall(syscall.SYS_READ, s.fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-		switch e {
-		case 0:
-			if n == 0 {
-				return 0, io.EOF
-			}
-			s.drained = int(n) < len(p)
-			s.unsure = s.drained
-			return int(n), nil
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			s.empty++
-			s.drained, s.unsure = true, false
-			return 0, errWouldBlock
-		}
-		return 0, &net.OpError{Op: "read", Net: s.network, Err: os.NewSyscallError("read", e)}
+	s.p, s.n, s.errno = p, 0, 0
+	got := s.read(s.fd) // a session's socket holds no held write
+	s.p = nil
+	if !got {
+		s.drained, s.unsure = true, false
+		return 0, errWouldBlock
 	}
+	n, err := s.readResult(nil)
+	s.drained = err == nil && n < len(p)
+	s.unsure = s.drained
+	return n, err
 }
 
 // holdWrite makes the next Write only record its bytes (keeping the
@@ -246,6 +238,12 @@ func (s *sysConn) Read(p []byte) (int, error) {
 		}
 		return s.Read(p)
 	}
+	return s.readResult(err)
+}
+
+// readResult is a read's outcome as net.Conn gives it, from RawConn.Read's
+// error and what read recorded.
+func (s *sysConn) readResult(err error) (int, error) {
 	switch {
 	case err != nil:
 		return 0, &net.OpError{Op: "read", Net: s.network, Err: err}
