@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/internal/safepath"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
@@ -238,7 +239,7 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 		}
 		m, err = Generators{K: c.generators, Entry: dep.Entry(), HostDir: dir, Dir: dir, Exec: LocalExec(c.exe)}.Run(ctx, spec)
 	} else {
-		var raw *os.File
+		var raw *files.File
 		if c.rawDir != "" {
 			if err := os.MkdirAll(c.rawDir, 0o755); err != nil {
 				return nil, fmt.Errorf("harness: %s: raw: %w", id, err)
@@ -247,12 +248,17 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 			if perr != nil {
 				return nil, fmt.Errorf("harness: %s: raw: %w", id, perr)
 			}
-			if raw, err = os.Create(rawPath); err != nil {
+			if raw, err = files.Create(rawPath); err != nil {
 				return nil, fmt.Errorf("harness: %s: raw: %w", id, err)
 			}
 			defer raw.Close()
 		}
 		m, err = attack(withLiveStats(ctx, c.live), dep.Entry(), spec, rawWriter(raw))
+		if raw != nil {
+			if cerr := raw.Commit(); cerr != nil && err == nil {
+				err = fmt.Errorf("raw: %w", cerr)
+			}
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("harness: %s: attack: %w", id, err)
@@ -288,7 +294,7 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 
 // rawWriter returns f as an io.Writer, or nil for no file (not a non-nil
 // interface holding a nil *os.File).
-func rawWriter(f *os.File) io.Writer {
+func rawWriter(f *files.File) io.Writer {
 	if f == nil {
 		return nil
 	}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/lbbench/lbbench/internal/atomicfile"
+	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -30,6 +30,14 @@ func (o Output) Check(dirs ...string) error {
 		path := filepath.Join(o.Dir, name)
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 			errs = append(errs, fmt.Errorf("output %s is a directory: lbbench writes a file there (remove it or choose another -o)", path))
+			continue
+		}
+		check := files.Check
+		if name == ResultsFileName {
+			check = files.CheckWhole
+		}
+		if err := check(path); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	for _, name := range append([]string{HgrmDir, HlogDir}, dirs...) {
@@ -75,7 +83,7 @@ func (o Output) Checkpoint(res *results.Results) error {
 	if err := WriteText(&table, res); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(filepath.Join(o.Dir, SummaryFile), table.Bytes()); err != nil {
+	if err := files.Write(filepath.Join(o.Dir, SummaryFile), table.Bytes()); err != nil {
 		return fmt.Errorf("reports: %w", err)
 	}
 	return nil

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/lbbench/lbbench/internal/atomicfile"
+	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -97,15 +97,7 @@ func (c Comparison) Run(w io.Writer) ([]Verdict, error) {
 }
 
 func appendFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("reports: step summary: %w", err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := files.Append(path, data); err != nil {
 		return fmt.Errorf("reports: step summary: %w", err)
 	}
 	return nil
@@ -138,7 +130,7 @@ func writeComparisonFiles(dir string, pairs []Pair, vs []Verdict, md []byte, sce
 		return err
 	}
 	twoSided := checkTwoSided(pairs)
-	files := map[string][]byte{
+	out := map[string][]byte{
 		VerdictsFileName:       js.Bytes(),
 		JUnitFile:              junit.Bytes(),
 		ComparisonMarkdownFile: md,
@@ -152,7 +144,7 @@ func writeComparisonFiles(dir string, pairs []Pair, vs []Verdict, md []byte, sce
 				return err
 			}
 		}
-		files[BaseBenchFile], files[CandBenchFile] = base.Bytes(), cand.Bytes()
+		out[BaseBenchFile], out[CandBenchFile] = base.Bytes(), cand.Bytes()
 	} else {
 		// Files of an earlier comparison in dir would be read as this one's.
 		for _, name := range []string{BaseBenchFile, CandBenchFile} {
@@ -161,8 +153,8 @@ func writeComparisonFiles(dir string, pairs []Pair, vs []Verdict, md []byte, sce
 			}
 		}
 	}
-	for name, data := range files {
-		if err := atomicfile.Write(filepath.Join(dir, name), data); err != nil {
+	for name, data := range out {
+		if err := files.Write(filepath.Join(dir, name), data); err != nil {
 			return err
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lbbench/lbbench/internal/atomicfile"
+	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -146,7 +146,7 @@ func (f *fileSet) write(name string, render func(*bytes.Buffer) error) error {
 		return err
 	}
 	path := filepath.Join(f.dir, name)
-	if err := atomicfile.Write(path, buf.Bytes()); err != nil {
+	if err := files.Write(path, buf.Bytes()); err != nil {
 		return err
 	}
 	f.written = append(f.written, path)

@@ -7,7 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/lbbench/lbbench/internal/atomicfile"
+	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -49,7 +49,7 @@ func (o Output) Write(w io.Writer, res *results.Results) error {
 	if !o.Saved {
 		errs = append(errs, res.WriteFile(o.ResultsPath()))
 	}
-	if err := atomicfile.Write(filepath.Join(o.Dir, SummaryFile), table.Bytes()); err != nil {
+	if err := files.Write(filepath.Join(o.Dir, SummaryFile), table.Bytes()); err != nil {
 		errs = append(errs, fmt.Errorf("reports: %w", err))
 	}
 	if _, err := WriteDir(o.Dir, res, o.Options...); err != nil {

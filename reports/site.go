@@ -8,13 +8,12 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/lbbench/lbbench/internal/atomicfile"
+	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -112,14 +111,14 @@ func Publish(root, site string, opts ...Option) (*Site, error) {
 	if err := indexTmpl.Execute(&buf, out); err != nil {
 		return nil, fmt.Errorf("reports: render index: %w", err)
 	}
-	if err := atomicfile.Write(filepath.Join(site, "index.html"), buf.Bytes()); err != nil {
+	if err := files.Write(filepath.Join(site, "index.html"), buf.Bytes()); err != nil {
 		return nil, err
 	}
 	idx, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("reports: encode index: %w", err)
 	}
-	if err := atomicfile.Write(filepath.Join(site, "index.json"), append(idx, '\n')); err != nil {
+	if err := files.Write(filepath.Join(site, "index.json"), append(idx, '\n')); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -145,12 +144,12 @@ func publishOne(root, site, path string, names fileNamer, opts []Option) (SiteEn
 		return SiteEntry{}, err
 	}
 	for _, name := range []string{ResultsFileName, VerdictsFileName} {
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		data, err := files.Read(filepath.Join(dir, name), results.MaxFileBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err == nil {
-			err = atomicfile.Write(filepath.Join(dst, name), data)
+			err = files.Write(filepath.Join(dst, name), data)
 		}
 		if err != nil {
 			return SiteEntry{}, err

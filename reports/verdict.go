@@ -2,10 +2,14 @@ package reports
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"strconv"
+
+	"github.com/lbbench/lbbench/internal/files"
+	"github.com/lbbench/lbbench/results"
 )
 
 // Outcome is a verdict's answer.
@@ -58,8 +62,8 @@ const VerdictsFileName = "verdicts.json"
 // ReadVerdicts reads a verdicts file. A missing file is not an error: it
 // returns no verdicts.
 func ReadVerdicts(path string) ([]Verdict, error) {
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
+	data, err := files.Read(path, results.MaxFileBytes)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {

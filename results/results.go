@@ -2,13 +2,12 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"time"
 
-	"github.com/lbbench/lbbench/internal/atomicfile"
+	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/scenario"
 )
 
@@ -151,6 +150,10 @@ func Skew(counts []uint64) float64 {
 
 // WriteFile writes r as indented JSON to path atomically: readers see the
 // old file or the new one, never a torn one.
+//
+// path must be a regular file (or nothing yet, or a link to one): a
+// device or FIFO is refused (files.ErrNotRegular), since a run rewrites
+// results.json after every run and a reader must never see it torn.
 func (r *Results) WriteFile(path string) error {
 	return writeJSON(path, "results", r, true)
 }
@@ -229,7 +232,8 @@ func ReadMeasurement(path string) (*Measurement, error) {
 	return &m, nil
 }
 
-// WriteFile writes m as JSON to path atomically.
+// WriteFile writes m as JSON to path: atomically to a regular file,
+// directly to a device or FIFO ("lbbench attack -o /dev/null").
 func (m *Measurement) WriteFile(path string) error {
 	return writeJSON(path, "measurement", m, false)
 }
@@ -246,26 +250,23 @@ func readJSON(path, what string, v any) error {
 	return nil
 }
 
-// readBounded reads the file at path, refusing one larger than
-// MaxFileBytes without reading past it; what names it in errors.
+// readBounded reads the regular file at path, refusing one larger than
+// MaxFileBytes without reading past it, and a FIFO or device before
+// reading (files.Read); what names it in errors.
 func readBounded(path, what string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("results: read %s: %w", what, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("results: read %s: %w", what, err)
-	}
-	if len(data) > MaxFileBytes {
+	data, err := files.Read(path, MaxFileBytes)
+	if errors.Is(err, files.ErrTooLarge) {
 		return nil, fmt.Errorf("results: %s %s is larger than %d MiB, more than lbbench writes", what, path, MaxFileBytes>>20)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("results: read %s: %w", what, err)
 	}
 	return data, nil
 }
 
-// writeJSON encodes v (indented, ending in a newline, when indent is set)
-// and writes it to path atomically; what names it in errors.
+// writeJSON encodes v and writes it to path; what names it in errors.
+// Results (indent set: indented, ending in a newline) go only to a file
+// replaced whole (files.WriteWhole); a measurement may go to a device.
 func writeJSON(path, what string, v any, indent bool) error {
 	var data []byte
 	var err error
@@ -278,7 +279,11 @@ func writeJSON(path, what string, v any, indent bool) error {
 	if err != nil {
 		return fmt.Errorf("results: encode %s: %w", what, err)
 	}
-	if err := atomicfile.Write(path, data); err != nil {
+	write := files.Write
+	if indent {
+		write = files.WriteWhole
+	}
+	if err := write(path, data); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
 	return nil

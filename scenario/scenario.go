@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lbbench/lbbench/internal/field"
+	"github.com/lbbench/lbbench/internal/files"
 
 	"go.yaml.in/yaml/v3"
 
@@ -243,17 +243,12 @@ func Load(path string, cat Catalog) (Scenario, error) {
 
 // readBounded reads at most MaxFileBytes of the file at path.
 func readBounded(path, what string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("scenario: read %s: %w", what, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("scenario: read %s: %w", what, err)
-	}
-	if len(data) > MaxFileBytes {
+	data, err := files.Read(path, MaxFileBytes)
+	if errors.Is(err, files.ErrTooLarge) {
 		return nil, &FieldError{File: path, Msg: fmt.Sprintf("file larger than %d bytes: a %s is a few KiB; split it or generate fewer variants", MaxFileBytes, what)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("scenario: read %s: %w", what, err)
 	}
 	return data, nil
 }

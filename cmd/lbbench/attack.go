@@ -18,6 +18,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
@@ -167,7 +168,7 @@ func (r *rateFlag) Set(v string) error {
 	return nil
 }
 
-func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, stdout, stderr io.Writer) error {
+func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, stdout, stderr io.Writer) (err error) {
 	switch o.format {
 	case formatLbbench, formatVegeta, formatVegetaJSON, formatVegetaCSV:
 	default:
@@ -185,12 +186,19 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 
 	opts := harness.AttackOptions{Targets: tgts, Insecure: o.insecure}
 	if o.raw != "" {
-		f, err := os.Create(o.raw)
+		f, err := files.Create(o.raw)
 		if err != nil {
-			return fmt.Errorf("attack: %w", err)
+			return fmt.Errorf("attack: --raw: %w", err)
 		}
 		defer f.Close()
 		opts.Raw = f
+		// Committed whatever the attack's outcome: an interrupted attack's
+		// lines are kept, as its measurement is.
+		defer func() {
+			if cerr := f.Commit(); cerr != nil && err == nil {
+				err = fmt.Errorf("attack: --raw: %w", cerr)
+			}
+		}()
 	}
 	// The results file is opened first so a bad path fails before the
 	// attack, and vegeta's formats stream into it as requests end.
@@ -237,7 +245,7 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 type resultsOut struct {
 	path   string
 	stdout io.Writer
-	file   *os.File
+	file   *files.File // -o for vegeta's formats, committed by finish
 	bw     *bufio.Writer
 	enc    vegeta.Encoder
 	err    error // the first encoding error
@@ -252,9 +260,9 @@ func openResults(o attackOptions, stdout io.Writer) (*resultsOut, error) {
 	}
 	out := stdout
 	if o.out != "" {
-		f, err := os.Create(o.out)
+		f, err := files.Create(o.out)
 		if err != nil {
-			return nil, fmt.Errorf("attack: %w", err)
+			return nil, fmt.Errorf("attack: -o: %w", err)
 		}
 		r.file, out = f, f
 	}
@@ -285,7 +293,7 @@ func (r *resultsOut) finish(m *results.Measurement) error {
 			return fmt.Errorf("attack: write results: %w", err)
 		}
 		if r.file != nil {
-			err := r.file.Close()
+			err := r.file.Commit()
 			r.file = nil
 			if err != nil {
 				return fmt.Errorf("attack: write results: %w", err)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -31,6 +32,14 @@ func TestRunOutputCheckedUpFront(t *testing.T) {
 		}, "logs is not a directory"},
 		{"-o is a file", func(out string) error { return os.WriteFile(out, nil, 0o644) },
 			"output directory"},
+		{"results.json is a FIFO", func(out string) error {
+			os.MkdirAll(out, 0o755)
+			return syscall.Mkfifo(filepath.Join(out, "results.json"), 0o644)
+		}, "results.json: not a regular file (it is a FIFO)"},
+		{"results.json is a link to /dev/stdout", func(out string) error {
+			os.MkdirAll(out, 0o755)
+			return os.Symlink("/dev/stdout", filepath.Join(out, "results.json"))
+		}, "not a regular file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

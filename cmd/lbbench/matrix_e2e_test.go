@@ -1,0 +1,273 @@
+package main
+
+// The fault and bad-input matrix, as tests of the built binary: each case
+// is what a careless or hostile user did, and what must come of it. Add a
+// case here when a new one is found; keep each one's failure message
+// saying what went wrong in the user's words.
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// outputNode is a kind of thing an output path may name, made in dir; kept
+// checks afterwards that it is still of that kind, and read (if not nil)
+// returns what reached it.
+type outputNode struct {
+	name  string
+	make  func(t *testing.T, dir string) (path string, kept func() error, read func() string)
+	bytes bool // whether what reached the node can be read back
+}
+
+func modeIs(path string, want fs.FileMode) func() error {
+	return func() error {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Type() != want {
+			return fmt.Errorf("%s is now %v, was %v", path, fi.Mode().Type(), want)
+		}
+		return nil
+	}
+}
+
+// outputNodes: a character device (made with /dev/null's numbers, so the
+// system's own is never at risk), a FIFO with a reader, a symlink to a
+// file, a dangling symlink.
+var outputNodes = []outputNode{
+	{name: "character device", make: func(t *testing.T, dir string) (string, func() error, func() string) {
+		p := filepath.Join(dir, "null")
+		if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+			if os.Getenv("CI") != "" && os.Geteuid() == 0 {
+				t.Fatalf("mknod as root in CI: %v", err)
+			}
+			t.Skipf("cannot make a device node here: %v", err)
+		}
+		return p, modeIs(p, fs.ModeDevice|fs.ModeCharDevice), nil
+	}},
+	{name: "FIFO", bytes: true, make: func(t *testing.T, dir string) (string, func() error, func() string) {
+		p := filepath.Join(dir, "fifo")
+		if err := syscall.Mkfifo(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan string, 1)
+		go func() {
+			f, err := os.Open(p)
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(f)
+			f.Close()
+			got <- string(b)
+		}()
+		t.Cleanup(func() {
+			// Unblock the reader if nothing ever opened the FIFO.
+			if f, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+		})
+		read := func() string {
+			select {
+			case s := <-got:
+				return s
+			case <-time.After(10 * time.Second):
+				return "(nothing within 10 s)"
+			}
+		}
+		return p, modeIs(p, fs.ModeNamedPipe), read
+	}},
+	{name: "symlink to a file", bytes: true, make: func(t *testing.T, dir string) (string, func() error, func() string) {
+		target := filepath.Join(dir, "real.out")
+		os.WriteFile(target, []byte("old"), 0o644)
+		link := filepath.Join(dir, "link.out")
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		kept := func() error {
+			if err := modeIs(link, fs.ModeSymlink)(); err != nil {
+				return err
+			}
+			return modeIs(target, 0)()
+		}
+		return link, kept, func() string { b, _ := os.ReadFile(target); return string(b) }
+	}},
+	{name: "dangling symlink", bytes: true, make: func(t *testing.T, dir string) (string, func() error, func() string) {
+		target := filepath.Join(dir, "later.out")
+		link := filepath.Join(dir, "link.out")
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		return link, modeIs(link, fs.ModeSymlink), func() string { b, _ := os.ReadFile(target); return string(b) }
+	}},
+}
+
+// TestAttackOutputsWriteThrough: "lbbench attack -o PATH" and "--raw PATH"
+// in every format, where PATH is a device, a FIFO or a symlink: the node
+// stays what it was and gets the output. (An earlier lbbench renamed a
+// temporary file over PATH: "-o /dev/null" as root replaced /dev/null.)
+func TestAttackOutputsWriteThrough(t *testing.T) {
+	t.Parallel() // calls no waitNoProcs
+	port := startAttackWorkers(t)
+	target := fmt.Sprintf("http://127.0.0.1:%d/work?ms=1", port)
+	for _, flag := range []struct{ name, args, want string }{
+		{"-o lbbench", "--format lbbench -o", `"requests":10`},
+		{"-o vegeta-json", "--format vegeta-json -o", `"code":200`},
+		{"-o vegeta", "--format vegeta -o", ""},
+		{"--raw", "-o m.json --raw", "intended"},
+	} {
+		for _, node := range outputNodes {
+			t.Run(flag.name+"/"+node.name, func(t *testing.T) {
+				dir := t.TempDir()
+				path, kept, read := node.make(t, dir)
+				line := fmt.Sprintf(`%s attack --target %q --rate 20 --duration 500ms %s %q </dev/null`, bin, target, flag.args, path)
+				out, code := sh(t, dir, line)
+				if code != 0 {
+					t.Fatalf("%s: exit %d: %s", line, code, out)
+				}
+				if err := kept(); err != nil {
+					t.Fatalf("%s: %v", line, err)
+				}
+				if read != nil && flag.want != "" {
+					if got := read(); !strings.Contains(got, flag.want) {
+						t.Errorf("%s: what reached it does not hold %q: %.300q", line, flag.want, got)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestReportOutputsWriteThrough: "lbbench report -o DIR" where the report's
+// files are a device, a FIFO or symlinks: each stays what it was and gets
+// its file; results.json as a FIFO is refused up front.
+func TestReportOutputsWriteThrough(t *testing.T) {
+	t.Parallel() // calls no waitNoProcs
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	if _, errOut, code := lbbench(t, "model", "sim", "default", "--duration", "1s", "--repeat", "1", "-q", "-o", sim); code != 0 {
+		t.Fatalf("model sim: exit %d: %s", code, errOut)
+	}
+	for _, file := range []struct{ name, want string }{
+		{"report.html", "<html"}, {"summary.md", "| variant"}, {"summary.csv", "variant,"},
+	} {
+		for _, node := range outputNodes {
+			t.Run(file.name+"/"+node.name, func(t *testing.T) {
+				out := t.TempDir()
+				nodeDir := t.TempDir()
+				path, kept, read := node.make(t, nodeDir)
+				if err := os.Symlink(path, filepath.Join(out, file.name)); err != nil {
+					t.Fatal(err)
+				}
+				if _, errOut, code := lbbench(t, "report", sim, "-o", out); code != 0 {
+					t.Fatalf("report: exit %d: %s", code, errOut)
+				}
+				if err := kept(); err != nil {
+					t.Fatal(err)
+				}
+				if read != nil {
+					if got := read(); !strings.Contains(got, file.want) {
+						t.Errorf("%s got %.200q, want it to hold %q", file.name, got, file.want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// lbbenchWithin runs the binary with extra environment and kills it if it
+// has not ended within d, which fails the test: a hang is the fault.
+func lbbenchWithin(t *testing.T, d time.Duration, env []string, args ...string) (out string, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var b strings.Builder
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("lbbench %s: still running after %v: %s", strings.Join(args, " "), d, b.String())
+	}
+	return b.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestFIFOInputsRefused: a scenario, results.json or verdicts.json that is
+// a FIFO nobody writes is refused at once with exit 2 and a message naming
+// it (an earlier lbbench blocked in read for ever, beyond Ctrl-C); a
+// GITHUB_STEP_SUMMARY FIFO nobody reads is given up after files.FIFOWait.
+func TestFIFOInputsRefused(t *testing.T) {
+	t.Parallel() // calls no waitNoProcs
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	if _, errOut, code := lbbench(t, "model", "sim", "default", "--duration", "1s", "--repeat", "1", "-q", "-o", sim); code != 0 {
+		t.Fatalf("model sim: exit %d: %s", code, errOut)
+	}
+	fifo := func(t *testing.T, path string) string {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := syscall.Mkfifo(path, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	copyResults := func(t *testing.T, to string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(sim, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(to, 0o755)
+		os.WriteFile(filepath.Join(to, "results.json"), b, 0o644)
+	}
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, dir string) (env []string, args []string)
+		code  int
+		want  string
+	}{
+		{"run FIFO", func(t *testing.T, dir string) ([]string, []string) {
+			return nil, []string{"run", fifo(t, filepath.Join(dir, "s.yaml")), "-o", filepath.Join(dir, "out")}
+		}, 2, "is a FIFO"},
+		{"report DIR with results.json a FIFO", func(t *testing.T, dir string) ([]string, []string) {
+			fifo(t, filepath.Join(dir, "r", "results.json"))
+			return nil, []string{"report", filepath.Join(dir, "r"), "-o", filepath.Join(dir, "out")}
+		}, 2, "is a FIFO"},
+		{"report DIR with verdicts.json a FIFO", func(t *testing.T, dir string) ([]string, []string) {
+			copyResults(t, filepath.Join(dir, "r"))
+			fifo(t, filepath.Join(dir, "r", "verdicts.json"))
+			return nil, []string{"report", filepath.Join(dir, "r"), "-o", filepath.Join(dir, "out")}
+		}, 2, "is a FIFO"},
+		{"compare A B with GITHUB_STEP_SUMMARY a FIFO", func(t *testing.T, dir string) ([]string, []string) {
+			copyResults(t, filepath.Join(dir, "a"))
+			copyResults(t, filepath.Join(dir, "b"))
+			return []string{"GITHUB_STEP_SUMMARY=" + fifo(t, filepath.Join(dir, "summary"))},
+				[]string{"compare", filepath.Join(dir, "a"), filepath.Join(dir, "b"), "-o", filepath.Join(dir, "out")}
+		}, 2, "no process opened the FIFO for reading"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			env, args := tc.setup(t, dir)
+			out, code := lbbenchWithin(t, 30*time.Second, env, args...)
+			if code != tc.code || !strings.Contains(out, tc.want) {
+				t.Errorf("exit %d (want %d), output does not say %q:\n%s", code, tc.code, tc.want, out)
+			}
+		})
+	}
+}
