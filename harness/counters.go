@@ -15,7 +15,7 @@ func proxyCounters(st *balancer.Stats) *results.ProxyStats {
 	}
 	out := &results.ProxyStats{
 		Policy: st.Policy, Mode: st.Mode, Decisions: st.Decisions,
-		ClientConns: st.ClientConns, UpstreamConns: st.UpstreamConns,
+		ClientConns: st.ClientConns, UpstreamConns: st.UpstreamConns, Unsolicited: st.Unsolicited,
 		Retries: st.Retries, NoBackend: st.NoBackend,
 		Backends: make([]results.BackendStats, len(st.Backends)),
 		Pools:    make([]results.PoolStats, len(st.Pools)),

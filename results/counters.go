@@ -21,6 +21,10 @@ type ProxyStats struct {
 	ClientConns uint64 `json:"client_conns"`
 	// UpstreamConns counts upstream connections opened.
 	UpstreamConns uint64 `json:"upstream_conns"`
+	// Unsolicited counts upstream connections closed instead of reused
+	// because the upstream sent bytes no request asked for (past a
+	// response's end, or while idle); absent when none.
+	Unsolicited uint64 `json:"unsolicited,omitempty"`
 	// Retries counts backends tried after one refused the connection.
 	Retries uint64 `json:"retries"`
 	// NoBackend counts requests (l7, answered 502) or connections (l4,

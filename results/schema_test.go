@@ -300,7 +300,7 @@ func fullResults(t *testing.T) *results.Results {
 	proxied := run("001-pools-r1", "pools")
 	proxied.Valid = true
 	proxied.Proxy = &results.ProxyStats{
-		Policy: "least_conn", Mode: "l7", Decisions: 460, ClientConns: 64, UpstreamConns: 8, Retries: 2, NoBackend: 1,
+		Policy: "least_conn", Mode: "l7", Decisions: 460, ClientConns: 64, UpstreamConns: 8, Unsolicited: 1, Retries: 2, NoBackend: 1,
 		Backends: []results.BackendStats{{Addr: "127.0.0.1:8081", Pool: "read", Requests: 230, Errors: 1, Active: 1,
 			PeakActive: 4, UpstreamConns: 4, IdleConns: 3, DownMarks: 1, Down: true}},
 		Pools: []results.PoolStats{{Name: "read", Prefix: "/", Policy: "p2c", Requests: 460, Decisions: 461, NoBackend: 1}},

@@ -63,6 +63,7 @@ func proxyCmd(run func(ctx context.Context, stderr io.Writer, c balancer.Command
 	f.IntVar(&o.cmd.Retries, balancer.FlagRetries, 0, "other backends to try when one refuses the connection (0: none, the request gets 502)")
 	f.DurationVar(&o.cmd.DownFor, balancer.FlagDownFor, balancer.DefaultDownFor, "how long a backend that refused a connection is skipped")
 	f.DurationVar(&o.cmd.Timeout, balancer.FlagTimeout, balancer.DefaultTimeout, "upstream connect and response-header timeout")
+	f.DurationVar(&o.cmd.ReadTimeout, balancer.FlagReadTimeout, 0, "cut off an upstream silent this long in the middle of a response body (l7; 0: --timeout)")
 	f.DurationVar(&o.cmd.HeaderTimeout, balancer.FlagHeaderTimeout, balancer.DefaultHeaderTimeout, "close a client connection whose request head takes longer (l7)")
 	f.DurationVar(&o.cmd.IdleTimeout, balancer.FlagIdleTimeout, balancer.DefaultIdleTimeout, "close a client keep-alive connection idle this long (l7)")
 	f.DurationVar(&o.cmd.L4IdleTimeout, balancer.FlagL4IdleTimeout, 0, fmt.Sprintf("--mode l4: close a connection that moved no byte for this long (0: %v)", balancer.DefaultL4IdleTimeout))

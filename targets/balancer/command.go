@@ -33,6 +33,7 @@ const (
 	FlagRetries           = "retries"
 	FlagDownFor           = "down-for"
 	FlagTimeout           = "timeout"
+	FlagReadTimeout       = "read-timeout"
 	FlagHeaderTimeout     = "header-timeout"
 	FlagIdleTimeout       = "idle-timeout"
 	FlagL4IdleTimeout     = "l4-idle-timeout"
@@ -115,6 +116,9 @@ func (c Command) Args() []string {
 	}
 	if c.Timeout != 0 {
 		flag(FlagTimeout, c.Timeout.String())
+	}
+	if c.ReadTimeout != 0 {
+		flag(FlagReadTimeout, c.ReadTimeout.String())
 	}
 	if c.HeaderTimeout != 0 {
 		flag(FlagHeaderTimeout, c.HeaderTimeout.String())

@@ -101,10 +101,15 @@ type Config struct {
 	// connection (passive health). Zero means DefaultDownFor.
 	DownFor time.Duration `yaml:"down_for,omitempty" json:"down_for,omitempty"`
 	// Timeout bounds how long the proxy waits for an upstream to accept the
-	// connection and, separately (layer 7), to send response headers. The
-	// response body is not bounded. Zero means DefaultTimeout; negative is
-	// invalid.
+	// connection and, separately (layer 7), to send response headers. Zero
+	// means DefaultTimeout; negative is invalid.
 	Timeout time.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// ReadTimeout bounds how long the proxy waits for the next bytes of an
+	// upstream's response body (layer 7), as nginx's proxy_read_timeout
+	// does between two reads: an upstream silent that long mid-body is cut
+	// off, and the client's connection is closed before the announced end
+	// of the response. Zero means Timeout; negative is invalid.
+	ReadTimeout time.Duration `yaml:"read_timeout,omitempty" json:"read_timeout,omitempty"`
 	// HeaderTimeout bounds how long a client connection (layer 7) may take
 	// to send a request head, from its first byte or, on a keep-alive
 	// connection, from the end of the previous response; the connection is
@@ -155,6 +160,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = c.Timeout
 	}
 	if c.HeaderTimeout == 0 {
 		c.HeaderTimeout = DefaultHeaderTimeout
@@ -247,6 +255,9 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("balancer: timeout: %v is negative", c.Timeout)
+	}
+	if c.ReadTimeout < 0 {
+		return fmt.Errorf("balancer: read timeout: %v is negative", c.ReadTimeout)
 	}
 	if c.HeaderTimeout < 0 {
 		return fmt.Errorf("balancer: header timeout: %v is negative", c.HeaderTimeout)

@@ -27,15 +27,26 @@
 // system calls (sysconn.go), and it makes no read that can only find
 // nothing: it sends a request upstream from inside the wait for the answer,
 // and waits for a client's next request inside one read of the client's
-// socket, so that a keep-alive request costs four system calls (a read and
-// a write on each side) and a share of the runtime's epoll waits, as in
-// nginx and HAProxy. ServeHTTP, the http.Handler form, and Serve with
+// socket, so that a keep-alive request costs a read and a write on each
+// side, one non-blocking peek at the pooled upstream connection before it
+// is reused (five system calls in all, as nginx's five), and a share of
+// the runtime's epoll waits. The peek is the price of never handing one
+// upstream's bytes to another client: an upstream connection is reused
+// only when nothing was read past the end of its last response and it
+// received nothing while idle; otherwise it is closed and counted
+// (Stats.Unsolicited). ServeHTTP, the http.Handler form, and Serve with
 // Config.NetHTTP use net/http and httputil.ReverseProxy instead.
+//
+// Timeouts: Config.Timeout bounds the upstream's connect and its response
+// head, Config.ReadTimeout each wait for more of a response body, and
+// HeaderTimeout and IdleTimeout the client's side. A request head may be
+// MaxHeaderBytes long in all, in lines of any length within it.
 //
 // Serve runs a Proxy on a listener, with an optional admin API (/healthz
 // and /stats) on a second one, and drains in-flight work when its context
 // is done. The per-request decision (route, pick, count) uses atomics only
 // and policies do not allocate. Stats reports decisions, client-side and
-// upstream connections, retries, and per backend (labelled with its pool)
+// upstream connections, unsolicited closes, retries, and per backend
+// (labelled with its pool)
 // requests, errors, active and peak active requests and connections.
 package balancer

@@ -42,8 +42,8 @@ import (
 // are, chunked ones re-chunked (trailers are dropped). A response with
 // neither length nor chunking ends the client connection after it.
 
-// fastBufSize is the size of each pooled read and write buffer; a request
-// or response head line longer than this is refused (431 or 502).
+// fastBufSize is the size of each pooled read and write buffer. A head
+// line longer than this is read in pieces (readHead).
 const fastBufSize = 16 << 10
 
 var (
@@ -70,7 +70,7 @@ func newFastServer(p *Proxy) *fastServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &fastServer{p: p, conns: map[*fastConn]struct{}{}, stopSweep: cancel}
 	cfg := p.cfg
-	s.tick = sweepTick(cfg.HeaderTimeout, cfg.IdleTimeout, cfg.Timeout, clientCheckEvery)
+	s.tick = sweepTick(cfg.HeaderTimeout, cfg.IdleTimeout, cfg.Timeout, cfg.ReadTimeout, clientCheckEvery)
 	go s.sweep(ctx, s.tick)
 	return s
 }
@@ -419,14 +419,23 @@ func headBuffered(br *bufio.Reader) bool {
 
 // readHead reads a head (start line and header lines up to the blank
 // line) from br into c.head and c.lines. tooBig is the error for a head
-// over MaxHeaderBytes or a line over the buffer.
+// over MaxHeaderBytes. A line longer than br's buffer is read in pieces:
+// the limit is on the whole head, as the README and MaxHeaderBytes say,
+// not on one line.
 func (c *fastConn) readHead(br *bufio.Reader, tooBig error, headp *[]byte, linesp *[][2]int) error {
 	head, lines := (*headp)[:0], (*linesp)[:0]
 	defer func() { *headp, *linesp = head, lines }()
+	size := 0 // bytes of the head read, line ends and stray CRLFs included
 	for {
+		start := len(head)
 		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			return tooBig
+		for errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: keep this piece, read on.
+			if size += len(line); size > MaxHeaderBytes {
+				return tooBig
+			}
+			head = append(head, line...)
+			line, err = br.ReadSlice('\n')
 		}
 		if err != nil {
 			if len(lines) == 0 && len(line) == 0 && len(head) == 0 {
@@ -437,22 +446,22 @@ func (c *fastConn) readHead(br *bufio.Reader, tooBig error, headp *[]byte, lines
 			}
 			return err
 		}
-		if len(head)+len(line) > MaxHeaderBytes {
+		if size += len(line); size > MaxHeaderBytes {
 			return tooBig
 		}
-		n := len(line) - 1
-		if n > 0 && line[n-1] == '\r' {
+		head = append(head, line...)
+		n := len(head) - 1 // the '\n'
+		if n > start && head[n-1] == '\r' {
 			n--
 		}
-		if n == 0 {
+		head = head[:n]
+		if n == start {
 			if len(lines) == 0 {
 				continue // a stray CRLF before a request (RFC 9112 section 2.2)
 			}
 			return nil
 		}
-		start := len(head)
-		head = append(head, line[:n]...)
-		lines = append(lines, [2]int{start, start + n})
+		lines = append(lines, [2]int{start, n})
 	}
 }
 
@@ -914,7 +923,7 @@ func (c *fastConn) copyN(br *bufio.Reader, w *bufio.Writer, n int64, readErr err
 	}
 	for n > 0 {
 		if readErr == errUpstreamBody && br.Buffered() == 0 {
-			if err := c.waitUpstream(br, 0); err != nil {
+			if err := c.waitUpstream(br, c.bodyLimit()); err != nil {
 				return errors.Join(readErr, err)
 			}
 		}
@@ -946,7 +955,7 @@ func (c *fastConn) copyN(br *bufio.Reader, w *bufio.Writer, n int64, readErr err
 func (c *fastConn) copyChunked(br *bufio.Reader, w *bufio.Writer, readErr error) error {
 	for {
 		if readErr == errUpstreamBody && br.Buffered() == 0 {
-			if err := c.waitUpstream(br, 0); err != nil {
+			if err := c.waitUpstream(br, c.bodyLimit()); err != nil {
 				return errors.Join(readErr, err)
 			}
 		}
@@ -1140,6 +1149,10 @@ func (c *fastConn) relayResponse(ubr *bufio.Reader, b *balance.Backend) (keep, u
 }
 
 var errUpstreamBody = errors.New("upstream response body")
+
+// bodyLimit is the nanotime by which the upstream must send more of the
+// response body: Config.ReadTimeout from now.
+func (c *fastConn) bodyLimit() int64 { return nanotime() + int64(c.s.p.cfg.ReadTimeout) }
 
 // clientCheckEvery is how often a wait for upstream bytes looks whether
 // the client is still there.

@@ -35,6 +35,8 @@ func FuzzProxyRequest(f *testing.F) {
 		"GET / HTTP/1.1\r\nHost: x\r\nConnection: close, X-A\r\nX-A: 1\r\nUpgrade: h2c\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", MaxHeaderBytes+10) + "\r\n\r\n",
 		"GET " + strings.Repeat("/a", 40000) + " HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET /" + strings.Repeat("b", 20000) + " HTTP/1.1\r\nHost: x\r\nX-Long: " + strings.Repeat("c", 30000) + "\r\n\r\n", // lines over the buffer, head within the limit
+		"GET / HTTP/1.1\r\nHost: x\r\nX-Long: " + strings.Repeat("c", 17000) + "\r\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: x\r\n" + strings.Repeat("X: y\r\n", 20000) + "\r\n",
 		"GET / HTTP/9.9\r\n\r\n",
 		"GET\r\n\r\n",

@@ -139,7 +139,7 @@ func (s *l4Server) handle(c *l4Conn) {
 			continue
 		}
 		b.AddConn()
-		p.upstreamConns.Add(1)
+		p.upCounts.opened.Add(1)
 		if s.attach(c, up) {
 			c.relay()
 		}

@@ -32,11 +32,11 @@ type Proxy struct {
 	ups      []*upstream        // how to reach backends[i], and its layer-7 connection pool
 	rp       *httputil.ReverseProxy
 
-	decisions     atomic.Uint64
-	clientConns   atomic.Uint64
-	upstreamConns atomic.Uint64
-	retries       atomic.Uint64
-	noBackend     atomic.Uint64
+	decisions   atomic.Uint64
+	clientConns atomic.Uint64
+	upCounts    upCounts
+	retries     atomic.Uint64
+	noBackend   atomic.Uint64
 }
 
 // route is one pool at run time.
@@ -70,7 +70,7 @@ func New(cfg Config) (*Proxy, error) {
 		_, rt.needsRequest = pol.(*balance.Hash)
 		rt.ups = make([]*upstream, len(rt.backends))
 		for i, b := range rt.backends {
-			rt.ups[i] = newUpstream(b, cfg, &p.upstreamConns)
+			rt.ups[i] = newUpstream(b, cfg, &p.upCounts)
 		}
 		p.pools = append(p.pools, rt)
 		p.backends = append(p.backends, rt.backends...)
@@ -275,6 +275,10 @@ type Stats struct {
 	ClientConns uint64 `json:"client_conns"`
 	// UpstreamConns counts upstream connections opened.
 	UpstreamConns uint64 `json:"upstream_conns"`
+	// Unsolicited counts upstream connections closed instead of reused
+	// because the upstream sent bytes no request asked for (past a
+	// response's end, or while idle): l7 only.
+	Unsolicited uint64 `json:"unsolicited,omitempty"`
 	// Retries counts backends tried after one refused the connection.
 	Retries uint64 `json:"retries"`
 	// NoBackend counts requests (l7, answered 502) or connections (l4,
@@ -325,7 +329,8 @@ func (p *Proxy) Stats() Stats {
 		Mode:          string(p.cfg.Mode),
 		Decisions:     p.decisions.Load(),
 		ClientConns:   p.clientConns.Load(),
-		UpstreamConns: p.upstreamConns.Load(),
+		UpstreamConns: p.upCounts.opened.Load(),
+		Unsolicited:   p.upCounts.unsolicited.Load(),
 		Retries:       p.retries.Load(),
 		NoBackend:     p.noBackend.Load(),
 		Backends:      make([]BackendStats, len(p.backends)),

@@ -47,6 +47,8 @@ type sysConn struct {
 	sessFn  func(uintptr) bool // s.sessionStep, bound once
 	readFn  func(uintptr) bool // s.read and s.write, bound once (no
 	writeFn func(uintptr) bool // allocation per call)
+	peekFn  func(uintptr)      // s.peek, bound once
+	peeked  int                // what peek found: idleQuiet, idleSent or idleClosed
 }
 
 // newSysConn returns nc's socket as a sysConn, or nc itself when it has
@@ -63,6 +65,7 @@ func newSysConn(nc net.Conn) io.ReadWriter {
 	s := &sysConn{rc: rc, network: nc.LocalAddr().Network()}
 	s.readFn = s.read
 	s.writeFn = s.write
+	s.peekFn = s.peek
 	s.sessFn = s.sessionStep
 	return s
 }
@@ -156,10 +159,44 @@ func (s *sysConn) readNow(p []byte) (int, error) {
 // miss bytes that came before the call; a write made inside the callback
 // is after that reset, so every byte the peer sends in answer wakes the
 // wait. Only for a peer that sends nothing unasked: an upstream HTTP
-// server between a response and the next request (bytes it sent unasked
-// would be read, late, with the answer; one that closed meanwhile answers
-// the write with a reset, which wakes the wait too).
+// server between a response and the next request. One that did send
+// bytes unasked is never written to again: the pool closes a connection
+// with bytes past a response's end (upstream.put), and looks at an idle
+// one before reusing it (upConn.quiet), since such bytes would be read,
+// late, as the next request's answer. One that closed meanwhile answers
+// the write with a reset, which wakes the wait too.
 func (s *sysConn) holdWrite() { s.held = true }
+
+// peekIdle says whether the socket of an idle connection holds bytes
+// (idleSent), its end or an error (idleClosed), or nothing (idleQuiet),
+// without taking them and without waiting: one recv with MSG_PEEK and
+// MSG_DONTWAIT. It goes through RawConn.Control, which does not touch the
+// netpoller's readiness, so a later Read waits as it would have.
+func (s *sysConn) peekIdle() int {
+	if err := s.rc.Control(s.peekFn); err != nil {
+		return idleClosed
+	}
+	return s.peeked
+}
+
+// peek is peekIdle's Control callback.
+func (s *sysConn) peek(fd uintptr) {
+	var b [1]byte
+	for {
+		n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1, syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+		switch {
+		case e == syscall.EINTR:
+			continue
+		case e == syscall.EAGAIN:
+			s.peeked = idleQuiet
+		case e == 0 && n > 0:
+			s.peeked = idleSent
+		default:
+			s.peeked = idleClosed
+		}
+		return
+	}
+}
 
 // read is RawConn.Read's callback: false asks it to wait for readability.
 func (s *sysConn) read(fd uintptr) bool {

@@ -45,9 +45,21 @@ type upstream struct {
 	headerTimeout    time.Duration
 	keepAlive        bool
 	closeAfter       int              // 0: no limit
+	readTimeout      time.Duration    // bounds each wait for more of a response body
 	idle             *idlePool        // idle connections; nil when keep-alive is off
 	backend          *balance.Backend // counts the connections opened to it
-	openedAll        *atomic.Uint64   // the proxy's counter
+	counts           *upCounts        // the proxy's counters
+}
+
+// upCounts are the proxy's counters of its upstream connections, shared
+// by every upstream.
+type upCounts struct {
+	opened atomic.Uint64 // connections opened
+	// unsolicited counts connections closed instead of reused because the
+	// upstream sent bytes no request had asked for: past the end of a
+	// response, or while the connection was idle. Reusing one would hand
+	// those bytes to the next client as its response.
+	unsolicited atomic.Uint64
 }
 
 // upConn is one upstream connection with its buffers.
@@ -58,9 +70,13 @@ type upConn struct {
 	sc     *sysConn // br's and bw's socket; nil if it has none
 	used   int      // requests sent on it
 	idleAt int64    // nanotime when it was put back
+	// cut is set when the request's context ends (roundTrip), before the
+	// deadline that stops the connection: a body read that sets its own
+	// deadline afterwards sees it and stops too.
+	cut atomic.Bool
 }
 
-func newUpstream(b *balance.Backend, cfg Config, openedAll *atomic.Uint64) *upstream {
+func newUpstream(b *balance.Backend, cfg Config, counts *upCounts) *upstream {
 	addr := b.Addr
 	network, address, _ := ParseUpstream(addr) // validated
 	u := &upstream{
@@ -69,10 +85,11 @@ func newUpstream(b *balance.Backend, cfg Config, openedAll *atomic.Uint64) *upst
 		host:          address,
 		dialer:        net.Dialer{Timeout: cfg.Timeout},
 		headerTimeout: cfg.Timeout,
+		readTimeout:   cfg.ReadTimeout,
 		keepAlive:     cfg.UpstreamKeepAlive,
 		closeAfter:    cfg.CloseAfter,
 		backend:       b,
-		openedAll:     openedAll,
+		counts:        counts,
 	}
 	if network == "unix" {
 		u.host = "localhost"
@@ -84,11 +101,22 @@ func newUpstream(b *balance.Backend, cfg Config, openedAll *atomic.Uint64) *upst
 }
 
 // get returns an idle connection (reused) or a new one. A dial failure is
-// a *dialError.
+// a *dialError. An idle connection on which the upstream sent anything
+// while it was idle is closed, not reused (see upConn.quiet).
 func (u *upstream) get(ctx context.Context) (c *upConn, reused bool, err error) {
 	if u.idle != nil {
-		if c := u.idle.take(); c != nil {
-			return c, true, nil
+		for {
+			c := u.idle.take()
+			if c == nil {
+				break
+			}
+			switch c.quiet() {
+			case idleQuiet:
+				return c, true, nil
+			case idleSent:
+				u.counts.unsolicited.Add(1)
+			}
+			c.Close() // idleSent, or idleClosed: the upstream ended it
 		}
 	}
 	nc, err := u.dialer.DialContext(ctx, u.network, u.address)
@@ -96,17 +124,62 @@ func (u *upstream) get(ctx context.Context) (c *upConn, reused bool, err error) 
 		return nil, false, &dialError{err}
 	}
 	u.backend.AddConn()
-	u.openedAll.Add(1)
+	u.counts.opened.Add(1)
 	rw := newSysConn(nc)
 	sc, _ := rw.(*sysConn)
 	return &upConn{Conn: nc, br: bufio.NewReaderSize(rw, 4<<10), bw: bufio.NewWriterSize(rw, 4<<10), sc: sc}, false, nil
 }
 
-// put keeps c for reuse if there is room, or closes it.
+// put keeps c for reuse if there is room, or closes it. A connection with
+// bytes read past the response that was just relayed is closed and
+// counted: those bytes are no answer to anything the proxy asked, and the
+// next request on the connection would take them for its response (an
+// upstream that writes two responses to one request would hand the second
+// to another client). nginx and HAProxy close such a connection too.
 func (u *upstream) put(c *upConn) {
+	if c.br.Buffered() > 0 {
+		u.counts.unsolicited.Add(1)
+		c.Close()
+		return
+	}
 	if u.idle == nil || !u.idle.put(c) {
 		c.Close()
 	}
+}
+
+// What an idle connection's socket holds when it is taken for reuse.
+const (
+	idleQuiet  = iota // nothing: reusable
+	idleSent          // bytes no request asked for
+	idleClosed        // the end of the stream, or an error: the upstream closed it
+)
+
+// quiet looks, without waiting, whether the upstream sent anything on c
+// while it was idle. Only a quiet connection is reused: bytes there would
+// be read as the next request's response. It costs one non-blocking
+// system call per reused connection; nginx and HAProxy learn the same from
+// their event loop, which watches idle connections. It also finds an idle
+// connection the upstream closed before a request is sent on it, instead
+// of after.
+func (c *upConn) quiet() int {
+	if c.br.Buffered() > 0 {
+		return idleSent
+	}
+	if c.sc != nil {
+		return c.sc.peekIdle()
+	}
+	// No raw socket (not TCP or Unix): a read that must not wait.
+	c.SetReadDeadline(aLongTimeAgo)
+	_, err := c.br.Peek(1)
+	c.SetReadDeadline(time.Time{})
+	var ne net.Error
+	switch {
+	case err == nil:
+		return idleSent
+	case errors.As(err, &ne) && ne.Timeout():
+		return idleQuiet
+	}
+	return idleClosed
 }
 
 // closeIdle closes the idle connections.
@@ -212,7 +285,11 @@ func (u *upstream) roundTrip(req *http.Request, b *balance.Backend) (*http.Respo
 		// The last request on a connection says so, so the upstream closes
 		// its side too rather than waiting for an idle timeout.
 		req.Close = !u.keepAlive || (u.closeAfter > 0 && c.used >= u.closeAfter)
-		stop := context.AfterFunc(ctx, func() { c.SetDeadline(aLongTimeAgo) })
+		c.cut.Store(false)
+		stop := context.AfterFunc(ctx, func() {
+			c.cut.Store(true)
+			c.SetDeadline(aLongTimeAgo)
+		})
 		resp, err := u.exchange(c, req)
 		if err == nil && ctx.Err() != nil {
 			// Cancelled while exchange cleared the header deadline, which
@@ -296,7 +373,15 @@ type upBody struct {
 	closed bool
 }
 
+// Read reads the body, waiting at most the upstream's readTimeout for more
+// of it.
 func (ub *upBody) Read(p []byte) (int, error) {
+	if t := ub.u.readTimeout; t > 0 && !ub.eof {
+		ub.c.SetReadDeadline(time.Now().Add(t))
+		if ub.c.cut.Load() {
+			ub.c.SetDeadline(aLongTimeAgo) // the request ended meanwhile
+		}
+	}
 	n, err := ub.rc.Read(p)
 	if err == io.EOF {
 		ub.eof = true
@@ -319,6 +404,9 @@ func (ub *upBody) Close() error {
 	// stop is false when the request's context already ended and poisoned
 	// the connection's deadline.
 	if ub.stop() && reusable {
+		if ub.u.readTimeout > 0 {
+			ub.c.SetReadDeadline(time.Time{}) // Read's, for the body
+		}
 		ub.u.put(ub.c)
 	} else if reusable {
 		ub.c.Close()
