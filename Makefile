@@ -29,7 +29,7 @@ test: setup fmt-check vet
 FUZZTIME ?= 20000x
 FUZZ_TARGETS := ./scenario:FuzzParse ./scenario:FuzzParseWorkload ./results:FuzzDecode \
 	./results:FuzzHistogram ./cmd/lbbench:FuzzOverrides ./reports:FuzzParseTolerance \
-	./targets/balancer:FuzzProxyRequest ./harness:FuzzReadTargets ./cmd/lbbench:FuzzRateFlag
+	./targets/balancer:FuzzProxyRequest ./loadgen:FuzzReadTargets ./cmd/lbbench:FuzzRateFlag
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

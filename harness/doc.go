@@ -1,17 +1,20 @@
-// Package harness runs scenarios: for each repetition it brings every
-// variant up through a Driver, in a randomized balanced order
-// (scenario.Scenario.Order), offers the workload open-loop, records latency
-// from each request's intended send time into HDR histograms, collects the
-// targets' counters and takes the variant down again. What it returns is a
-// results.Results, the unit of all later statistics.
+// Package harness is the run loop: it follows a scenario's schedule
+// (scenario.Scenario.Schedule: rounds, each running every variant once in
+// a fresh random order), and for each run renders the variant's plan,
+// brings it up through a Driver, has the deployment's Attacker offer the
+// workload, collects the counters, judges the run's validity and takes
+// the deployment down again, whatever happens. It checkpoints the results
+// after every run, so that an interrupted scenario keeps what it
+// finished. What it returns is a results.Results, the unit of all later
+// statistics.
 //
-// It holds the run loop (run.go), the local process driver (local.go), the
-// readiness and counter probes both drivers use (probe.go, stats.go,
-// counters.go), the open-loop generator and its recorder (attack.go,
-// recorder.go, generators.go, client.go), live progress (live.go) and CPU
-// pinning (pin.go). The scenario format lives in package scenario, the
-// results format in package results.
+// It holds the loop (run.go), the interfaces it drives (driver.go:
+// Driver, Deployment, Attacker, Stats) and the validity judgement
+// (validity.go). The drivers live in driver/local and driver/docker, the
+// load generator in loadgen: harness imports none of them, nor any
+// targets/* package, and knows only the interfaces.
 //
 // The package never prints to a terminal and never handles signals: callers
-// pass a context and observe progress through WithProgress.
+// pass a context (with a hard stop, package internal/hardstop) and observe
+// progress through WithProgress.
 package harness

@@ -12,7 +12,6 @@ import (
 
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
-	"github.com/lbbench/lbbench/targets/worker"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
@@ -35,6 +34,8 @@ type fakeDriver struct {
 	// stats, when set, answers the n-th Stats call (from 1); nil means
 	// empty Stats.
 	stats func(n int) (Stats, error)
+	// describeErr, when set, is Describe's error.
+	describeErr error
 
 	mu      sync.Mutex
 	port    int
@@ -48,13 +49,11 @@ type fakeDriver struct {
 }
 
 var (
-	_ Driver       = (*fakeDriver)(nil)
-	_ EnvDescriber = (*fakeDriver)(nil)
-	_ Deployment   = (*fakeDeployment)(nil)
-	_ Attacker     = (*fakeDeployment)(nil)
+	_ Driver     = (*fakeDriver)(nil)
+	_ Deployment = (*fakeDeployment)(nil)
 )
 
-// fakeContainers is what fakeDriver.DescribeEnv adds to the environment.
+// fakeContainers is what fakeDriver.Describe adds to the environment.
 const fakeContainers = "fake generator"
 
 func (d *fakeDriver) Name() string { return "fake" }
@@ -72,8 +71,9 @@ func (d *fakeDriver) Ports(n int) (int, error) {
 	return p, nil
 }
 
-func (d *fakeDriver) DescribeEnv(e *results.Env) {
+func (d *fakeDriver) Describe(_ context.Context, _ scenario.Scenario, e *results.Env) error {
 	e.Containers = &results.ContainerEnv{Generator: fakeContainers}
+	return d.describeErr
 }
 
 func (d *fakeDriver) Up(ctx context.Context, p topologies.Plan) (Deployment, error) {
@@ -119,8 +119,7 @@ type fakeDeployment struct {
 	plan topologies.Plan
 
 	// Set by Attack.
-	spec       workloads.Spec
-	generators int
+	spec workloads.Spec
 
 	// Set by Down: the number of calls, and the state of the first call's
 	// ctx when it was made.
@@ -133,9 +132,9 @@ type fakeDeployment struct {
 
 func (f *fakeDeployment) Entry() string { return f.plan.Entry }
 
-func (f *fakeDeployment) Attack(ctx context.Context, spec workloads.Spec, generators int) (*results.Measurement, error) {
+func (f *fakeDeployment) Attack(ctx context.Context, spec workloads.Spec) (*results.Measurement, error) {
 	f.d.mu.Lock()
-	f.spec, f.generators = spec, generators
+	f.spec = spec
 	f.d.attacks++
 	n, hook := f.d.attacks, f.d.attack
 	f.d.mu.Unlock()
@@ -239,15 +238,13 @@ type plannedRun struct {
 	Rep         int
 }
 
-// planned spells out s.Order() as the runs Run must make, in order, with
-// the IDs results.Run documents ("003-least_conn-r1").
+// planned spells out s.Schedule(0) as the runs Run must make, in order,
+// with the IDs results.Run documents ("003-least_conn-r1").
 func planned(s scenario.Scenario) []plannedRun {
 	var out []plannedRun
-	for r, perm := range s.Order() {
-		for _, vi := range perm {
-			name := s.Variants[vi].Name
-			out = append(out, plannedRun{fmt.Sprintf("%03d-%s-r%d", len(out)+1, name, r+1), name, r + 1})
-		}
+	for _, slot := range s.Schedule(0) {
+		name := s.Variants[slot.Variant].Name
+		out = append(out, plannedRun{fmt.Sprintf("%03d-%s-r%d", len(out)+1, name, slot.Round), name, slot.Round})
 	}
 	return out
 }
@@ -313,7 +310,7 @@ func checkDowns(t *testing.T, d *fakeDriver, wantUp int) {
 	}
 }
 
-// TestRunFollowsOrder checks that Run makes exactly the runs of s.Order(),
+// TestRunFollowsOrder checks that Run makes exactly the runs of s.Schedule,
 // in that order, with their IDs, and brings up one deployment at a time:
 // every Up is followed by its own Down before the next Up.
 func TestRunFollowsOrder(t *testing.T) {
@@ -322,13 +319,11 @@ func TestRunFollowsOrder(t *testing.T) {
 	// The fixture must interleave: with the identity order in every
 	// repetition, a loop that ignored Order would pass.
 	shuffled := false
-	for _, perm := range s.Order() {
-		for i, vi := range perm {
-			shuffled = shuffled || i != vi
-		}
+	for i, slot := range s.Schedule(0) {
+		shuffled = shuffled || i%len(s.Variants) != slot.Variant
 	}
 	if !shuffled {
-		t.Fatalf("fixture: order %v is the identity in every repetition; change the seed", s.Order())
+		t.Fatalf("fixture: the schedule is the identity in every round; change the seed")
 	}
 
 	d := &fakeDriver{}
@@ -344,7 +339,7 @@ func TestRunFollowsOrder(t *testing.T) {
 	}
 	checkRuns(t, res.Runs, want)
 	if res.Env.Driver != "fake" || res.Env.Containers == nil || res.Env.Containers.Generator != fakeContainers {
-		t.Errorf("env driver %q containers %+v: the driver's name and DescribeEnv are missing", res.Env.Driver, res.Env.Containers)
+		t.Errorf("env driver %q containers %+v: the driver's name and Describe are missing", res.Env.Driver, res.Env.Containers)
 	}
 
 	var wantLog []string
@@ -505,7 +500,7 @@ func TestRunPartialResultsOnError(t *testing.T) {
 // TestRunPartialResultsOnCancel cancels the context while run k's load is
 // on. The finished runs stay, the interrupted one is dropped, and the
 // deployment still goes down, with a context of its own that is live but
-// bounded by 2*DefaultStopTimeout.
+// bounded by DefaultTeardown.
 func TestRunPartialResultsOnCancel(t *testing.T) {
 	const k = 3 // of 4 runs
 	s := testScenario(t, 2, "alpha", "beta")
@@ -559,8 +554,8 @@ func TestRunPartialResultsOnCancel(t *testing.T) {
 	if !dep.downBounded {
 		t.Fatal("Down of the interrupted run got a context without a deadline: it could hang forever")
 	}
-	if left := dep.downDeadline.Sub(dep.downAt); left <= 0 || left > 2*DefaultStopTimeout {
-		t.Errorf("Down's deadline was %s away, want in (0, %s]", left, 2*DefaultStopTimeout)
+	if left := dep.downDeadline.Sub(dep.downAt); left <= 0 || left > DefaultTeardown {
+		t.Errorf("Down's deadline was %s away, want in (0, %s]", left, DefaultTeardown)
 	}
 }
 
@@ -615,7 +610,7 @@ func TestRunCarriesStats(t *testing.T) {
 	d := &fakeDriver{stats: func(int) (Stats, error) {
 		return Stats{
 			// Out of index order, worker 1 missing, one index out of range.
-			Workers: []worker.Stats{
+			Workers: []results.WorkerStats{
 				{Index: 2, Requests: 21, Connections: 2, MaxQueue: 3},
 				{Index: 0, Requests: 52, Connections: 1, MaxQueue: 1},
 				{Index: fakeWorkers, Requests: 999},
@@ -652,48 +647,48 @@ func TestRunCarriesStats(t *testing.T) {
 	}
 }
 
-// TestRunAttackerGetsVariantWorkload checks what Run hands an Attacker: the
-// workload of each variant (its own client model when it has one) and the
-// number of generators, at least 1.
+// TestRunAttackerGetsVariantWorkload checks what Run hands a deployment's
+// Attacker: the workload of each variant (its own client model when it
+// has one).
 func TestRunAttackerGetsVariantWorkload(t *testing.T) {
-	tests := []struct {
-		name       string
-		opts       []Option
-		generators int
-	}{
-		{name: "default", generators: 1},
-		{name: "three generators", opts: []Option{WithGenerators(3, "", "")}, generators: 3},
+	s := testScenario(t, 1, "alpha")
+	churn := scenario.Variant{Name: "churn", Topology: scenario.ReusePort,
+		Clients: &workloads.Clients{Connections: 7, RequestsPerConn: 1}}
+	s.Variants = append(s.Variants, churn)
+	s = s.WithDefaults()
+	if err := s.Validate(topologies.Catalog()); err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := testScenario(t, 1, "alpha")
-			churn := scenario.Variant{Name: "churn", Topology: scenario.ReusePort,
-				Clients: &workloads.Clients{Connections: 7, RequestsPerConn: 1}}
-			s.Variants = append(s.Variants, churn)
-			s = s.WithDefaults()
-			if err := s.Validate(topologies.Catalog()); err != nil {
-				t.Fatal(err)
-			}
-			d := &fakeDriver{}
-			if _, err := Run(context.Background(), s, d, tt.opts...); err != nil {
-				t.Fatal(err)
-			}
-			for _, dep := range d.deps {
-				v := s.Variants[0]
-				if dep.plan.Variant == churn.Name {
-					v = s.Variants[1]
-				}
-				if want := s.WorkloadFor(v); !reflect.DeepEqual(dep.spec, want) {
-					t.Errorf("%s attacked with %+v, want %+v", dep.plan.ID, dep.spec, want)
-				}
-				if dep.generators != tt.generators {
-					t.Errorf("%s attacked with %d generators, want %d", dep.plan.ID, dep.generators, tt.generators)
-				}
-			}
-			if len(d.deps) != 2 {
-				t.Errorf("%d deployments, want 2", len(d.deps))
-			}
-		})
+	d := &fakeDriver{}
+	if _, err := Run(context.Background(), s, d); err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range d.deps {
+		v := s.Variants[0]
+		if dep.plan.Variant == churn.Name {
+			v = s.Variants[1]
+		}
+		if want := s.WorkloadFor(v); !reflect.DeepEqual(dep.spec, want) {
+			t.Errorf("%s attacked with %+v, want %+v", dep.plan.ID, dep.spec, want)
+		}
+	}
+	if len(d.deps) != 2 {
+		t.Errorf("%d deployments, want 2", len(d.deps))
+	}
+}
+
+// TestRunDescribeRefusesBeforeAnyRun: a driver's Describe error (an engine
+// it cannot find) stops the scenario before the first Up, with the error
+// in the results.
+func TestRunDescribeRefusesBeforeAnyRun(t *testing.T) {
+	s := testScenario(t, 2, "alpha")
+	d := &fakeDriver{describeErr: errors.New("no nginx here")}
+	res, err := Run(context.Background(), s, d)
+	if err == nil || !strings.Contains(err.Error(), "no nginx here") || res.Error == "" || res.Complete {
+		t.Fatalf("err %v, results error %q complete %v: want Describe's error, recorded", err, res.Error, res.Complete)
+	}
+	if len(d.plans) != 0 {
+		t.Errorf("%d Ups after Describe failed, want none", len(d.plans))
 	}
 }
 

@@ -112,32 +112,26 @@ func Simulate(ctx context.Context, s scenario.Scenario, opts ...Option) (*result
 		Simulated: true,
 		Started:   time.Now(),
 	}
-	order := s.Order()
-	for r, perm := range order {
-		for _, vi := range perm {
-			res.Order = append(res.Order, fmt.Sprintf("%03d-%s-r%d", len(res.Order)+1, s.Variants[vi].Name, r+1))
-		}
+	sched := s.Schedule(0)
+	for _, slot := range sched {
+		res.Order = append(res.Order, slot.ID)
 	}
-	total := len(res.Order)
 	err := func() error {
-		i := 0
-		for r, perm := range order {
-			for _, vi := range perm {
-				v := s.Variants[vi]
-				id := res.Order[i]
-				i++
-				if c.progress != nil {
-					c.progress(results.Progress{Index: i, Total: total, ID: id, Variant: v.Name, Rep: r + 1})
-				}
-				run, _, err := SimulateRun(ctx, s, v, r+1)
-				if err != nil {
-					return err
-				}
-				run.ID = id
-				res.Runs = append(res.Runs, *run)
-				if c.progress != nil {
-					c.progress(results.Progress{Index: i, Total: total, ID: id, Variant: v.Name, Rep: r + 1, Run: run, Done: true})
-				}
+		for _, slot := range sched {
+			v := s.Variants[slot.Variant]
+			p := results.Progress{Index: slot.Index, Total: len(sched), ID: slot.ID, Variant: v.Name, Rep: slot.Round}
+			if c.progress != nil {
+				c.progress(p)
+			}
+			run, _, err := SimulateRun(ctx, s, v, slot.Round)
+			if err != nil {
+				return err
+			}
+			run.ID = slot.ID
+			res.Runs = append(res.Runs, *run)
+			if c.progress != nil {
+				p.Run, p.Done = run, true
+				c.progress(p)
 			}
 		}
 		return nil

@@ -20,13 +20,7 @@ import (
 func CalibrateVariants(w io.Writer, r *results.Results, o CompareOptions) error {
 	var pairs []Pair
 	for _, v := range r.Scenario.Variants {
-		var runs []results.Run
-		for _, run := range r.Runs {
-			if run.Variant == v.Name {
-				runs = append(runs, run)
-			}
-		}
-		pairs = append(pairs, Pair{Variant: v.Name, Baseline: v.Name, Base: runs})
+		pairs = append(pairs, Pair{Variant: v.Name, Baseline: v.Name, Base: r.RunsOf(v.Name)})
 	}
 	// Runs-needed estimates assume a comparison of every other variant
 	// with one of them on the chosen metrics.

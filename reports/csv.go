@@ -37,8 +37,8 @@ func WriteCSV(w io.Writer, r *results.Results) error {
 	cw.Write(csvcell.Row(slices.Clone(CSVHeader)))
 	for _, s := range sums {
 		var intended float64
-		for _, run := range r.Runs {
-			if run.Variant == s.Name && (run.Valid || s.Valid == 0) {
+		for _, run := range r.RunsOf(s.Name) {
+			if run.Valid || s.Valid == 0 {
 				intended += run.IntendedRate
 			}
 		}

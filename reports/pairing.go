@@ -22,17 +22,6 @@ type Pair struct {
 	Base, Cand []results.Run
 }
 
-// runsOf returns r's runs of the named variant, in run order.
-func runsOf(r *results.Results, name string) []results.Run {
-	var out []results.Run
-	for _, run := range r.Runs {
-		if run.Variant == name {
-			out = append(out, run)
-		}
-	}
-	return out
-}
-
 // PairVariants pairs the same-named variants of two results, in cand's
 // scenario order; the baseline is labelled name@base. Variants found in
 // only one of them are not compared. It fails when none is shared.
@@ -43,7 +32,7 @@ func PairVariants(base, cand *results.Results) ([]Pair, error) {
 			continue
 		}
 		pairs = append(pairs, Pair{Variant: v.Name, Baseline: v.Name + BuildSeparator + "base",
-			Base: runsOf(base, v.Name), Cand: runsOf(cand, v.Name)})
+			Base: base.RunsOf(v.Name), Cand: cand.RunsOf(v.Name)})
 	}
 	if len(pairs) == 0 {
 		return nil, fmt.Errorf("reports: compare: the results share no variant name (baseline %s, candidate %s)",
@@ -58,11 +47,11 @@ func PairWith(r *results.Results, baseline string) ([]Pair, error) {
 	if !slices.ContainsFunc(r.Scenario.Variants, func(v scenario.Variant) bool { return v.Name == baseline }) {
 		return nil, fmt.Errorf("reports: compare: no baseline variant %q (variants: %s)", baseline, variantNames(r))
 	}
-	base := runsOf(r, baseline)
+	base := r.RunsOf(baseline)
 	var pairs []Pair
 	for _, v := range r.Scenario.Variants {
 		if v.Name != baseline {
-			pairs = append(pairs, Pair{Variant: v.Name, Baseline: baseline, Base: base, Cand: runsOf(r, v.Name)})
+			pairs = append(pairs, Pair{Variant: v.Name, Baseline: baseline, Base: base, Cand: r.RunsOf(v.Name)})
 		}
 	}
 	if len(pairs) == 0 {
@@ -87,7 +76,7 @@ func PairBuilds(r *results.Results) []Pair {
 		}
 		for _, c := range r.Scenario.Variants {
 			if c.Name == name && c.Build == "" {
-				pairs = append(pairs, Pair{Variant: c.Name, Baseline: b.Name, Base: runsOf(r, b.Name), Cand: runsOf(r, c.Name)})
+				pairs = append(pairs, Pair{Variant: c.Name, Baseline: b.Name, Base: r.RunsOf(b.Name), Cand: r.RunsOf(c.Name)})
 			}
 		}
 	}

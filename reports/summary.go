@@ -88,13 +88,7 @@ type ClassSummary struct {
 func Summarize(r *results.Results) ([]VariantSummary, error) {
 	var out []VariantSummary
 	for _, v := range r.Scenario.Variants {
-		var runs []results.Run
-		for _, run := range r.Runs {
-			if run.Variant == v.Name {
-				runs = append(runs, run)
-			}
-		}
-		s, err := summarize(v.Name, runs)
+		s, err := summarize(v.Name, r.RunsOf(v.Name))
 		if err != nil {
 			return nil, err
 		}

@@ -58,3 +58,23 @@ func (b *Bursts) merge(o *Bursts) error {
 	b.Unattributed = append(b.Unattributed, o.Unattributed...)
 	return nil
 }
+
+// Fit pads each burst's loads to workers entries (a worker that answered
+// none of a burst's requests has none), or fails when a response named a
+// worker beyond them. It sets Workers. A nil b fits.
+func (b *Bursts) Fit(workers int) error {
+	if b == nil {
+		return nil
+	}
+	b.Workers = workers
+	for i, l := range b.Loads {
+		if len(l) > workers {
+			return fmt.Errorf("results: burst %d: a response named worker %d, but there are %d workers", i, len(l)-1, workers)
+		}
+		for len(l) < workers {
+			l = append(l, 0)
+		}
+		b.Loads[i] = l
+	}
+	return nil
+}

@@ -6,6 +6,20 @@ package results
 // field renamed inside a target changes a conversion that no longer
 // compiles, never results.json silently.
 
+// WorkerStats holds one worker's own counters, as its supervisor reports
+// them at the end of a run. Drivers fill it; Run joins it with the
+// generator's per-worker response counts into Run.Workers, which is what
+// results.json holds.
+type WorkerStats struct {
+	// Index is the worker's index, from 0.
+	Index int
+	// Requests counts the work requests it completed, Connections the
+	// connections it accepted; MaxQueue is the longest its queue of
+	// requests waiting for a slot ever was.
+	Requests, Connections uint64
+	MaxQueue              int64
+}
+
 // ProxyStats holds the built-in proxy's counters for a run's bring-up:
 // warm-up and the driver's health checks included.
 type ProxyStats struct {

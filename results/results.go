@@ -288,3 +288,16 @@ func writeJSON(path, what string, v any, indent bool) error {
 	}
 	return nil
 }
+
+// RunsOf returns r's runs of the named variant, in run order, invalid and
+// failed ones included (Run.Valid says which count). The slice is new;
+// its runs are copies.
+func (r *Results) RunsOf(variant string) []Run {
+	var out []Run
+	for _, run := range r.Runs {
+		if run.Variant == variant {
+			out = append(out, run)
+		}
+	}
+	return out
+}

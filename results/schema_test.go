@@ -20,7 +20,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
@@ -506,7 +506,7 @@ func TestSchemaAttackMeasurement(t *testing.T) {
 	if err := spec.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := harness.Attack(context.Background(), srv.URL, spec, nil)
+	m, err := loadgen.Attack(context.Background(), srv.URL, spec, loadgen.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

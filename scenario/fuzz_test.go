@@ -78,8 +78,8 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("variant %s: %g arrivals per run", v.Name, n)
 			}
 		}
-		if len(s.Order()) != s.Repeat {
-			t.Fatalf("order has %d repetitions, want %d", len(s.Order()), s.Repeat)
+		if n := len(s.Schedule(0)); n != s.Repeat*len(s.Variants) {
+			t.Fatalf("schedule has %d runs, want %d rounds of %d", n, s.Repeat, len(s.Variants))
 		}
 	})
 }

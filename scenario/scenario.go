@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"reflect"
 	"strconv"
 	"strings"
@@ -72,18 +71,6 @@ func (s Scenario) WorkloadFor(v Variant) workloads.Spec {
 		spec.Clients = *v.Clients
 	}
 	return spec
-}
-
-// Order returns the run order of s: in each repetition every variant once,
-// shuffled with a seed derived from the workload's, so runs are interleaved,
-// balanced and reproducible.
-func (s Scenario) Order() [][]int {
-	rng := rand.New(rand.NewPCG(s.Workload.Seed, 0x5bd1e995))
-	order := make([][]int, s.Repeat)
-	for r := range order {
-		order[r] = rng.Perm(len(s.Variants))
-	}
-	return order
 }
 
 // Validity holds the bounds beyond which a run is marked invalid and left

@@ -62,38 +62,53 @@ func TestEmbeddedScenariosValid(t *testing.T) {
 	}
 }
 
-func TestOrderBalanced(t *testing.T) {
+func TestScheduleBalanced(t *testing.T) {
 	data, _ := scenarios.Get(scenarios.Default)
 	s, err := scenario.Parse("default.yaml", data, topologies.Catalog())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Repeat = 6
-	order := s.Order()
+	sched := s.Schedule(0)
+	if len(sched) != 6*len(s.Variants) {
+		t.Fatalf("%d runs, want %d", len(sched), 6*len(s.Variants))
+	}
 	distinct := map[string]bool{}
-	for _, perm := range order {
+	for r := 1; r <= 6; r++ {
 		seen := make([]bool, len(s.Variants))
 		key := ""
-		for _, v := range perm {
-			seen[v] = true
-			key += string(rune('a' + v))
+		for _, slot := range sched[(r-1)*len(s.Variants) : r*len(s.Variants)] {
+			if slot.Round != r {
+				t.Fatalf("run %s in round %d, want %d", slot.ID, slot.Round, r)
+			}
+			seen[slot.Variant] = true
+			key += string(rune('a' + slot.Variant))
 		}
 		for v, ok := range seen {
 			if !ok {
-				t.Fatalf("repetition %v misses variant %d", perm, v)
+				t.Fatalf("round %d misses variant %d", r, v)
 			}
 		}
 		distinct[key] = true
 	}
 	if len(distinct) < 2 {
-		t.Errorf("6 repetitions all in the same order %v: not randomized", order[0])
+		t.Errorf("6 rounds all in the same order: not randomized")
 	}
-	again := s.Order()
-	for r := range order {
-		for i := range order[r] {
-			if order[r][i] != again[r][i] {
-				t.Fatalf("order not reproducible from the seed")
-			}
+	for i, slot := range sched {
+		want := scenario.RunID(i+1, s.Variants[slot.Variant].Name, slot.Round)
+		if slot.Index != i+1 || slot.ID != want {
+			t.Fatalf("run %d: index %d id %q, want %q", i+1, slot.Index, slot.ID, want)
 		}
+	}
+	// Reproducible from the seed, and a longer schedule begins with the
+	// shorter one (a run that goes on until decided follows it).
+	longer := s.Schedule(9)
+	for i := range sched {
+		if longer[i] != sched[i] {
+			t.Fatalf("run %d: %+v in 9 rounds, %+v in 6", i+1, longer[i], sched[i])
+		}
+	}
+	if id := scenario.RunID(3, "reuseport", 2); id != "003-reuseport-r2" {
+		t.Errorf("RunID = %q", id)
 	}
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/internal/files"
+	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
@@ -101,10 +101,10 @@ Exit status: 0, or 1 when every measured request failed, 2 for bad input,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.target, harness.FlagTarget, "", "`URL` to attack: a base URL (http://127.0.0.1:8080) for the workload's classes, or a URL with a path or query sent as given")
+	f.StringVar(&o.target, loadgen.FlagTarget, "", "`URL` to attack: a base URL (http://127.0.0.1:8080) for the workload's classes, or a URL with a path or query sent as given")
 	f.StringVar(&o.targets, "targets", "", "read targets in vegeta's http format from `FILE` (\"-\": standard input)")
-	f.StringVar(&o.spec, harness.FlagSpec, "", "workload spec `FILE` (YAML or JSON) instead of a scenario")
-	f.StringVarP(&o.out, harness.FlagOut, "o", "", "write the results to `FILE` (default: standard output)")
+	f.StringVar(&o.spec, loadgen.FlagSpec, "", "workload spec `FILE` (YAML or JSON) instead of a scenario")
+	f.StringVarP(&o.out, loadgen.FlagOut, "o", "", "write the results to `FILE` (default: standard output)")
 	f.StringVar(&o.format, "format", formatLbbench, "results format: lbbench (measurement JSON), vegeta (vegeta's gob, what \"vegeta attack\" writes), vegeta-json or vegeta-csv (vegeta's JSON lines or CSV)")
 	f.StringVar(&o.raw, "raw", "", "also write lbbench's per-request CSV (intended time, send lag, corrected latency, ...; not vegeta's CSV, see --format vegeta-csv) to `FILE`")
 	f.Var(&o.rate, "rate", "intended rate: requests per second (960) or per duration like vegeta (50/1s, 1/100ms); overrides the workload's constant or poisson rate")
@@ -112,8 +112,8 @@ Exit status: 0, or 1 when every measured request failed, 2 for bad input,
 	f.DurationVar(&o.warmup, "warmup", 0, "warm-up, not recorded; 0 for none (overrides the workload)")
 	f.IntVar(&o.inFlight, "max-in-flight", 0, "most requests outstanding at once; requests due beyond it leave late (send lag) (default: derived from the workload, see clients.max_in_flight)")
 	f.BoolVarP(&o.insecure, "insecure", "k", false, "do not verify an https target's certificate")
-	f.BoolVarP(&o.quiet, harness.FlagQuiet, "q", false, "no summary on standard error")
-	f.BoolVar(&o.live, harness.FlagLive, false, "print the live figures (harness.LiveStats) as a JSON line per second on standard error")
+	f.BoolVarP(&o.quiet, loadgen.FlagQuiet, "q", false, "no summary on standard error")
+	f.BoolVar(&o.live, loadgen.FlagLive, false, "print the live figures (loadgen.LiveStats) as a JSON line per second on standard error")
 	return cmd
 }
 
@@ -184,7 +184,7 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 		return err
 	}
 
-	opts := harness.AttackOptions{Targets: tgts, Insecure: o.insecure}
+	opts := loadgen.Options{Targets: tgts, Insecure: o.insecure}
 	if o.raw != "" {
 		f, err := files.Create(o.raw)
 		if err != nil {
@@ -212,9 +212,9 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 	}
 	if o.live {
 		enc := json.NewEncoder(stderr)
-		ctx = harness.LiveContext(ctx, func(ls harness.LiveStats) { enc.Encode(ls) })
+		ctx = loadgen.LiveContext(ctx, func(ls loadgen.LiveStats) { enc.Encode(ls) })
 	}
-	m, attackErr := harness.AttackWith(ctx, entry, spec, opts)
+	m, attackErr := loadgen.Attack(ctx, entry, spec, opts)
 	if forever && attackErr != nil && ctx.Err() != nil {
 		attackErr = nil // the way a run until interrupted ends
 	}
@@ -443,12 +443,12 @@ func attackTargets(o attackOptions) (entry string, tgts []vegeta.Target, err err
 			defer f.Close()
 			src, name = f, o.targets
 		}
-		tgts, err = harness.ReadTargets(src)
+		tgts, err = loadgen.ReadTargets(src)
 		if err != nil {
 			return "", nil, fmt.Errorf("attack: %s: %w", name, err)
 		}
 	}
-	entry, err = harness.TargetsEntry(tgts)
+	entry, err = loadgen.TargetsEntry(tgts)
 	if err != nil {
 		return "", nil, fmt.Errorf("attack: %w", err)
 	}

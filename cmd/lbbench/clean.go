@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lbbench/lbbench/docker"
+	"github.com/lbbench/lbbench/driver/docker"
 )
 
 func newCleanCmd() *cobra.Command {

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/driver"
+	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/targets/balancer"
 	"github.com/lbbench/lbbench/targets/prefork"
 	"github.com/lbbench/lbbench/targets/worker"
@@ -91,27 +92,27 @@ func TestProxyArgsRoundTrip(t *testing.T) {
 }
 
 func TestAttackAndProbeArgsParse(t *testing.T) {
-	a := harness.AttackCommand{Target: "http://127.0.0.1:1", Spec: "/s.json", Out: "/o.json", Quiet: true, Live: true}
+	a := loadgen.AttackCommand{Target: "http://127.0.0.1:1", Spec: "/s.json", Out: "/o.json", Quiet: true, Live: true}
 	cmd := newAttackCmd()
 	if err := cmd.ParseFlags(a.Args()[1:]); err != nil {
 		t.Fatal(err)
 	}
 	f := cmd.Flags()
-	for flag, want := range map[string]string{harness.FlagTarget: a.Target, harness.FlagSpec: a.Spec, harness.FlagOut: a.Out, harness.FlagQuiet: "true", harness.FlagLive: "true"} {
+	for flag, want := range map[string]string{loadgen.FlagTarget: a.Target, loadgen.FlagSpec: a.Spec, loadgen.FlagOut: a.Out, loadgen.FlagQuiet: "true", loadgen.FlagLive: "true"} {
 		if got := f.Lookup(flag); got == nil || got.Value.String() != want {
 			t.Errorf("attack --%s = %v, want %q", flag, got, want)
 		}
 	}
-	if cmd.Name() != harness.AttackSubcommand {
+	if cmd.Name() != loadgen.AttackSubcommand {
 		t.Errorf("attack command is named %q", cmd.Name())
 	}
-	p := harness.ProbeCommand{URL: "http://x/healthz", Timeout: 3 * time.Second, Get: true}
+	p := driver.ProbeCommand{URL: "http://x/healthz", Timeout: 3 * time.Second, Get: true}
 	pc := newProbeCmd()
 	if err := pc.ParseFlags(p.Args()[1:]); err != nil {
 		t.Fatal(err)
 	}
-	if pc.Name() != harness.ProbeSubcommand || pc.Flags().Lookup(harness.FlagTimeout).Value.String() != "3s" ||
-		pc.Flags().Lookup(harness.FlagGet).Value.String() != "true" || pc.Flags().Arg(0) != p.URL {
+	if pc.Name() != driver.ProbeSubcommand || pc.Flags().Lookup(driver.FlagTimeout).Value.String() != "3s" ||
+		pc.Flags().Lookup(driver.FlagGet).Value.String() != "true" || pc.Flags().Arg(0) != p.URL {
 		t.Errorf("probe parsed %v from %q", pc.Flags().Args(), p.Args())
 	}
 }

@@ -19,9 +19,9 @@ import (
 
 	"github.com/docker/docker/client"
 
-	"github.com/lbbench/lbbench/docker"
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/driver/docker"
 	"github.com/lbbench/lbbench/internal/dockertest"
+	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
 )
@@ -206,7 +206,7 @@ func attacking(api *client.Client, c *docker.Client, session string) bool {
 			continue
 		}
 		for _, proc := range top.Processes {
-			if strings.Contains(strings.Join(proc, " "), docker.ImageBinary+" "+harness.AttackSubcommand+" ") {
+			if strings.Contains(strings.Join(proc, " "), docker.ImageBinary+" "+loadgen.AttackSubcommand+" ") {
 				return true
 			}
 		}

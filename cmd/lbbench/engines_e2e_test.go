@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/driver/local"
 	"github.com/lbbench/lbbench/engines"
-	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/targets/prefork"
@@ -244,7 +244,7 @@ func TestEnginePolicies(t *testing.T) {
 						for _, policy := range []string{"round_robin", "least_conn", "p2c", "random", "hash"} {
 							t.Run(policy, func(t *testing.T) {
 								logDir := t.TempDir()
-								driver, err := harness.NewLocalDriver(bin, logDir)
+								driver, err := local.New(bin, logDir)
 								if err != nil {
 									t.Fatal(err)
 								}
@@ -405,7 +405,7 @@ func TestEngineRejectedConfig(t *testing.T) {
 	for engine, want := range map[string]string{engines.Nginx: "nginx: [emerg]", engines.HAProxy: "[ALERT]"} {
 		t.Run(engine, func(t *testing.T) {
 			logDir := t.TempDir()
-			driver, err := harness.NewLocalDriver(bin, logDir)
+			driver, err := local.New(bin, logDir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -414,7 +414,7 @@ func TestEngineRejectedConfig(t *testing.T) {
 			if err == nil {
 				t.Fatal("Up succeeded with a configuration the engine should reject")
 			}
-			for _, w := range []string{want, "configuration check", "harness: bad: proxy"} {
+			for _, w := range []string{want, "configuration check", "local: bad: proxy"} {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error lacks %q:\n%v", w, err)
 				}

@@ -11,7 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/hardstop"
 )
 
 func main() {
@@ -23,8 +23,8 @@ func main() {
 
 // interruptContext returns the context every command runs under. The first
 // SIGINT or SIGTERM cancels it: the command stops what it is doing, asks
-// its processes to stop (they get harness.DefaultStopTimeout) and saves
-// what it finished. The second ends its hard stop (harness.WithHardStop):
+// its processes to stop (they get driver.DefaultStopTimeout) and saves
+// what it finished. The second ends its hard stop (package hardstop):
 // teardown kills at once instead of waiting, still removing everything it
 // started. Later signals are ignored, as before. The messages go to stderr
 // for SIGINT only: drivers stop their serve, proxy and guard processes with
@@ -58,7 +58,7 @@ func interruptContext(stderr io.Writer) (context.Context, func()) {
 			}
 		}
 	}()
-	return harness.WithHardStop(soft, hard), func() {
+	return hardstop.With(soft, hard), func() {
 		signal.Stop(sigs)
 		close(done)
 		<-finished

@@ -7,9 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/lbbench/lbbench/driver"
 	"github.com/spf13/cobra"
-
-	"github.com/lbbench/lbbench/harness"
 )
 
 // newProbeCmd is the hidden command the docker driver runs inside the
@@ -30,19 +29,19 @@ func newProbeCmd() *cobra.Command {
 			return probeReady(cmd.Context(), args[0], timeout)
 		},
 	}
-	cmd.Flags().DurationVar(&timeout, harness.FlagTimeout, 15*time.Second, "give up after this long")
-	cmd.Flags().BoolVar(&get, harness.FlagGet, false, "fetch URL once and print its body")
+	cmd.Flags().DurationVar(&timeout, driver.FlagTimeout, 15*time.Second, "give up after this long")
+	cmd.Flags().BoolVar(&get, driver.FlagGet, false, "fetch URL once and print its body")
 	return cmd
 }
 
 // probeReady polls url every 20 ms until it answers 200 or timeout passes.
 func probeReady(ctx context.Context, url string, timeout time.Duration) error {
-	return harness.WaitHTTP(ctx, url, timeout, nil)
+	return driver.WaitHTTP(ctx, url, timeout, nil)
 }
 
 // probeGet prints the body of one GET of url, which must answer 200.
 func probeGet(ctx context.Context, url string, timeout time.Duration, w io.Writer) error {
-	body, err := harness.Fetch(ctx, url, timeout)
+	body, err := driver.Fetch(ctx, url, timeout)
 	if err != nil {
 		return err
 	}

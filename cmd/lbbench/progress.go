@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/scenario"
 )
@@ -18,18 +19,19 @@ import (
 // progressOptions returns the harness options that show progress on w: on
 // a terminal, one live line per run rewritten in place about once a second
 // (variant, repetition, time in the run, elapsed and remaining time, rate
-// and p99), then the run's result line; otherwise the plain lines of
-// progressPrinter, which scripts and tests read.
+// and p99, from live, which the driver's generator calls), then the run's
+// result line; otherwise the plain lines of progressPrinter, which scripts
+// and tests read (live is then nil).
 // The returned func ends a live line left open by a run that failed.
-func progressOptions(w io.Writer, s scenario.Scenario) ([]harness.Option, func()) {
+func progressOptions(w io.Writer, s scenario.Scenario) (opts []harness.Option, live func(loadgen.LiveStats), end func()) {
 	plain := progressPrinter(w, s)
 	width, ok := terminalWidth(w)
 	if !ok {
-		return []harness.Option{harness.WithProgress(plain)}, func() {}
+		return []harness.Option{harness.WithProgress(plain)}, nil, func() {}
 	}
 	lp := newLivePrinter(w, s, plain, time.Now())
 	lp.width = width
-	return []harness.Option{harness.WithProgress(lp.progress), harness.WithLiveStats(lp.live)}, lp.finish
+	return []harness.Option{harness.WithProgress(lp.progress)}, lp.live, lp.finish
 }
 
 // terminalWidth reports whether w is a terminal that understands "\r" and
@@ -86,10 +88,10 @@ func (lp *livePrinter) progress(p harness.Progress) {
 		return
 	}
 	lp.cur, lp.running, lp.runT0 = p, true, now
-	lp.draw(now, harness.LiveStats{})
+	lp.draw(now, loadgen.LiveStats{})
 }
 
-func (lp *livePrinter) live(st harness.LiveStats) {
+func (lp *livePrinter) live(st loadgen.LiveStats) {
 	lp.mu.Lock()
 	defer lp.mu.Unlock()
 	if lp.running {
@@ -99,7 +101,7 @@ func (lp *livePrinter) live(st harness.LiveStats) {
 
 // draw rewrites the live line, cut to the terminal's width so that it
 // never wraps (a wrapped line cannot be rewritten); the caller holds mu.
-func (lp *livePrinter) draw(now time.Time, st harness.LiveStats) {
+func (lp *livePrinter) draw(now time.Time, st loadgen.LiveStats) {
 	line := []rune(lp.line(now, st))
 	if lp.width > 1 && len(line) > lp.width-1 {
 		line = line[:lp.width-1]
@@ -119,7 +121,7 @@ func (lp *livePrinter) finish() {
 
 // line is the live line's text, for example
 // "[3/9] reuseport rep 1: 4s/10s measuring, 958 req/s, p99 41.2ms | elapsed 31s, about 1m4s left".
-func (lp *livePrinter) line(now time.Time, st harness.LiveStats) string {
+func (lp *livePrinter) line(now time.Time, st loadgen.LiveStats) string {
 	var b strings.Builder
 	p := lp.cur
 	fmt.Fprintf(&b, "[%d/%d] %s rep %d: ", p.Index, p.Total, p.Variant, p.Rep)

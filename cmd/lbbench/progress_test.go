@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 )
@@ -19,7 +20,7 @@ func TestLivePrinter(t *testing.T) {
 	plain := progressPrinter(&buf, s)
 	lp := newLivePrinter(&buf, s, plain, time.Now())
 	lp.progress(harness.Progress{Index: 1, Total: 3, Variant: "reuseport", Rep: 2})
-	lp.live(harness.LiveStats{Elapsed: 4 * time.Second, Planned: 10 * time.Second, RatePerSec: 958, P99: 41200 * time.Microsecond, Errors: 3})
+	lp.live(loadgen.LiveStats{Elapsed: 4 * time.Second, Planned: 10 * time.Second, RatePerSec: 958, P99: 41200 * time.Microsecond, Errors: 3})
 	out := buf.String()
 	for _, want := range []string{eraseLine + "[1/3] reuseport rep 2: starting", eraseLine + "[1/3] reuseport rep 2: 4s/10s measuring, 958 req/s, p99 41.2ms, 3 errors | elapsed "} {
 		if !strings.Contains(out, want) {
@@ -33,7 +34,7 @@ func TestLivePrinter(t *testing.T) {
 	buf.Reset()
 	run := &results.Run{Valid: true}
 	lp.progress(harness.Progress{Index: 1, Total: 3, Variant: "reuseport", Rep: 2, Done: true, Run: run})
-	lp.live(harness.LiveStats{Elapsed: 11 * time.Second, Planned: 10 * time.Second})
+	lp.live(loadgen.LiveStats{Elapsed: 11 * time.Second, Planned: 10 * time.Second})
 	if out := buf.String(); !strings.HasPrefix(out, eraseLine+"[1/3] reuseport rep 2: 0 req/s") || strings.Count(out, eraseLine) != 1 || !strings.HasSuffix(out, "\n") {
 		t.Errorf("result line %q", out)
 	}

@@ -12,8 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lbbench/lbbench/docker"
+	"github.com/lbbench/lbbench/driver/docker"
+	"github.com/lbbench/lbbench/driver/local"
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
@@ -102,9 +104,6 @@ func loadScenario(arg string) (scenario.Scenario, error) {
 	return scenario.Parse("scenarios/"+arg+".yaml", data, topologies.Catalog())
 }
 
-// maxGenerators bounds --generators.
-const maxGenerators = 64
-
 func runScenario(ctx context.Context, o runOptions, changed func(string) bool, stdout, stderr io.Writer) error {
 	s, err := loadScenario(o.scenario)
 	if err != nil {
@@ -136,7 +135,13 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err := output.Check("logs", "raw", "generators"); err != nil {
 		return err
 	}
-	driver, closeDriver, err := newDriver(ctx, o, exe, filepath.Join(out, "logs"), stderr)
+	endProgress := func() {}
+	var live func(loadgen.LiveStats)
+	var popts []harness.Option
+	if !o.quiet {
+		popts, live, endProgress = progressOptions(stderr, s)
+	}
+	driver, closeDriver, err := newDriver(ctx, o, exe, out, live, stderr)
 	if err != nil {
 		return err
 	}
@@ -158,17 +163,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		}),
 	}
 	opts = append(opts, baseOpts...)
-	endProgress := func() {}
-	if !o.quiet {
-		var popts []harness.Option
-		popts, endProgress = progressOptions(stderr, s)
-		opts = append(opts, popts...)
-	}
-	gopts, err := generatorOptions(o, exe, out)
-	if err != nil {
-		return err
-	}
-	opts = append(opts, gopts...)
+	opts = append(opts, popts...)
 	announce(stderr, s, out)
 
 	res, runErr := harness.Run(ctx, s, driver, opts...)
@@ -202,24 +197,6 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		}
 	}
 	return cmp.exit()
-}
-
-// generatorOptions are the harness options of --generators and --raw.
-func generatorOptions(o runOptions, exe, out string) ([]harness.Option, error) {
-	var opts []harness.Option
-	if o.generators < 1 || o.generators > maxGenerators {
-		return nil, fmt.Errorf("--generators must be between 1 and %d (each is a process on this machine; more only compete for its CPUs), got %d", maxGenerators, o.generators)
-	}
-	if o.generators > 1 {
-		opts = append(opts, harness.WithGenerators(o.generators, exe, filepath.Join(out, "generators")))
-	}
-	if o.raw {
-		if o.driver != "local" {
-			return nil, fmt.Errorf("--raw needs --driver local (the docker driver's generator writes histograms only)")
-		}
-		opts = append(opts, harness.WithRaw(filepath.Join(out, "raw")))
-	}
-	return opts, nil
 }
 
 // announce says what the scenario will run, for how long, and where its
@@ -277,39 +254,56 @@ func noneIfZero(d time.Duration) time.Duration {
 	return d
 }
 
-// newDriver returns the driver o names, and a function that releases it.
-func newDriver(ctx context.Context, o runOptions, exe, logDir string, stderr io.Writer) (harness.Driver, func(), error) {
+// newDriver returns the driver o names, writing under the output
+// directory out, and a function that releases it. live, if not nil, gets
+// the generator's live figures.
+func newDriver(ctx context.Context, o runOptions, exe, out string, live func(loadgen.LiveStats), stderr io.Writer) (harness.Driver, func(), error) {
+	if o.generators < 1 || o.generators > local.MaxGenerators {
+		return nil, nil, fmt.Errorf("--generators must be between 1 and %d (each is a process on this machine; more only compete for its CPUs), got %d", local.MaxGenerators, o.generators)
+	}
+	logDir := filepath.Join(out, "logs")
 	switch o.driver {
 	case "local":
 		if len(o.engineImages) > 0 {
 			return nil, nil, fmt.Errorf("--engine-image is for --driver docker; --driver local runs this machine's nginx and HAProxy")
 		}
-		var dopts []harness.LocalOption
+		dopts := []local.Option{local.WithLive(live)}
 		switch o.pin {
 		case "auto":
-			if p, ok := harness.AutoPinning(); ok {
-				dopts = append(dopts, harness.WithPinning(p))
+			if p, ok := local.AutoPinning(); ok {
+				dopts = append(dopts, local.WithPinning(p))
 			}
 		case "cpusets":
-			p, ok := harness.SplitPinning(2)
+			p, ok := local.SplitPinning(2)
 			if !ok {
 				return nil, nil, fmt.Errorf("--pin cpusets needs at least 2 CPUs")
 			}
-			dopts = append(dopts, harness.WithPinning(p))
+			dopts = append(dopts, local.WithPinning(p))
 		case "none":
 		default:
 			return nil, nil, fmt.Errorf("--pin must be auto, cpusets or none with --driver local (limits is for --driver docker), got %q", o.pin)
 		}
-		d, err := harness.NewLocalDriver(exe, logDir, dopts...)
+		if o.generators > 1 {
+			dopts = append(dopts, local.WithGenerators(o.generators, filepath.Join(out, "generators")))
+		}
+		if o.raw {
+			dopts = append(dopts, local.WithRaw(filepath.Join(out, "raw")))
+		}
+		d, err := local.New(exe, logDir, dopts...)
 		return d, func() {}, err
 	case "docker":
+		if o.raw {
+			return nil, nil, fmt.Errorf("--raw needs --driver local (the docker driver's generator writes histograms only)")
+		}
 		c, err := docker.Connect(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		d, err := docker.NewDriver(ctx, c, exe, logDir, docker.WithEngineImages(o.engineImages), docker.WithPlacement(o.pin), docker.WithLimits(o.limits), docker.WithLog(func(format string, args ...any) {
-			fmt.Fprintf(stderr, "lbbench: docker: "+format+"\n", args...)
-		}))
+		d, err := docker.NewDriver(ctx, c, exe, logDir, docker.WithEngineImages(o.engineImages), docker.WithPlacement(o.pin), docker.WithLimits(o.limits),
+			docker.WithGenerators(o.generators), docker.WithLive(live),
+			docker.WithLog(func(format string, args ...any) {
+				fmt.Fprintf(stderr, "lbbench: docker: "+format+"\n", args...)
+			}))
 		if err != nil {
 			c.Close()
 			return nil, nil, err

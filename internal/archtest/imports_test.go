@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -53,9 +54,25 @@ func own(paths []string) []string {
 	return out
 }
 
+// thirdParty returns the paths among paths that are neither the module's
+// nor the standard library's (whose first element has no dot).
+func thirdParty(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		first, _, _ := strings.Cut(p, "/")
+		if strings.Contains(first, ".") && !strings.HasPrefix(p, module+"/") && p != module {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // matches reports whether path is pattern, or under it when pattern ends
-// in "/*".
+// in "/*", or either when it ends in "/**".
 func matches(path, pattern string) bool {
+	if prefix, ok := strings.CutSuffix(pattern, "/**"); ok {
+		return path == prefix || strings.HasPrefix(path, prefix+"/")
+	}
 	if prefix, ok := strings.CutSuffix(pattern, "/*"); ok {
 		return strings.HasPrefix(path, prefix+"/")
 	}
@@ -66,76 +83,174 @@ func matchesAny(path string, patterns []string) bool {
 	return slices.ContainsFunc(patterns, func(p string) bool { return matches(path, p) })
 }
 
-// TestLayers: the packages that read numbers (reports, model) depend on the
-// results contract, never on the machinery that makes numbers; the contract
-// and the spec packages depend on almost nothing.
-func TestLayers(t *testing.T) {
+// rule is one import rule over the module's packages. It applies to the
+// packages matching pkg; deps says whether it is about every dependency
+// (transitive) or the direct imports only.
+type rule struct {
+	name string
+	pkg  string
+	deps bool
+	// allowed lists the only module packages it may import (nil: any
+	// but forbidden); forbidden those it must not.
+	allowed, forbidden []string
+	// thirdParty lists the only third-party modules it may import
+	// (prefixes; nil: any); noVegeta forbids the load generator's library.
+	thirdParty []string
+	noVegeta   bool
+	// noCLI forbids cobra, pflag and os/signal.
+	noCLI bool
+}
+
+// machinery is what makes numbers: the readers of numbers must not
+// depend on it.
+var machinery = []string{"harness", "loadgen", "driver/**", "targets/*", "engines", "topologies", "baseline", "cmd/*"}
+
+// rules are lbbench's layering rules (README, "Layout", and each package's
+// doc.go). Add every new rule here; TestTheRulesCanFail shows each one
+// catching a violation.
+var rules = []rule{
+	{name: "reports reads numbers, never makes them", pkg: "reports", deps: true, forbidden: machinery, noVegeta: true},
+	{name: "model writes results without the machinery", pkg: "model", deps: true, forbidden: machinery, noVegeta: true},
+	{name: "results is the contract", pkg: "results", deps: true, allowed: []string{"scenario", "workloads", "internal/*"}, noVegeta: true},
+	{name: "scenario is a spec", pkg: "scenario", deps: true, allowed: []string{"workloads", "internal/*"}, noVegeta: true},
+	{name: "workloads is a spec", pkg: "workloads", deps: true, allowed: []string{"internal/*"}, noVegeta: true},
+	{name: "balance is a leaf", pkg: "balance", deps: true, allowed: []string{}, noVegeta: true},
+	{name: "harness knows interfaces, not targets, drivers or the generator", pkg: "harness", forbidden: []string{"targets/*", "driver/**", "loadgen", "engines"}},
+	{name: "loadgen imports only workloads, results, internal and vegeta", pkg: "loadgen", allowed: []string{"workloads", "results", "internal/*"}, thirdParty: []string{"github.com/tsenart/vegeta/"}},
+	{name: "drivers do not reach the readers of numbers", pkg: "driver/**", deps: true, forbidden: []string{"reports", "compare", "claims", "model", "cmd/*"}},
+	{name: "only programs use the CLI", pkg: "**", noCLI: true},
+}
+
+// applies reports whether r is about the package at path (p.name is
+// "main" for programs, which only the CLI rule skips).
+func (r rule) applies(path string, p pkg) bool {
+	if r.pkg == "**" {
+		return p.name != "main"
+	}
+	return matches(path, r.pkg)
+}
+
+// check returns r's violations among pkgs.
+func (r rule) check(pkgs map[string]pkg) []string {
+	var out []string
+	for path, p := range pkgs {
+		if !r.applies(path, p) {
+			continue
+		}
+		list := p.imports
+		if r.deps {
+			list = p.deps
+		}
+		for _, d := range own(list) {
+			if r.allowed != nil && !matchesAny(d, r.allowed) {
+				out = append(out, fmt.Sprintf("%s depends on %s; it may depend only on %v", path, d, r.allowed))
+			}
+			if matchesAny(d, r.forbidden) {
+				out = append(out, fmt.Sprintf("%s depends on %s", path, d))
+			}
+		}
+		for _, d := range thirdParty(list) {
+			switch {
+			case r.noVegeta && strings.HasPrefix(d, "github.com/tsenart/vegeta"):
+				out = append(out, fmt.Sprintf("%s depends on %s, the load generator's library", path, d))
+			case r.thirdParty != nil && !slices.ContainsFunc(r.thirdParty, func(pre string) bool { return strings.HasPrefix(d, pre) }):
+				out = append(out, fmt.Sprintf("%s depends on %s; of third-party modules it may use only %v", path, d, r.thirdParty))
+			}
+		}
+		if r.noCLI {
+			for _, imp := range p.imports {
+				if strings.HasPrefix(imp, "github.com/spf13/cobra") || strings.HasPrefix(imp, "github.com/spf13/pflag") || imp == "os/signal" {
+					out = append(out, fmt.Sprintf("%s imports %s", path, imp))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestRules checks every rule on the module.
+func TestRules(t *testing.T) {
 	pkgs := listModule(t)
-	machinery := []string{"harness", "targets/*", "engines", "docker", "topologies", "baseline", "cmd/*"}
-	for _, tc := range []struct {
-		pkg string
-		// allowed lists the only module packages it may depend on (nil:
-		// any but forbidden); forbidden those it must not depend on.
-		allowed, forbidden []string
-		// noVegeta forbids the load generator's library.
-		noVegeta bool
-	}{
-		{pkg: "reports", forbidden: machinery, noVegeta: true},
-		{pkg: "model", forbidden: machinery, noVegeta: true},
-		{pkg: "results", allowed: []string{"scenario", "workloads", "internal/*"}, noVegeta: true},
-		{pkg: "scenario", allowed: []string{"workloads", "internal/*"}, noVegeta: true},
-		{pkg: "workloads", allowed: []string{"internal/*"}, noVegeta: true},
-		{pkg: "balance", allowed: []string{}, noVegeta: true},
-	} {
-		t.Run(tc.pkg, func(t *testing.T) {
-			p, ok := pkgs[tc.pkg]
-			if !ok {
-				t.Fatalf("no package %s", tc.pkg)
+	for _, r := range rules {
+		t.Run(r.name, func(t *testing.T) {
+			found := false
+			for path, p := range pkgs {
+				found = found || r.applies(path, p)
 			}
-			for _, d := range own(p.deps) {
-				if tc.allowed != nil && !matchesAny(d, tc.allowed) {
-					t.Errorf("%s depends on %s; it may depend only on %v", tc.pkg, d, tc.allowed)
-				}
-				if matchesAny(d, tc.forbidden) {
-					t.Errorf("%s depends on %s", tc.pkg, d)
-				}
+			if !found {
+				t.Fatalf("no package matches %q: the rule checks nothing", r.pkg)
 			}
-			if tc.noVegeta {
-				for _, d := range p.deps {
-					if strings.HasPrefix(d, "github.com/tsenart/vegeta") {
-						t.Errorf("%s depends on %s", tc.pkg, d)
-					}
-				}
+			for _, v := range r.check(pkgs) {
+				t.Error(v)
 			}
 		})
 	}
 }
 
-// TestOnlyCmdUsesTheCLI: flags, signals and exit codes belong to programs
-// (cmd/lbbench, and the screenshot tool); library packages take options
-// and a context.
-func TestOnlyCmdUsesTheCLI(t *testing.T) {
-	for path, p := range listModule(t) {
-		if p.name == "main" {
-			continue
-		}
-		for _, imp := range p.imports {
-			if strings.HasPrefix(imp, "github.com/spf13/cobra") || strings.HasPrefix(imp, "github.com/spf13/pflag") || imp == "os/signal" {
-				t.Errorf("%s imports %s", path, imp)
-			}
-		}
-	}
-}
-
-// TestTheRulesCanFail keeps the checks above honest: they do see the
-// dependencies that the machinery itself has.
+// TestTheRulesCanFail keeps the rules honest: each one, run on the
+// module's packages with one violation planted, reports it; and go list
+// is read right (harness's own dependencies are where they should be).
 func TestTheRulesCanFail(t *testing.T) {
 	pkgs := listModule(t)
-	h := own(pkgs["harness"].deps)
-	if !slices.Contains(h, "targets/balancer") || !slices.Contains(h, "results") {
-		t.Fatalf("harness's dependencies %v lack targets/balancer or results: go list is not read right", h)
+	if h := own(pkgs["harness"].imports); !slices.Contains(h, "results") || !slices.Contains(h, "topologies") {
+		t.Fatalf("harness's imports %v lack results or topologies: go list is not read right", h)
 	}
-	if !matchesAny("targets/prefork", []string{"targets/*"}) || matchesAny("targetsx", []string{"targets/*"}) {
-		t.Fatal("matchesAny")
+	// violations lists one import r must refuse for each of its
+	// constraints.
+	violations := func(r rule) []string {
+		var bad []string
+		if r.noCLI {
+			bad = append(bad, "github.com/spf13/cobra")
+		}
+		if r.noVegeta {
+			bad = append(bad, "github.com/tsenart/vegeta/v12/lib")
+		}
+		if r.thirdParty != nil {
+			bad = append(bad, "example.com/forbidden")
+		}
+		if r.allowed != nil {
+			bad = append(bad, module+"/not-allowed")
+		}
+		for _, f := range r.forbidden {
+			p := strings.TrimSuffix(strings.TrimSuffix(f, "/**"), "/*")
+			if strings.HasSuffix(f, "/*") {
+				p += "/x"
+			}
+			bad = append(bad, module+"/"+p)
+		}
+		return bad
+	}
+	// plant returns a copy of pkgs in which one package r applies to
+	// imports bad.
+	plant := func(r rule, bad string) map[string]pkg {
+		out := map[string]pkg{}
+		planted := false
+		for path, p := range pkgs {
+			if !planted && r.applies(path, p) {
+				p.imports = append(slices.Clone(p.imports), bad)
+				p.deps = append(slices.Clone(p.deps), bad)
+				planted = true
+			}
+			out[path] = p
+		}
+		return out
+	}
+	for _, r := range rules {
+		t.Run(r.name, func(t *testing.T) {
+			bads := violations(r)
+			if len(bads) == 0 {
+				t.Fatal("the rule has no constraint")
+			}
+			for _, bad := range bads {
+				got := r.check(plant(r, bad))
+				if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, strings.TrimPrefix(bad, module+"/")) }) {
+					t.Errorf("planted %s, the rule reported %q", bad, got)
+				}
+			}
+		})
+	}
+	if !matches("targets/prefork", "targets/*") || matches("targetsx", "targets/*") || !matches("driver", "driver/**") || !matches("driver/local", "driver/**") {
+		t.Fatal("matches")
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/lbbench/lbbench/docker"
+	"github.com/lbbench/lbbench/driver/docker"
 )
 
 // Connect returns a client of the local Docker Engine, closed when t ends.

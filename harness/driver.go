@@ -1,0 +1,70 @@
+package harness
+
+import (
+	"context"
+
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/topologies"
+	"github.com/lbbench/lbbench/workloads"
+)
+
+// Driver brings plans up on some substrate: local processes
+// (driver/local), containers (driver/docker). Run uses one driver for a
+// whole scenario, one deployment at a time.
+type Driver interface {
+	// Allocator gives the plans' addresses: the host processes listen on
+	// and free ports.
+	topologies.Allocator
+	// Name is the driver's name in the results: "local" or "docker".
+	Name() string
+	// Describe records the driver's part of s's environment in env (CPU
+	// pinning, engine versions, container engine and image, ...) and
+	// refuses, before any run, what it cannot run: an engine s needs that
+	// it cannot find, a workload its generators cannot offer.
+	Describe(ctx context.Context, s scenario.Scenario, env *results.Env) error
+	// Up starts p's processes and returns once all are ready. On failure
+	// it has removed what it started.
+	Up(ctx context.Context, p topologies.Plan) (Deployment, error)
+}
+
+// Deployment is one running plan.
+type Deployment interface {
+	// Entry is the base URL load goes to.
+	Entry() string
+	// Attacker offers the load, from the driver's generator: the load
+	// generator in this process or in processes or containers of the
+	// driver's, chosen once, when the driver was made.
+	Attacker
+	// Stats collects the per-worker, proxy and engine counters, and names
+	// the processes that died.
+	Stats(ctx context.Context) (Stats, error)
+	// Down stops and removes everything Up started. It is idempotent. Run
+	// calls it with a context that outlives the run's (a teardown after
+	// Ctrl-C) but is bounded, and that ends at once on a hard stop (a
+	// second Ctrl-C): waits then turn into kills.
+	Down(ctx context.Context) error
+}
+
+// Attacker offers a workload to a deployment and returns what the
+// generator recorded. On ctx's end it stops sending and returns ctx's
+// error; what it recorded until then is discarded by Run (a partial run
+// would bias the statistics).
+type Attacker interface {
+	Attack(ctx context.Context, spec workloads.Spec) (*results.Measurement, error)
+}
+
+// Stats are the counters a deployment's processes report, in the results
+// format's own types: no target's type crosses this contract.
+type Stats struct {
+	// Workers are the workers' own counters, by worker index.
+	Workers []results.WorkerStats
+	// Proxy holds the built-in proxy's counters, when one runs.
+	Proxy *results.ProxyStats
+	// Engine holds nginx's or HAProxy's own counters, when one runs.
+	Engine *results.EngineStats
+	// Dead lists the processes that died during the run: a process the
+	// driver started, or a worker its supervisor reports as exited or
+	// restarted.
+	Dead []results.Failure
+}

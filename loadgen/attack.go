@@ -1,0 +1,251 @@
+package loadgen
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/lbbench/lbbench/internal/syncio"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/workloads"
+)
+
+// Attack offers spec's load to entry from this process and returns what it
+// recorded: the instrument behind "lbbench attack" and every driver's
+// generator. spec must have been through WithDefaults and Validate. The
+// workload says the mode: open loop (an arrival process), closed loop
+// (spec.Closed) or bursts (spec.Bursts), see closed.go.
+//
+// Open loop: each of spec's streams (workloads.Spec.Streams: one, or one
+// per named client) has its own schedule, class draws, connections and
+// recorder. Warm-up requests go over the same connections and are
+// discarded. Each stream keeps at most spec.InFlightCap() requests
+// outstanding (cappedPacer). On ctx cancellation it stops sending at once
+// (even in the middle of a long wait for the next arrival), gives
+// outstanding requests CancelGrace to end, then closes their connections
+// (they count as errors), and returns what it recorded with ctx's error.
+//
+// Live figures go to the callback ctx carries (LiveContext).
+func Attack(ctx context.Context, entry string, spec workloads.Spec, o Options) (*results.Measurement, error) {
+	deterministic := spec.Closed != nil || spec.Bursts != nil
+	if deterministic && (len(o.Targets) > 0 || o.Results != nil || o.Raw != nil || strings.HasPrefix(entry, "https:")) {
+		return nil, fmt.Errorf("loadgen: literal targets, https, raw lines and vegeta results need an open-loop arrival, not a closed-loop or burst-client workload")
+	}
+	switch {
+	case spec.Closed != nil:
+		return closedLoop(ctx, entry, spec)
+	case spec.Bursts != nil:
+		return bursts(ctx, entry, spec)
+	}
+	return openLoop(ctx, entry, spec, o)
+}
+
+// stream is one open-loop stream of an attack: its pacer, connections,
+// vegeta attacker and recorder.
+type stream struct {
+	spec   workloads.Spec
+	pacer  *workloads.Pacer
+	capped *cappedPacer
+	tr     *clientTransport
+	rec    *recorder
+	tg     vegeta.Targeter
+	atk    *vegeta.Attacker
+}
+
+// openLoop is Attack's open-loop mode.
+func openLoop(ctx context.Context, entry string, spec workloads.Spec, o Options) (*results.Measurement, error) {
+	u, err := url.Parse(entry)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("loadgen: entry %q is not an http:// or https:// URL", entry)
+	}
+	var rawW io.Writer
+	var rawBuf *bufio.Writer
+	if o.Raw != nil {
+		rawBuf = bufio.NewWriterSize(o.Raw, 64<<10)
+		rawBuf.WriteString(RawHeader)
+		rawW = syncio.NewWriter(rawBuf) // streams share it, a line per Write
+	}
+	streams, err := newStreams(ctx, entry, u, spec, o, rawW)
+	if err != nil {
+		return nil, err
+	}
+	cpu0 := processCPU()
+	live := startLive(ctx, spec) // live.go: nil (a no-op) unless LiveContext
+	defer live.stop()
+	send(ctx, streams, live)
+	if rawBuf != nil {
+		if err := rawBuf.Flush(); err != nil {
+			return nil, fmt.Errorf("loadgen: raw results: %w", err)
+		}
+	}
+	total, err := collect(streams, ctx.Err() != nil)
+	if err != nil {
+		return nil, err
+	}
+	total.Generator.CPU = processCPU() - cpu0
+	total.Generator.MaxRSS = maxRSS()
+	total.Generator.Processes = 1
+	total.Summarize()
+	return total, ctx.Err()
+}
+
+// newStreams builds every stream of spec. Every targeter comes first: one
+// that fails must not leave streams started before it running.
+func newStreams(ctx context.Context, entry string, u *url.URL, spec workloads.Spec, o Options, raw io.Writer) ([]*stream, error) {
+	ss := spec.Streams()
+	out := make([]*stream, len(ss))
+	for i, s := range ss {
+		st := &stream{spec: s.Spec}
+		if len(o.Targets) > 0 {
+			st.tg = staticTargeter(o.Targets)
+		} else {
+			tg, err := workloads.NewTargeter(s.Spec, entry)
+			if err != nil {
+				return nil, err
+			}
+			st.tg = vegetaTargeter(tg)
+		}
+		out[i] = st
+	}
+	sink := resultSink(o.Results)
+	for i, s := range ss {
+		st, c := out[i], s.Spec.Clients
+		st.pacer = workloads.NewPacer(s.Spec)
+		st.capped = newCappedPacer(ctx, st.pacer, s.Spec.InFlightCap())
+		st.rec = newRecorder(st.pacer, s.Spec, raw)
+		st.rec.sink = sink
+		st.rec.literal = len(o.Targets) > 0
+		if s.Name != "" {
+			st.rec.forClient(s.Name, s.Share)
+		}
+		st.tr = newClientTransport(hostPort(u), c.Connections, c.KeepAliveOn(), c.RequestsPerConn)
+		st.tr.tls = tlsConfig(u, o.Insecure)
+		st.rec.sentAt = st.tr.sentAt
+		st.atk = vegeta.NewAttacker(
+			vegeta.Client(&http.Client{
+				Transport: st.tr,
+				Timeout:   s.Spec.Timeout,
+				CheckRedirect: func(*http.Request, []*http.Request) error {
+					return http.ErrUseLastResponse
+				},
+			}),
+			vegeta.Workers(uint64(min(c.Connections, st.capped.limit()))),
+			// A few more workers than slots: a worker whose result was
+			// just taken (freeing its slot) may not be back at vegeta's
+			// tick channel yet when the next tick goes out.
+			vegeta.MaxWorkers(uint64(st.capped.limit()+inFlightSlack)),
+			// The body is never needed; vegeta would otherwise keep it.
+			vegeta.MaxBody(0),
+		)
+	}
+	return out, nil
+}
+
+// send runs every stream's attack until its schedule ends or ctx does,
+// recording each result as it comes.
+func send(ctx context.Context, streams []*stream, live *liveMeter) {
+	var wg sync.WaitGroup
+	attackDone := make(chan struct{})
+	for _, st := range streams {
+		wg.Go(func() {
+			results := st.atk.Attack(st.tg, st.capped, 0, "")
+			stop := context.AfterFunc(ctx, func() { st.atk.Stop() })
+			defer stop()
+			for res := range results {
+				st.capped.done()
+				st.rec.add(res)
+				live.observe(st.pacer, res)
+			}
+		})
+	}
+	// On cancellation, requests still outstanding get CancelGrace, then
+	// their connections are closed: a stuck target must not hold Ctrl-C
+	// for a whole request timeout.
+	abort := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(CancelGrace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			for _, st := range streams {
+				st.tr.abort()
+			}
+		case <-attackDone:
+		}
+	})
+	wg.Wait()
+	close(attackDone)
+	abort()
+}
+
+// collect closes every stream's recorder and merges their measurements.
+// cut says the attack was cancelled before its window ended.
+func collect(streams []*stream, cut bool) (*results.Measurement, error) {
+	var total results.Measurement
+	for _, st := range streams {
+		st.tr.CloseIdleConnections()
+		st.rec.cut = cut
+		m, err := st.rec.finish()
+		if err != nil {
+			return nil, err
+		}
+		c := st.spec.Clients
+		m.Generator = results.Generator{Streams: 1, Connections: c.Connections, Opened: st.tr.opened.Load(),
+			KeepAlive: c.KeepAliveOn(), RequestsPerConn: c.RequestsPerConn,
+			MaxInFlight: st.capped.limit(), PeakInFlight: st.capped.peak, Held: st.capped.held}
+		if err := total.Merge(m); err != nil {
+			return nil, err
+		}
+	}
+	return &total, nil
+}
+
+// CancelGrace is how long requests outstanding when an attack is cancelled
+// may take to end before their connections are closed.
+const CancelGrace = 500 * time.Millisecond
+
+// inFlightSlack is how many vegeta workers an attack may have beyond its
+// in-flight cap; see attack.
+const inFlightSlack = 16
+
+// processCPU is this process's user plus system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// maxRSS is this process's peak resident set size in bytes.
+func maxRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024
+}
+
+// The workload's pacer is a vegeta.Pacer: its schedule is what vegeta's
+// attack loop follows.
+var _ vegeta.Pacer = (*workloads.Pacer)(nil)
+
+// vegetaTargeter hands tg's requests to vegeta, one Target per request.
+func vegetaTargeter(tg *workloads.Targeter) vegeta.Targeter {
+	return func(tgt *vegeta.Target) error {
+		var r workloads.Request
+		if err := tg.Target(&r); err != nil {
+			return err
+		}
+		tgt.Method, tgt.URL, tgt.Header, tgt.Body = r.Method, r.URL, r.Header, r.Body
+		return nil
+	}
+}

@@ -1,0 +1,249 @@
+package loadgen
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// clientTransport is the generator's HTTP/1.1 client: a fixed cap of
+// connections to one entry point, with keep-alive on or off and an optional
+// number of requests after which a connection is closed. net/http's
+// Transport can cap connections but cannot close one after N requests, and
+// hides how many connections it opened; this one does both. A request that
+// finds every connection busy waits for one, and that wait is part of its
+// latency (it is measured from the intended send time).
+//
+// It is safe for concurrent use.
+type clientTransport struct {
+	addr      string // host:port
+	keepAlive bool
+	perConn   int // close a connection after this many requests; 0 = never
+
+	base   time.Time        // sent times are offsets from base
+	slots  chan struct{}    // one token per connection that may exist
+	idle   chan *clientConn // connections ready for a request
+	dialer net.Dialer
+	tls    *tls.Config // https: each connection is a TLS client of it; nil for http
+
+	opened atomic.Uint64 // connections dialled
+
+	mu      sync.Mutex               // guards conns and aborted
+	conns   map[*clientConn]struct{} // every open connection, for abort
+	aborted chan struct{}            // closed by abort
+	once    sync.Once
+}
+
+// errAborted is a request's error once its transport was aborted.
+var errAborted = errors.New("loadgen: request abandoned: the attack was cancelled")
+
+type clientConn struct {
+	net.Conn
+	br   *bufio.Reader
+	bw   *bufio.Writer
+	used int // requests sent on this connection
+}
+
+func newClientTransport(addr string, conns int, keepAlive bool, perConn int) *clientTransport {
+	return &clientTransport{
+		addr:      addr,
+		base:      time.Now(),
+		keepAlive: keepAlive,
+		perConn:   perConn,
+		slots:     make(chan struct{}, conns),
+		idle:      make(chan *clientConn, conns),
+		dialer:    net.Dialer{Timeout: 5 * time.Second},
+		conns:     map[*clientConn]struct{}{},
+		aborted:   make(chan struct{}),
+	}
+}
+
+// abort closes every connection, which ends the requests on them, and
+// makes every later request fail at once with errAborted. It is
+// idempotent.
+func (t *clientTransport) abort() {
+	t.once.Do(func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		close(t.aborted)
+		for c := range t.conns {
+			c.Conn.Close()
+		}
+	})
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	// Prefer an idle connection; dial only when none is idle and a slot is
+	// free; otherwise wait for whichever comes first.
+	var c *clientConn
+	select {
+	case <-t.aborted:
+		return nil, errAborted
+	default:
+	}
+	select {
+	case c = <-t.idle:
+	default:
+		select {
+		case c = <-t.idle: // its slot is already held
+		case t.slots <- struct{}{}:
+			var err error
+			if c, err = t.dial(ctx); err != nil {
+				<-t.slots
+				return nil, err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.aborted:
+			return nil, errAborted
+		}
+	}
+
+	c.used++
+	last := !t.keepAlive || (t.perConn > 0 && c.used >= t.perConn)
+	out := req
+	if last && !req.Close {
+		// Tell the server this is the connection's last request. A shallow
+		// copy: the caller's request must not change.
+		r2 := *req
+		r2.Close = true
+		out = &r2
+	}
+	// A cancelled or timed-out request closes its connection, which
+	// unblocks the write or read below.
+	stop := context.AfterFunc(ctx, func() { c.Conn.Close() })
+	sent := time.Since(t.base)
+	err := out.Write(c.bw)
+	if err == nil {
+		err = c.bw.Flush()
+	}
+	var resp *http.Response
+	if err == nil {
+		resp, err = http.ReadResponse(c.br, out)
+	}
+	if err != nil {
+		stop()
+		t.discard(c)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		select {
+		case <-t.aborted:
+			return nil, errAborted
+		default:
+		}
+		return nil, fmt.Errorf("loadgen: request on connection %s: %w", c.LocalAddr(), err)
+	}
+	// The recorder measures uncorrected latency from here, when the
+	// request went on the wire, not from when it was handed to the client
+	// (which may have waited for a free connection).
+	resp.Header[sentHeader] = []string{strconv.FormatInt(int64(sent), 10)}
+	resp.Body = &clientBody{rc: resp.Body, t: t, c: c, stop: stop, reuse: !last && !resp.Close}
+	return resp, nil
+}
+
+// sentHeader carries, on a response, when its request was written: an
+// offset from the transport's base time in nanoseconds. It never reaches the
+// network.
+const sentHeader = "X-Lbbench-Sent"
+
+// sentAt returns when the request of a response with headers h was written.
+func (t *clientTransport) sentAt(h map[string][]string) (time.Time, bool) {
+	v := h[sentHeader]
+	if len(v) == 0 {
+		return time.Time{}, false
+	}
+	ns, err := strconv.ParseInt(v[0], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.base.Add(time.Duration(ns)), true
+}
+
+func (t *clientTransport) dial(ctx context.Context) (*clientConn, error) {
+	conn, err := t.dialer.DialContext(ctx, "tcp", t.addr)
+	if err != nil {
+		return nil, err
+	}
+	if t.tls != nil {
+		tc := tls.Client(conn, t.tls)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("loadgen: TLS handshake with %s: %w", t.addr, err)
+		}
+		conn = tc
+	}
+	t.opened.Add(1)
+	c := &clientConn{Conn: conn, br: bufio.NewReaderSize(conn, 4096), bw: bufio.NewWriterSize(conn, 4096)}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.aborted:
+		conn.Close()
+		return nil, errAborted
+	default:
+	}
+	t.conns[c] = struct{}{}
+	return c, nil
+}
+
+// discard closes c and frees its slot.
+func (t *clientTransport) discard(c *clientConn) {
+	c.Conn.Close()
+	t.mu.Lock()
+	delete(t.conns, c)
+	t.mu.Unlock()
+	<-t.slots
+}
+
+// release returns c to the idle set.
+func (t *clientTransport) release(c *clientConn) { t.idle <- c }
+
+// CloseIdleConnections closes every idle connection.
+func (t *clientTransport) CloseIdleConnections() {
+	for {
+		select {
+		case c := <-t.idle:
+			t.discard(c)
+		default:
+			return
+		}
+	}
+}
+
+// clientBody hands the connection back when the body is done: to the idle
+// set if the whole body was read and the connection may be reused, closed
+// otherwise.
+type clientBody struct {
+	rc    io.ReadCloser
+	t     *clientTransport
+	c     *clientConn
+	stop  func() bool
+	reuse bool
+	once  sync.Once
+}
+
+func (b *clientBody) Read(p []byte) (int, error) { return b.rc.Read(p) }
+
+func (b *clientBody) Close() error {
+	b.once.Do(func() {
+		err := b.rc.Close() // drains what is left of the body
+		if b.stop() && b.reuse && err == nil {
+			b.t.release(b.c)
+			return
+		}
+		b.t.discard(b.c)
+	})
+	return nil
+}

@@ -1,0 +1,98 @@
+package loadgen
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/workloads"
+)
+
+// TestClosedLoopSequential: clients run one after another, each on one
+// keep-alive connection, classes follow the pattern by request number,
+// think time separates a client's requests, and every count is exact.
+func TestClosedLoopSequential(t *testing.T) {
+	var mu sync.Mutex
+	var conns []string // remote address of each request, in arrival order
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		conns = append(conns, r.RemoteAddr)
+		paths = append(paths, r.URL.Path)
+		w.Header().Set("X-Worker", "0")
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	ka := true
+	spec := workloads.Spec{
+		Closed: &workloads.Closed{Order: workloads.Sequential, Think: 2 * time.Millisecond, Pattern: []string{"read", "read", "event"}},
+		Classes: []workloads.Class{
+			{Name: "read", Path: "/read", Weight: 1},
+			{Name: "event", Path: "/event", Weight: 1},
+		},
+		Clients: workloads.Clients{KeepAlive: &ka, Named: []workloads.NamedClient{{Name: "a", Requests: 6}, {Name: "b", Requests: 9}}},
+	}.WithDefaults()
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	m, err := Attack(context.Background(), srv.URL, spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 13*2*time.Millisecond {
+		t.Errorf("took %s: think time (2ms after all but each client's last request) not kept", took)
+	}
+	if m.Requests != 15 || m.Errors != 0 || !m.Closed || m.ByWorker[0] != 15 {
+		t.Fatalf("requests %d errors %d closed %v by worker %v", m.Requests, m.Errors, m.Closed, m.ByWorker)
+	}
+	if m.Classes[0].Requests != 10 || m.Classes[1].Requests != 5 {
+		t.Errorf("classes read %d event %d, want 10 and 5", m.Classes[0].Requests, m.Classes[1].Requests)
+	}
+	if m.Clients[0].Requests != 6 || m.Clients[1].Requests != 9 || m.Generator.Opened != 2 {
+		t.Errorf("clients %d and %d requests, %d connections; want 6, 9 and 2", m.Clients[0].Requests, m.Clients[1].Requests, m.Generator.Opened)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Sequential: the first 6 on one connection, the next 9 on another.
+	for i, c := range conns {
+		if want := conns[0]; i >= 6 {
+			want = conns[6]
+			if c != want || c == conns[0] {
+				t.Errorf("request %d on %s, want client b's own connection %s", i, c, want)
+			}
+		} else if c != want {
+			t.Errorf("request %d on %s, want client a's connection %s", i, c, want)
+		}
+	}
+	if got := strings.Join(paths[:6], ","); got != "/read,/read,/event,/read,/read,/event" {
+		t.Errorf("client a's paths %s", got)
+	}
+	if m.Latency.TotalCount() != 15 || m.SendLag.TotalCount() != 15 || m.SendLag.Quantile(1) != 0 {
+		t.Errorf("latency %d values, send lag %d values max %s", m.Latency.TotalCount(), m.SendLag.TotalCount(), m.SendLag.Quantile(1))
+	}
+}
+
+// TestClosedLoopNoKeepAlive: with keep-alive off, a closed-loop client
+// opens one connection per request.
+func TestClosedLoopNoKeepAlive(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	off := false
+	spec := workloads.Spec{
+		Closed:  &workloads.Closed{Order: workloads.Parallel},
+		Classes: []workloads.Class{{Name: "x", Weight: 1}},
+		Clients: workloads.Clients{KeepAlive: &off, Named: []workloads.NamedClient{{Name: "a", Requests: 5}, {Name: "b", Requests: 7}}},
+	}.WithDefaults()
+	m, err := Attack(context.Background(), srv.URL, spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Requests != 12 || m.Generator.Opened != 12 {
+		t.Errorf("%d requests over %d connections, want 12 and 12", m.Requests, m.Generator.Opened)
+	}
+}
