@@ -74,9 +74,11 @@ type rawListener struct {
 	sa     unix.Sockaddr
 	addr   net.Addr
 	closed atomic.Bool
-	done   chan struct{} // closed by Close
-	once   sync.Once
-	events [1]unix.EpollEvent
+	// inAccept is true while Accept is in accept4 (blocking mode).
+	inAccept atomic.Bool
+	done     chan struct{} // closed by Close
+	once     sync.Once
+	events   [1]unix.EpollEvent
 	// gate, when set (AcceptIdle), is asked right before every accept4
 	// and epoll_wait: when it says no, Accept returns errBusy without
 	// taking a connection.
@@ -144,7 +146,9 @@ func (l *rawListener) Accept() (net.Conn, error) {
 		if l.gate != nil && !l.gate() {
 			return nil, errBusy
 		}
+		l.inAccept.Store(true)
 		nfd, _, err := unix.Accept4(l.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		l.inAccept.Store(false)
 		switch {
 		case err == nil:
 			return fileConn(nfd)
@@ -201,14 +205,43 @@ func (l *rawListener) Close() error {
 	}
 	close(l.done)
 	if l.epfd < 0 && !l.unix {
-		unix.Shutdown(l.fd, unix.SHUT_RD)
+		l.shutdownUntilReturned()
+	} else {
+		l.mu.Lock()
 	}
-	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.epfd >= 0 {
 		unix.Close(l.epfd)
 	}
 	return unix.Close(l.fd)
+}
+
+// shutdownUntilReturned shuts a blocking TCP socket down to wake this
+// listener's Accept from accept4, and takes mu once Accept has returned.
+// One shutdown is not always enough: another process sharing the socket,
+// woken by it, listens again (see Accept's EINVAL case), and if it does so
+// between this listener's last look at closed and its accept4, that
+// accept blocks on a listening socket that nothing will wake (found as a
+// worker killed at the supervisor's stop deadline,
+// TestSharedAcceptStrategies/blocking). So while Accept stays in accept4
+// for acceptWake after a shutdown, the shutdown is made again.
+func (l *rawListener) shutdownUntilReturned() {
+	unix.Shutdown(l.fd, unix.SHUT_RD)
+	t := time.NewTicker(acceptWake / 25)
+	defer t.Stop()
+	var blockedSince time.Time
+	for !l.mu.TryLock() {
+		<-t.C
+		switch {
+		case !l.inAccept.Load():
+			blockedSince = time.Time{} // on its way out
+		case blockedSince.IsZero():
+			blockedSince = time.Now()
+		case time.Since(blockedSince) >= acceptWake:
+			unix.Shutdown(l.fd, unix.SHUT_RD)
+			blockedSince = time.Time{}
+		}
+	}
 }
 
 // Addr returns the socket's local address.
