@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -49,7 +50,7 @@ func ValidRuns(runs []results.Run) int {
 // checkTwoSided returns an error naming every pair with no valid run on a
 // side: benchstat would show that side's column alone, which reads like a
 // comparison and is none.
-func checkTwoSided(pairs []Pair) error {
+func checkTwoSided(pairs []compare.Pair) error {
 	var missing []string
 	for _, p := range pairs {
 		if ValidRuns(p.Base) == 0 {
@@ -83,15 +84,15 @@ func WriteBench(w io.Writer, name string, runs []results.Run) error {
 			continue
 		}
 		fmt.Fprintf(&b, "BenchmarkLB/variant=%s 1", label)
-		for _, m := range metrics {
-			if m.benchUnit == "" {
+		for _, m := range results.Metrics {
+			if m.BenchUnit == "" {
 				continue
 			}
-			v, ok := m.value(r)
+			v, ok := m.Value(r)
 			if !ok || math.IsNaN(v) {
 				continue
 			}
-			fmt.Fprintf(&b, " %s %s", strconv.FormatFloat(v, 'f', -1, 64), m.benchUnit)
+			fmt.Fprintf(&b, " %s %s", strconv.FormatFloat(v, 'f', -1, 64), m.BenchUnit)
 		}
 		b.WriteByte('\n')
 	}

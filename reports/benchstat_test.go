@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/internal/resultstest"
 )
 
 // TestBenchstatCompares feeds the two benchmark files a comparison writes
@@ -23,8 +26,8 @@ func TestBenchstatCompares(t *testing.T) {
 	_, err := exec.LookPath("go")
 	needTool(t, "the go command (go tool benchstat)", err == nil)
 	rng := rand.New(rand.NewPCG(3, 4))
-	pairs := []Pair{{Variant: "least_conn", Baseline: "reuseport",
-		Base: synthRuns(rng, "reuseport", 6, 1, 0.05), Cand: synthRuns(rng, "least_conn", 6, 1.5, 0.05)}}
+	pairs := []compare.Pair{{Variant: "least_conn", Baseline: "reuseport",
+		Base: resultstest.Runs(rng, "reuseport", 6, 1, 0.05), Cand: resultstest.Runs(rng, "least_conn", 6, 1.5, 0.05)}}
 	dir := t.TempDir()
 	var out strings.Builder
 	if _, err := (Comparison{Pairs: pairs, Scenario: "s", Title: "t", Dir: dir}).Run(&out); err != nil {
@@ -69,7 +72,7 @@ func TestBenchFilesRefuseOneSided(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, side := range []string{"candidate", "baseline"} {
 		t.Run(side, func(t *testing.T) {
-			base, cand := synthRuns(rng, "a", 3, 1, 0.05), synthRuns(rng, "b", 3, 1, 0.05)
+			base, cand := resultstest.Runs(rng, "a", 3, 1, 0.05), resultstest.Runs(rng, "b", 3, 1, 0.05)
 			invalid := cand
 			if side == "baseline" {
 				invalid = base
@@ -83,7 +86,7 @@ func TestBenchFilesRefuseOneSided(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, err := (Comparison{Pairs: []Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}, Dir: dir}).Run(&strings.Builder{})
+			_, err := (Comparison{Pairs: []compare.Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}, Dir: dir}).Run(&strings.Builder{})
 			if err == nil || !strings.Contains(err.Error(), side) || !strings.Contains(err.Error(), "no valid run") || !strings.Contains(err.Error(), "benchstat") {
 				t.Fatalf("error %v, want one naming the %s without a valid run", err, side)
 			}
@@ -92,7 +95,7 @@ func TestBenchFilesRefuseOneSided(t *testing.T) {
 					t.Errorf("%s still there (%v)", f, err)
 				}
 			}
-			if _, err := os.Stat(filepath.Join(dir, VerdictsFileName)); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, compare.VerdictsFileName)); err != nil {
 				t.Errorf("verdicts not written: %v", err)
 			}
 		})

@@ -7,6 +7,8 @@ import (
 	"io"
 	"path/filepath"
 	"time"
+
+	"github.com/lbbench/lbbench/claims"
 )
 
 // Claims-suite file names, written by WriteClaimsSuite.
@@ -20,7 +22,7 @@ const (
 // claims judged.
 type SuiteEntry struct {
 	Source
-	Claims []ClaimResult
+	Claims []claims.Result
 	// Report is the path of the scenario's own report, relative to the
 	// suite's directory ("" when unknown).
 	Report string
@@ -30,7 +32,7 @@ type SuiteEntry struct {
 func JudgeSuite(srcs []Source, dir string) []SuiteEntry {
 	out := make([]SuiteEntry, len(srcs))
 	for i, s := range srcs {
-		out[i] = SuiteEntry{Source: s, Claims: JudgeClaims(s.Results)}
+		out[i] = SuiteEntry{Source: s, Claims: claims.Judge(s.Results)}
 		if rel, err := filepath.Rel(dir, filepath.Join(filepath.Dir(s.Path), HTMLFile)); err == nil {
 			out[i].Report = filepath.ToSlash(rel)
 		}
@@ -41,7 +43,7 @@ func JudgeSuite(srcs []Source, dir string) []SuiteEntry {
 // SuiteCounts counts the outcomes over every scenario of a suite.
 func SuiteCounts(es []SuiteEntry) (holds, fails, inconclusive int) {
 	for _, e := range es {
-		h, f, u := claimCounts(e.Claims)
+		h, f, u := claims.Counts(e.Claims)
 		holds, fails, inconclusive = holds+h, fails+f, inconclusive+u
 	}
 	return

@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/internal/numfmt"
+	"github.com/lbbench/lbbench/results"
 )
 
 // ComparisonMarkdownFile is the comparison's markdown
@@ -15,43 +20,41 @@ import (
 const ComparisonMarkdownFile = "comparison.md"
 
 // cells returns a verdict's ratio, interval, tolerance and p-value columns.
-func cells(v Verdict) (ratio, ci, tol, p string) {
+func cells(v compare.Verdict) (ratio, ci, tol, p string) {
 	ratio, ci, tol, p = "-", "-", "-", "-"
 	if v.Ratio != 0 {
-		ratio = ratioString(v.Ratio)
+		ratio = numfmt.Ratio(v.Ratio)
 	}
 	if v.CILow != 0 || v.CIHigh != 0 {
-		ci = "[" + ratioString(v.CILow) + ", " + ratioString(v.CIHigh) + "]"
+		ci = "[" + numfmt.Ratio(v.CILow) + ", " + numfmt.Ratio(v.CIHigh) + "]"
 	}
 	if v.Tolerance != 0 {
-		tol = strconv.FormatFloat(100*v.Tolerance, 'g', 4, 64) + "%"
-		if m, ok := lookupMetric(v.Metric); ok && m.absolute {
-			tol = strconv.FormatFloat(100*v.Tolerance, 'g', 4, 64) + " pt"
-		}
+		m, _ := results.LookupMetric(v.Metric)
+		tol = m.FormatTolerance(v.Tolerance)
 	}
 	if v.P != 0 {
-		p = pString(v.P)
+		p = numfmt.P(v.P)
 	}
 	return ratio, ci, tol, p
 }
 
 // WriteVerdictsText writes verdicts as a terminal table, then the overall
 // outcome and each verdict's reason.
-func WriteVerdictsText(w io.Writer, vs []Verdict) error {
+func WriteVerdictsText(w io.Writer, vs []compare.Verdict) error {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant\tbaseline\tmetric\tverdict\tratio\t95% CI\ttolerance\tp (Holm)\t")
 	for _, v := range vs {
 		ratio, ci, tol, p := cells(v)
 		out := string(v.Outcome)
-		if v.Outcome == Fail {
+		if v.Outcome == compare.Fail {
 			out = "FAIL"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", v.Variant, v.Baseline, v.Metric, out, ratio, ci, tol, p)
 	}
 	tw.Flush()
-	pass, fail, inc := CountOutcomes(vs)
-	fmt.Fprintf(&b, "\nverdict: %s (%d fail, %d inconclusive, %d pass)\n", strings.ToUpper(string(Overall(vs))), fail, inc, pass)
+	pass, fail, inc := compare.CountOutcomes(vs)
+	fmt.Fprintf(&b, "\nverdict: %s (%d fail, %d inconclusive, %d pass)\n", strings.ToUpper(string(compare.Overall(vs))), fail, inc, pass)
 	for _, v := range vs {
 		if v.Detail != "" {
 			fmt.Fprintf(&b, "  %s %s vs %s: %s: %s\n", v.Metric, v.Variant, v.Baseline, v.Outcome, v.Detail)
@@ -65,16 +68,16 @@ func WriteVerdictsText(w io.Writer, vs []Verdict) error {
 // for a CI step summary: a title, the overall outcome, the verdict table
 // and the reasons in a details block. Text is escaped to render as
 // written.
-func WriteComparisonMarkdown(w io.Writer, title string, vs []Verdict) error {
+func WriteComparisonMarkdown(w io.Writer, title string, vs []compare.Verdict) error {
 	var b bytes.Buffer
-	pass, fail, inc := CountOutcomes(vs)
-	word := map[Outcome]string{Pass: "pass", Fail: "REGRESSION", Inconclusive: "inconclusive"}[Overall(vs)]
+	pass, fail, inc := compare.CountOutcomes(vs)
+	word := map[compare.Outcome]string{compare.Pass: "pass", compare.Fail: "REGRESSION", compare.Inconclusive: "inconclusive"}[compare.Overall(vs)]
 	fmt.Fprintf(&b, "### lbbench compare: %s\n\n**Verdict: %s** (%d fail, %d inconclusive, %d pass)\n\n", mdEscape(title), word, fail, inc, pass)
 	b.WriteString("| variant | baseline | metric | verdict | ratio | 95% CI | tolerance | p (Holm) |\n|:--|:--|:--|:--|--:|--:|--:|--:|\n")
 	for _, v := range vs {
 		ratio, ci, tol, p := cells(v)
 		out := string(v.Outcome)
-		if v.Outcome == Fail {
+		if v.Outcome == compare.Fail {
 			out = "**FAIL**"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
@@ -92,21 +95,21 @@ func WriteComparisonMarkdown(w io.Writer, title string, vs []Verdict) error {
 // WriteCalibrationText writes A/A calibrations as a terminal table: the
 // A/A estimate and interval, the noise floor, the run-to-run spread and
 // the runs per side needed to call a 20% regression.
-func WriteCalibrationText(w io.Writer, cals []Calibration) error {
+func WriteCalibrationText(w io.Writer, cals []compare.Calibration) error {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant\tmetric\truns\tA/A estimate\t95% CI\tnoise floor\trun spread\truns/side for 20%\t")
 	for _, c := range cals {
-		m, _ := lookupMetric(c.Metric)
+		m, _ := results.LookupMetric(c.Metric)
 		est, ci, floor, spread, need := "-", "-", "-", "-", "-"
 		if isFinite(c.Estimate) {
-			est = ratioString(c.Estimate)
+			est = numfmt.Ratio(c.Estimate)
 		}
 		if isFinite(c.CI.Low) {
-			ci = "[" + ratioString(c.CI.Low) + ", " + ratioString(c.CI.High) + "]"
+			ci = "[" + numfmt.Ratio(c.CI.Low) + ", " + numfmt.Ratio(c.CI.High) + "]"
 		}
 		if isFinite(c.NoiseFloor) {
-			floor = "±" + tolString(m, c.NoiseFloor)
+			floor = "±" + m.FormatTolerance(c.NoiseFloor)
 		}
 		if isFinite(c.Spread) {
 			spread = strconv.FormatFloat(100*c.Spread, 'f', 1, 64) + "%"
@@ -114,8 +117,8 @@ func WriteCalibrationText(w io.Writer, cals []Calibration) error {
 		switch {
 		case c.RunsFor20 > 0:
 			need = strconv.Itoa(c.RunsFor20)
-		case !m.absolute && isFinite(c.Spread):
-			need = ">" + strconv.Itoa(MaxRunsNeeded)
+		case !m.Absolute && isFinite(c.Spread):
+			need = ">" + strconv.Itoa(compare.MaxRunsNeeded)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d+%d\t%s\t%s\t%s\t%s\t%s\t\n", c.Variant, c.Metric, c.RunsA, c.RunsB, est, ci, floor, spread, need)
 	}
@@ -126,3 +129,26 @@ func WriteCalibrationText(w io.Writer, cals []Calibration) error {
 	_, err := w.Write(b.Bytes())
 	return err
 }
+
+// verdictSentence says a verdict in one line: "p99 of least_conn vs
+// reuseport: ratio 0.620 [0.550, 0.700], tolerance 10%".
+func verdictSentence(v compare.Verdict) string {
+	s := v.Metric + " of " + v.Variant
+	if v.Baseline != "" {
+		s += " vs " + v.Baseline
+	}
+	if v.Ratio != 0 {
+		s += ": ratio " + numfmt.Ratio(v.Ratio)
+		if v.CILow != 0 || v.CIHigh != 0 {
+			s += " [" + numfmt.Ratio(v.CILow) + ", " + numfmt.Ratio(v.CIHigh) + "]"
+		}
+	}
+	if v.Tolerance != 0 {
+		m, _ := results.LookupMetric(v.Metric)
+		s += ", tolerance " + m.FormatTolerance(v.Tolerance)
+	}
+	return s
+}
+
+// isFinite reports whether x is neither NaN nor infinite.
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/results"
 )
@@ -17,15 +18,15 @@ import (
 // CalibrateVariants writes the A/A calibration of every variant of r to w,
 // each variant's valid runs split in two interleaved halves: the noise
 // floor of results that have no baseline to compare with.
-func CalibrateVariants(w io.Writer, r *results.Results, o CompareOptions) error {
-	var pairs []Pair
+func CalibrateVariants(w io.Writer, r *results.Results, o compare.Options) error {
+	var pairs []compare.Pair
 	for _, v := range r.Scenario.Variants {
-		pairs = append(pairs, Pair{Variant: v.Name, Baseline: v.Name, Base: r.RunsOf(v.Name)})
+		pairs = append(pairs, compare.Pair{Variant: v.Name, Baseline: v.Name, Base: r.RunsOf(v.Name)})
 	}
 	// Runs-needed estimates assume a comparison of every other variant
 	// with one of them on the chosen metrics.
 	tests := len(o.WithDefaults().Metrics) * max(len(pairs)-1, 1)
-	cals, err := Calibrate(HalvesOf(pairs), o, tests)
+	cals, err := compare.Calibrate(compare.HalvesOf(pairs), o, tests)
 	if err != nil {
 		return err
 	}
@@ -36,8 +37,8 @@ func CalibrateVariants(w io.Writer, r *results.Results, o CompareOptions) error 
 // Comparison is one comparison with everything it writes: the verdicts of
 // Pairs under Options, printed, and the files of a comparison.
 type Comparison struct {
-	Pairs   []Pair
-	Options CompareOptions
+	Pairs   []compare.Pair
+	Options compare.Options
 	// Calibrate runs an A/A calibration of the baselines first, prints it
 	// and uses it as the noise floor of the verdicts.
 	Calibrate bool
@@ -52,13 +53,13 @@ type Comparison struct {
 }
 
 // Run compares, prints the verdicts (after the calibration, with
-// Calibrate) to w and writes the files c names. It returns the verdicts
+// compare.Calibrate) to w and writes the files c names. It returns the verdicts
 // even when writing a file failed.
-func (c Comparison) Run(w io.Writer) ([]Verdict, error) {
+func (c Comparison) Run(w io.Writer) ([]compare.Verdict, error) {
 	pairs, o, title, scenario, out := c.Pairs, c.Options, c.Title, c.Scenario, c.Dir
 	if c.Calibrate {
 		tests := len(o.WithDefaults().Metrics) * len(pairs)
-		cals, err := Calibrate(HalvesOf(pairs), o, tests)
+		cals, err := compare.Calibrate(compare.HalvesOf(pairs), o, tests)
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +70,7 @@ func (c Comparison) Run(w io.Writer) ([]Verdict, error) {
 		}
 		fmt.Fprintln(w)
 	}
-	vs, err := Compare(pairs, o)
+	vs, err := compare.Compare(pairs, o)
 	if err != nil {
 		return nil, err
 	}
@@ -101,10 +102,10 @@ func appendFile(path string, data []byte) error {
 // the two benchmark files into dir; when a side of a pair has no valid
 // run it writes no benchmark files (removing old ones) and says so in its
 // error, after writing the rest. Benchmark lines of both sides are
-// named after the candidate, so that benchstat pairs them as Compare did.
-func writeComparisonFiles(dir string, pairs []Pair, vs []Verdict, md []byte, scenario string) error {
+// named after the candidate, so that benchstat pairs them as compare.Compare did.
+func writeComparisonFiles(dir string, pairs []compare.Pair, vs []compare.Verdict, md []byte, scenario string) error {
 	var js, junit, base, cand bytes.Buffer
-	if err := WriteVerdicts(&js, vs); err != nil {
+	if err := compare.WriteVerdicts(&js, vs); err != nil {
 		return err
 	}
 	var compared []results.Run
@@ -125,9 +126,9 @@ func writeComparisonFiles(dir string, pairs []Pair, vs []Verdict, md []byte, sce
 	}
 	twoSided := checkTwoSided(pairs)
 	out := map[string][]byte{
-		VerdictsFileName:       js.Bytes(),
-		JUnitFile:              junit.Bytes(),
-		ComparisonMarkdownFile: md,
+		compare.VerdictsFileName: js.Bytes(),
+		JUnitFile:                junit.Bytes(),
+		ComparisonMarkdownFile:   md,
 	}
 	if twoSided == nil {
 		for _, p := range pairs {

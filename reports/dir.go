@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/results"
 )
@@ -40,7 +41,7 @@ func WriteDir(dir string, r *results.Results, opts ...Option) ([]string, error) 
 	if err != nil {
 		return files.written, err
 	}
-	if claims := JudgeClaims(r); len(o.verdicts) > 0 || len(claims) > 0 {
+	if claims := claims.Judge(r); len(o.verdicts) > 0 || len(claims) > 0 {
 		if err := write(JUnitFile, func(b *bytes.Buffer) error {
 			return WriteJUnitWithClaims(b, r.Scenario.Name, o.verdicts, claims, RunTimes(r.Runs, o.verdicts))
 		}); err != nil {

@@ -1,8 +1,17 @@
-// Package reports turns results into what people and tools read: summaries
-// per variant (histograms merged across runs, never percentiles averaged),
-// a terminal table, a self-contained HTML report (inline CSS and SVG, no
-// script, no external URL), a markdown summary for CI, a CSV summary,
-// HdrHistogram percentile distributions (.hgrm) and interval logs (.hlog),
-// JUnit XML for verdicts, and a static site indexing many runs. It does
-// not reach the network.
+// Package reports turns results into what people and tools read:
+// summaries per variant (histograms merged across runs, never percentiles
+// averaged: summary.go), and every renderer: a terminal table (text.go), a
+// self-contained HTML report with inline SVG plots (html.go, plot.go: no
+// script, no external URL), a markdown summary for CI (markdown.go), a CSV
+// summary (csv.go), HdrHistogram percentile distributions and interval
+// logs (hgrm.go, hlog.go), JUnit XML (junit.go), Go benchmark lines for
+// benchstat (benchstat.go), verdicts and calibrations (compareout.go), the
+// claims of one scenario and of a suite (claims.go, claimsuite.go), and a
+// static site indexing many runs (site.go). It writes a run's output
+// directory (output.go, dir.go, check.go) and a comparison's files
+// (comparison.go).
+//
+// It renders what packages compare (verdicts) and claims (judged claims)
+// computed, and never computes statistics or reads the model itself
+// (internal/archtest). It does not reach the network.
 package reports

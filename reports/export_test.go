@@ -17,16 +17,17 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/results"
 )
 
 // testVerdicts covers every outcome, a missing interval and a name that
 // needs escaping.
-func testVerdicts() []Verdict {
-	return []Verdict{
-		{Variant: "least_conn", Baseline: "reuseport", Metric: "p99", Outcome: Pass, Ratio: 0.11, CILow: 0.1, CIHigh: 0.12, Tolerance: 0.1, P: 0.004, Detail: "p99 is 89% lower"},
-		{Variant: "least_conn", Baseline: "reuseport", Metric: "throughput", Outcome: Inconclusive, Ratio: 1.001, Tolerance: 0.05, Detail: "too few runs"},
-		{Variant: "least_conn", Baseline: "reuseport", Metric: "p99.9", Outcome: Fail, Ratio: 1.4, CILow: 1.2, CIHigh: 1.6, Tolerance: 0.1, P: 0.01, Detail: "p99.9 <b>40%</b> higher & worse"},
+func testVerdicts() []compare.Verdict {
+	return []compare.Verdict{
+		{Variant: "least_conn", Baseline: "reuseport", Metric: "p99", Outcome: compare.Pass, Ratio: 0.11, CILow: 0.1, CIHigh: 0.12, Tolerance: 0.1, P: 0.004, Detail: "p99 is 89% lower"},
+		{Variant: "least_conn", Baseline: "reuseport", Metric: "throughput", Outcome: compare.Inconclusive, Ratio: 1.001, Tolerance: 0.05, Detail: "too few runs"},
+		{Variant: "least_conn", Baseline: "reuseport", Metric: "p99.9", Outcome: compare.Fail, Ratio: 1.4, CILow: 1.2, CIHigh: 1.6, Tolerance: 0.1, P: 0.01, Detail: "p99.9 <b>40%</b> higher & worse"},
 	}
 }
 
@@ -380,7 +381,7 @@ func TestIntervalLogRoundTrip(t *testing.T) {
 func TestRunTimes(t *testing.T) {
 	runs := []results.Run{{Variant: "a", Measurement: results.Measurement{Duration: 10 * time.Second}}, {Variant: "b", Measurement: results.Measurement{Duration: 12 * time.Second}},
 		{Variant: "a", Measurement: results.Measurement{Duration: 11 * time.Second}}, {Variant: "c", Measurement: results.Measurement{Duration: time.Second}}}
-	got := RunTimes(runs, []Verdict{{Variant: "b", Baseline: "a", Metric: "p99"}, {Variant: "c", Baseline: "c", Metric: "p99"}})
+	got := RunTimes(runs, []compare.Verdict{{Variant: "b", Baseline: "a", Metric: "p99"}, {Variant: "c", Baseline: "c", Metric: "p99"}})
 	if got.Total != 34*time.Second || got.ByVariant["b"] != 33*time.Second || got.ByVariant["c"] != time.Second {
 		t.Errorf("RunTimes = %+v, want total 34s, b 33s (its runs and a's), c 1s", got)
 	}
@@ -399,7 +400,7 @@ func TestParseVerdicts(t *testing.T) {
 		"not json":        {`[`, 0, "decode verdicts"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			vs, err := ParseVerdicts("v.json", []byte(tc.json))
+			vs, err := compare.ParseVerdicts("v.json", []byte(tc.json))
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
@@ -411,7 +412,7 @@ func TestParseVerdicts(t *testing.T) {
 			}
 		})
 	}
-	if vs, err := ReadVerdicts(filepath.Join(t.TempDir(), "missing.json")); err != nil || vs != nil {
+	if vs, err := compare.ReadVerdicts(filepath.Join(t.TempDir(), "missing.json")); err != nil || vs != nil {
 		t.Errorf("missing file: %v, %v", vs, err)
 	}
 }
@@ -419,7 +420,7 @@ func TestParseVerdicts(t *testing.T) {
 func FuzzParseVerdicts(f *testing.F) {
 	f.Add([]byte(`{"verdicts":[{"variant":"a","metric":"p99","outcome":"pass","ratio":1.2}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		vs, err := ParseVerdicts("fuzz", data)
+		vs, err := compare.ParseVerdicts("fuzz", data)
 		if err != nil {
 			return
 		}

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lbbench/lbbench/claims"
+	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/internal/numfmt"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"go.yaml.in/yaml/v3"
@@ -35,7 +38,7 @@ var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 type Option func(*options)
 
 type options struct {
-	verdicts  []Verdict
+	verdicts  []compare.Verdict
 	sources   []Source
 	unitRatio float64
 	generated time.Time
@@ -43,7 +46,7 @@ type options struct {
 
 // WithVerdicts adds a comparison's verdicts: the report shows a verdict
 // table, and WriteDir writes junit.xml. Without verdicts neither appears.
-func WithVerdicts(vs []Verdict) Option { return func(o *options) { o.verdicts = vs } }
+func WithVerdicts(vs []compare.Verdict) Option { return func(o *options) { o.verdicts = vs } }
 
 // WithSources names the results files a combined report was built from
 // (see Combine), so the environment of each is shown.
@@ -114,7 +117,7 @@ type page struct {
 	Claims      []claimView
 	ClaimSum    string
 	ClosedNote  string // set for closed-loop and burst scenarios
-	Bursts      []VariantMaxLoad
+	Bursts      []claims.VariantMaxLoad
 	Envs        []envView
 	ScenarioDoc string
 }
@@ -231,7 +234,7 @@ type errorRow struct {
 }
 
 type verdictView struct {
-	Verdict
+	compare.Verdict
 	Class    string
 	Ratio    string
 	CI       string
@@ -266,8 +269,8 @@ func buildPage(r *results.Results, o options) (*page, error) {
 	p.Engines = engineRows(r)
 	p.Clients = buildClients(sums, styles)
 	p.Verdicts, p.VerdictSum = buildVerdicts(o.verdicts)
-	p.Claims, p.ClaimSum = buildClaims(JudgeClaims(r))
-	p.Bursts = BurstComparisons(r)
+	p.Claims, p.ClaimSum = buildClaims(claims.Judge(r))
+	p.Bursts = claims.BurstComparisons(r)
 	if r.Scenario.Workload.Deterministic() {
 		p.ClosedNote = DeterministicString(r.Scenario.Workload) + ". " + ClosedLoopNote
 	}
@@ -340,8 +343,8 @@ func buildSummary(sums []VariantSummary, styles map[string]style) (rows []varian
 		rows = append(rows, variantView{
 			Name: vs.Name, Style: st, Runs: runs, Requests: vs.Requests,
 			Rate: strconv.FormatFloat(vs.Rate, 'f', 1, 64), Errors: errorsCell(vs.Errors, vs.Requests),
-			P50: Dur(vs.Latency.P50), P90: Dur(vs.Latency.P90), P99: Dur(vs.Latency.P99), P999: Dur(vs.Latency.P999),
-			Max: Dur(vs.Latency.Max), RunP99: durList(vs.RunP99), Skew: SkewString(vs.Skew), SendLag: Dur(vs.SendLagP99),
+			P50: numfmt.Dur(vs.Latency.P50), P90: numfmt.Dur(vs.Latency.P90), P99: numfmt.Dur(vs.Latency.P99), P999: numfmt.Dur(vs.Latency.P999),
+			Max: numfmt.Dur(vs.Latency.Max), RunP99: durList(vs.RunP99), Skew: numfmt.Skew(vs.Skew), SendLag: numfmt.Dur(vs.SendLagP99),
 			Tail: tailCells(vs.Histogram),
 		})
 		curves = append(curves, hdrCurve{name: vs.Name, style: st, h: vs.Histogram})
@@ -409,7 +412,7 @@ func buildWorkers(sums []VariantSummary, styles map[string]style) (cols []int, v
 		for len(counts) < maxWorkers {
 			counts = append(counts, 0)
 		}
-		wv := workerView{Variant: vs.Name, Style: st, Counts: counts, Skew: SkewString(results.Skew(vs.Workers)), RunSkew: SkewString(vs.Skew)}
+		wv := workerView{Variant: vs.Name, Style: st, Counts: counts, Skew: numfmt.Skew(results.Skew(vs.Workers)), RunSkew: numfmt.Skew(vs.Skew)}
 		wv.Plot = workerBars(fmt.Sprintf("worker-bars-%d", i), "Responses per worker, "+vs.Name, st, vs.Workers, top, 440, 220)
 		views = append(views, wv)
 	}
@@ -423,11 +426,11 @@ func buildRuns(runs []results.Run, v scenario.Validity) (all, invalid []runView)
 		rv := runView{ID: run.ID, Variant: run.Variant, Rep: run.Rep, Started: run.Started.Format("15:04:05"),
 			Requests: run.Requests, Intended: strconv.FormatFloat(run.IntendedRate, 'f', 1, 64),
 			Achieved: strconv.FormatFloat(run.AchievedRate, 'f', 1, 64), Errors: errorsCell(run.Errors, run.Requests),
-			P99: Dur(run.Summary.P99), CPU: run.Generator.CPU.Round(time.Millisecond).String(),
-			Skew: SkewString(run.Skew()), Valid: run.Valid, Invalid: run.Invalid}
+			P99: numfmt.Dur(run.Summary.P99), CPU: run.Generator.CPU.Round(time.Millisecond).String(),
+			Skew: numfmt.Skew(run.Skew()), Valid: run.Valid, Invalid: run.Invalid}
 		if run.SendLag != nil && run.SendLag.Histogram != nil {
-			rv.LagP50, rv.LagP99 = Dur(run.SendLag.Quantile(0.5)), Dur(run.SendLag.Quantile(0.99))
-			rv.LagMax = Dur(time.Duration(run.SendLag.Max()) * time.Microsecond)
+			rv.LagP50, rv.LagP99 = numfmt.Dur(run.SendLag.Quantile(0.5)), numfmt.Dur(run.SendLag.Quantile(0.99))
+			rv.LagMax = numfmt.Dur(time.Duration(run.SendLag.Max()) * time.Microsecond)
 			rv.LagOver = run.SendLag.Quantile(0.99) > v.MaxSendLagP99
 		}
 		if run.IntendedRate > 0 {
@@ -495,7 +498,7 @@ func buildClients(sums []VariantSummary, styles map[string]style) []clientView {
 	for _, vs := range sums {
 		for _, c := range vs.Clients {
 			out = append(out, clientView{Variant: vs.Name, Style: styles[vs.Name], Name: c.Name, Share: c.Share,
-				Requests: c.Requests, Errors: c.Errors, P50: Dur(c.Latency.P50), P99: Dur(c.Latency.P99), P999: Dur(c.Latency.P999)})
+				Requests: c.Requests, Errors: c.Errors, P50: numfmt.Dur(c.Latency.P50), P99: numfmt.Dur(c.Latency.P99), P999: numfmt.Dur(c.Latency.P999)})
 		}
 	}
 	return out
@@ -503,14 +506,14 @@ func buildClients(sums []VariantSummary, styles map[string]style) []clientView {
 
 // buildVerdicts builds the verdict table and its count by outcome; both
 // are empty without verdicts.
-func buildVerdicts(vs []Verdict) (rows []verdictView, sum string) {
+func buildVerdicts(vs []compare.Verdict) (rows []verdictView, sum string) {
 	for _, v := range vs {
 		vv := verdictView{Verdict: v, Class: string(v.Outcome), Sentence: verdictSentence(v), Ratio: "-", CI: "-", Tol: "-"}
 		if v.Ratio != 0 {
-			vv.Ratio = ratioString(v.Ratio)
+			vv.Ratio = numfmt.Ratio(v.Ratio)
 		}
 		if v.CILow != 0 || v.CIHigh != 0 {
-			vv.CI = "[" + ratioString(v.CILow) + ", " + ratioString(v.CIHigh) + "]"
+			vv.CI = "[" + numfmt.Ratio(v.CILow) + ", " + numfmt.Ratio(v.CIHigh) + "]"
 		}
 		if v.Tolerance != 0 {
 			vv.Tol = "±" + strconv.FormatFloat(100*v.Tolerance, 'g', 4, 64) + "%"
@@ -518,7 +521,7 @@ func buildVerdicts(vs []Verdict) (rows []verdictView, sum string) {
 		rows = append(rows, vv)
 	}
 	if len(vs) > 0 {
-		pass, fail, inc := CountOutcomes(vs)
+		pass, fail, inc := compare.CountOutcomes(vs)
 		sum = fmt.Sprintf("%d fail, %d inconclusive, %d pass", fail, inc, pass)
 	}
 	return rows, sum
@@ -564,9 +567,9 @@ func tailCells(h *results.Histogram) []cell {
 	}
 	n := float64(h.TotalCount())
 	for _, m := range hdrMarks {
-		out = append(out, cell{Text: Dur(h.Quantile(m.P)), Thin: 1/(1-m.P) > n*1.0000001})
+		out = append(out, cell{Text: numfmt.Dur(h.Quantile(m.P)), Thin: 1/(1-m.P) > n*1.0000001})
 	}
-	return append(out, cell{Text: Dur(time.Duration(h.Max()) * time.Microsecond)})
+	return append(out, cell{Text: numfmt.Dur(time.Duration(h.Max()) * time.Microsecond)})
 }
 
 func envOf(label string, r *results.Results) envView {
@@ -689,7 +692,7 @@ func buildTimeline(r *results.Results, sums []VariantSummary, styles map[string]
 			rps := float64(sl.requests) / float64(sl.runs) / sl.length.Seconds()
 			p99.t, p99.v = append(p99.t, mid), append(p99.v, v)
 			rate.t, rate.v = append(rate.t, mid), append(rate.v, rps)
-			row.P99 = append(row.P99, Dur(sl.h.Quantile(0.99)))
+			row.P99 = append(row.P99, numfmt.Dur(sl.h.Quantile(0.99)))
 			row.Rate = append(row.Rate, strconv.FormatFloat(rps, 'f', 0, 64))
 		}
 		p99s, rates = append(p99s, p99), append(rates, rate)

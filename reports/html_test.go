@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/results"
 	"golang.org/x/net/html"
 )
@@ -143,7 +144,7 @@ func TestHTMLEscapes(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, r, WithVerdicts([]Verdict{{Variant: evil, Metric: "p99", Outcome: Fail, Detail: evil}})); err != nil {
+	if err := WriteHTML(&buf, r, WithVerdicts([]compare.Verdict{{Variant: evil, Metric: "p99", Outcome: compare.Fail, Detail: evil}})); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()

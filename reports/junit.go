@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lbbench/lbbench/claims"
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -65,7 +67,7 @@ type JUnitTimes struct {
 
 // RunTimes returns the JUnitTimes of verdicts drawn from runs: per verdict
 // variant, the measured time of its runs and of its baseline's.
-func RunTimes(runs []results.Run, vs []Verdict) JUnitTimes {
+func RunTimes(runs []results.Run, vs []compare.Verdict) JUnitTimes {
 	per := map[string]time.Duration{}
 	var t JUnitTimes
 	for _, r := range runs {
@@ -86,14 +88,14 @@ func RunTimes(runs []results.Run, vs []Verdict) JUnitTimes {
 // addClaims adds a test case per claim (class lbbench.SCENARIO.claims): a
 // failed claim a <failure>, an inconclusive one <skipped>, each with its
 // evidence and time t (a claim is judged on the whole results).
-func (suite *junitSuite) addClaims(scenario string, cs []ClaimResult, t time.Duration) {
+func (suite *junitSuite) addClaims(scenario string, cs []claims.Result, t time.Duration) {
 	for _, c := range cs {
 		jc := junitCase{Name: c.Say, ClassName: "lbbench." + scenario + ".claims", Time: junitTime(t), SystemOut: c.Check + ": " + c.Evidence}
 		switch c.Outcome {
-		case Fails:
+		case claims.Fails:
 			jc.Failure = &junitMessage{Message: "claim fails: " + c.Check, Type: "claim", Text: c.Evidence}
 			suite.Failures++
-		case Holds:
+		case claims.Holds:
 		default:
 			jc.Skipped = &junitMessage{Message: "claim inconclusive: " + c.Check, Text: c.Evidence}
 			suite.Skipped++
@@ -112,7 +114,7 @@ func junitTime(d time.Duration) string {
 // inconclusive one <skipped>, so CI shows regressions as failed tests and
 // undecided comparisons as skipped ones. Times are the measured time of
 // the runs compared (t), in seconds.
-func WriteJUnit(w io.Writer, scenario string, vs []Verdict, t JUnitTimes) error {
+func WriteJUnit(w io.Writer, scenario string, vs []compare.Verdict, t JUnitTimes) error {
 	return WriteJUnitWithClaims(w, scenario, vs, nil, t)
 }
 
@@ -120,17 +122,17 @@ func WriteJUnit(w io.Writer, scenario string, vs []Verdict, t JUnitTimes) error 
 // test case per claim (class lbbench.SCENARIO.claims), a failed claim a
 // <failure>, an inconclusive one <skipped>, each with its evidence. A
 // claim is judged on the whole results: its time is t.Total.
-func WriteJUnitWithClaims(w io.Writer, scenario string, vs []Verdict, cs []ClaimResult, t JUnitTimes) error {
+func WriteJUnitWithClaims(w io.Writer, scenario string, vs []compare.Verdict, cs []claims.Result, t JUnitTimes) error {
 	suite := junitSuite{Name: "lbbench." + scenario, Time: junitTime(t.Total)}
 	suite.addClaims(scenario, cs, t.Total)
 	for _, v := range vs {
 		c := junitCase{Name: v.Metric, ClassName: "lbbench." + scenario + "." + v.Variant,
 			Time: junitTime(t.ByVariant[v.Variant]), SystemOut: verdictSentence(v)}
 		switch v.Outcome {
-		case Fail:
+		case compare.Fail:
 			c.Failure = &junitMessage{Message: "regression: " + verdictSentence(v), Type: "regression", Text: v.Detail}
 			suite.Failures++
-		case Pass:
+		case compare.Pass:
 		default:
 			c.Skipped = &junitMessage{Message: "inconclusive: " + verdictSentence(v), Text: v.Detail}
 			suite.Skipped++

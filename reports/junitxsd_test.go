@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lbbench/lbbench/claims"
+	"github.com/lbbench/lbbench/compare"
 )
 
 // xmllintValidate runs xmllint --schema testdata/junit.xsd on doc and
@@ -32,7 +35,7 @@ func xmllintValidate(t *testing.T, doc []byte) (string, bool) {
 func TestJUnitValidates(t *testing.T) {
 	_, err := exec.LookPath("xmllint")
 	needTool(t, "xmllint (libxml2-utils)", err == nil)
-	for name, vs := range map[string][]Verdict{"verdicts": testVerdicts(), "none": nil} {
+	for name, vs := range map[string][]compare.Verdict{"verdicts": testVerdicts(), "none": nil} {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
 			times := JUnitTimes{Total: 90 * time.Second, ByVariant: map[string]time.Duration{"least_conn": 1234567 * time.Millisecond}}
@@ -47,9 +50,9 @@ func TestJUnitValidates(t *testing.T) {
 		})
 	}
 	// With claims, and the claims suite's JUnit.
-	claims := []ClaimResult{{Say: "lc beats rp", Check: "p99(lc) < p99(rp)", Outcome: Holds, Evidence: "5ms < 6ms"},
-		{Say: "even & fair", Check: "skew <= 1.1", Outcome: Fails, Evidence: "skew 1.4"},
-		{Say: "bursts", Check: "model", Outcome: Undecided, Evidence: "too few bursts"}}
+	claims := []claims.Result{{Say: "lc beats rp", Check: "p99(lc) < p99(rp)", Outcome: claims.Holds, Evidence: "5ms < 6ms"},
+		{Say: "even & fair", Check: "skew <= 1.1", Outcome: claims.Fails, Evidence: "skew 1.4"},
+		{Say: "bursts", Check: "model", Outcome: claims.Undecided, Evidence: "too few bursts"}}
 	var withClaims, suite bytes.Buffer
 	if err := WriteJUnitWithClaims(&withClaims, "s", testVerdicts(), claims, JUnitTimes{Total: time.Minute}); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lbbench/lbbench/claims"
+	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/internal/numfmt"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -14,7 +17,7 @@ import (
 // step summary ($GITHUB_STEP_SUMMARY): the variant table, per-worker
 // responses, invalid runs and, when given, the verdicts. Text from the
 // results is escaped so that it renders as written.
-func WriteMarkdown(w io.Writer, r *results.Results, verdicts []Verdict) error {
+func WriteMarkdown(w io.Writer, r *results.Results, verdicts []compare.Verdict) error {
 	sums, err := Summarize(r)
 	if err != nil {
 		return err
@@ -36,7 +39,7 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []Verdict) error {
 			wl.Duration, wl.WarmupTime(), s.Repeat)
 	}
 	if len(verdicts) > 0 {
-		pass, fail, inc := CountOutcomes(verdicts)
+		pass, fail, inc := compare.CountOutcomes(verdicts)
 		fmt.Fprintf(&b, "**Verdicts: %d fail, %d inconclusive, %d pass.**\n\n", fail, inc, pass)
 	}
 
@@ -49,8 +52,8 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []Verdict) error {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			mdEscape(v.Name), runs, v.Requests, v.Rate, errorsCell(v.Errors, v.Requests),
-			Dur(v.Latency.P50), Dur(v.Latency.P90), Dur(v.Latency.P99), Dur(v.Latency.P999), Dur(v.Latency.Max),
-			durList(v.RunP99), SkewString(v.Skew), Dur(v.SendLagP99))
+			numfmt.Dur(v.Latency.P50), numfmt.Dur(v.Latency.P90), numfmt.Dur(v.Latency.P99), numfmt.Dur(v.Latency.P999), numfmt.Dur(v.Latency.Max),
+			durList(v.RunP99), numfmt.Skew(v.Skew), numfmt.Dur(v.SendLagP99))
 	}
 
 	b.WriteString("\n<details><summary>Responses per worker</summary>\n\n| variant | responses per worker (valid runs summed) |\n|:--|:--|\n")
@@ -77,7 +80,7 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []Verdict) error {
 		fmt.Fprintf(&b, "\n**Incomplete:** %d of %d runs finished (%s).\n", len(r.Runs), len(r.Order), mdEscape(r.Error))
 	}
 
-	for _, bc := range BurstComparisons(r) {
+	for _, bc := range claims.BurstComparisons(r) {
 		fmt.Fprintf(&b, "\nLargest load per burst, %s: %d bursts of %d over %d workers, measured against `model balls` (random dispatch, exact)\n\n| largest load | measured | model |\n|--:|--:|--:|\n",
 			mdEscape(bc.Variant), bc.Bursts, bc.Tasks, bc.Workers)
 		for _, row := range bc.Rows {
@@ -85,20 +88,20 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []Verdict) error {
 		}
 		fmt.Fprintf(&b, "| mean | %.2f | %.2f |\n", bc.MeasuredMean, bc.ExactMean)
 	}
-	writeClaimsMarkdown(&b, JudgeClaims(r))
+	writeClaimsMarkdown(&b, claims.Judge(r))
 	if len(verdicts) > 0 {
 		b.WriteString("\n| variant | baseline | metric | verdict | ratio | 95% CI | tolerance |\n|:--|:--|:--|:--|--:|--:|--:|\n")
 		for _, v := range verdicts {
 			outcome := string(v.Outcome)
-			if v.Outcome == Fail {
+			if v.Outcome == compare.Fail {
 				outcome = "**FAIL**"
 			}
 			ratio, ci, tol := "-", "-", "-"
 			if v.Ratio != 0 {
-				ratio = ratioString(v.Ratio)
+				ratio = numfmt.Ratio(v.Ratio)
 			}
 			if v.CILow != 0 || v.CIHigh != 0 {
-				ci = "[" + ratioString(v.CILow) + ", " + ratioString(v.CIHigh) + "]"
+				ci = "[" + numfmt.Ratio(v.CILow) + ", " + numfmt.Ratio(v.CIHigh) + "]"
 			}
 			if v.Tolerance != 0 {
 				tol = "±" + strconv.FormatFloat(100*v.Tolerance, 'g', 4, 64) + "%"

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/results"
 )
@@ -130,7 +131,7 @@ func publishOne(root, site, path string, names fileNamer, opts []Option) (SiteEn
 		return SiteEntry{}, err
 	}
 	dir := filepath.Dir(path)
-	vs, err := ReadVerdicts(filepath.Join(dir, VerdictsFileName))
+	vs, err := compare.ReadVerdicts(filepath.Join(dir, compare.VerdictsFileName))
 	if err != nil {
 		return SiteEntry{}, err
 	}
@@ -143,7 +144,7 @@ func publishOne(root, site, path string, names fileNamer, opts []Option) (SiteEn
 	if _, err := WriteDir(dst, r, append(slices.Clone(opts), WithVerdicts(vs))...); err != nil {
 		return SiteEntry{}, err
 	}
-	for _, name := range []string{ResultsFileName, VerdictsFileName} {
+	for _, name := range []string{ResultsFileName, compare.VerdictsFileName} {
 		data, err := files.Read(filepath.Join(dir, name), results.MaxFileBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -165,6 +166,6 @@ func publishOne(root, site, path string, names fileNamer, opts []Option) (SiteEn
 			e.Valid++
 		}
 	}
-	e.Pass, e.Fail, e.Inconclusive = CountOutcomes(vs)
+	e.Pass, e.Fail, e.Inconclusive = compare.CountOutcomes(vs)
 	return e, nil
 }

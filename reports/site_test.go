@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/compare"
 	"golang.org/x/net/html"
 )
 
@@ -32,8 +33,8 @@ func TestPublish(t *testing.T) {
 	}
 	write("older", 0, nil)
 	write("nested/newer", time.Hour, nil)
-	vs, _ := json.Marshal(VerdictFile{Verdicts: testVerdicts()})
-	os.WriteFile(filepath.Join(root, "nested/newer", VerdictsFileName), vs, 0o644)
+	vs, _ := json.Marshal(compare.VerdictFile{Verdicts: testVerdicts()})
+	os.WriteFile(filepath.Join(root, "nested/newer", compare.VerdictsFileName), vs, 0o644)
 	write("future", 2*time.Hour, func(m map[string]any) { m["schema"] = 99 })
 	write(".hidden", 3*time.Hour, nil)
 	site := filepath.Join(root, "site")

@@ -3,13 +3,14 @@ package reports
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/lbbench/lbbench/claims"
+	"github.com/lbbench/lbbench/internal/numfmt"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -46,8 +47,8 @@ func WriteText(w io.Writer, r *results.Results) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			fmt.Sprintf("%-*s", width, s.Name), runs, s.Requests, s.Rate, errorsCell(s.Errors, s.Requests),
-			Dur(s.Latency.P50), Dur(s.Latency.P90), Dur(s.Latency.P99), Dur(s.Latency.P999), Dur(s.Latency.Max),
-			durList(s.RunP99), SkewString(s.Skew), Dur(s.SendLagP99))
+			numfmt.Dur(s.Latency.P50), numfmt.Dur(s.Latency.P90), numfmt.Dur(s.Latency.P99), numfmt.Dur(s.Latency.P999), numfmt.Dur(s.Latency.Max),
+			durList(s.RunP99), numfmt.Skew(s.Skew), numfmt.Dur(s.SendLagP99))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -76,7 +77,7 @@ func WriteText(w io.Writer, r *results.Results) error {
 		}
 	}
 	writeBurstsText(w, r)
-	WriteClaimsText(w, JudgeClaims(r))
+	WriteClaimsText(w, claims.Judge(r))
 	if !r.Complete {
 		fmt.Fprintf(w, "\nINCOMPLETE: %d of %d runs finished (%s)\n", len(r.Runs), len(r.Order), r.Error)
 	}
@@ -90,48 +91,12 @@ func errorsCell(errs, reqs uint64) string {
 	return fmt.Sprintf("%d (%.2f%%)", errs, 100*float64(errs)/float64(max(reqs, 1)))
 }
 
-// Dur formats a latency compactly with three significant digits: 850µs,
-// 2.13ms, 41.2ms, 1.20s.
-func Dur(d time.Duration) string {
-	switch {
-	case d < time.Millisecond:
-		return strconv.FormatInt(d.Microseconds(), 10) + "µs"
-	case d < time.Second:
-		return sig3(float64(d)/float64(time.Millisecond)) + "ms"
-	default:
-		return sig3(d.Seconds()) + "s"
-	}
-}
-
-func sig3(x float64) string {
-	switch {
-	case x < 10:
-		return strconv.FormatFloat(x, 'f', 2, 64)
-	case x < 100:
-		return strconv.FormatFloat(x, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-}
-
 func durList(ds []time.Duration) string {
 	parts := make([]string, len(ds))
 	for i, d := range ds {
-		parts[i] = Dur(d)
+		parts[i] = numfmt.Dur(d)
 	}
 	return strings.Join(parts, " ")
-}
-
-// SkewString formats a max/min ratio: "1.07", "inf" when a worker got
-// nothing, "-" when unknown.
-func SkewString(x float64) string {
-	switch {
-	case math.IsInf(x, 1):
-		return "inf"
-	case math.IsNaN(x) || x == 0:
-		return "-"
-	}
-	return strconv.FormatFloat(x, 'f', 2, 64)
 }
 
 // writeProxyCounters explains the proxy variants' results: how many
@@ -174,7 +139,7 @@ func writeSteps(w io.Writer, sums []VariantSummary) {
 		fmt.Fprintln(tw, "rate/s\trequests\terrors\tp50\tp99\tp99.9\t")
 		for _, st := range s.Steps {
 			fmt.Fprintf(tw, "%.0f\t%d\t%d\t%s\t%s\t%s\t\n", st.RatePerSec, st.Requests, st.Errors,
-				Dur(st.Latency.P50), Dur(st.Latency.P99), Dur(st.Latency.P999))
+				numfmt.Dur(st.Latency.P50), numfmt.Dur(st.Latency.P99), numfmt.Dur(st.Latency.P999))
 		}
 		tw.Flush()
 	}
@@ -192,7 +157,7 @@ func writeClients(w io.Writer, sums []VariantSummary) {
 		fmt.Fprintln(tw, "client\tshare\trequests\terrors\tp50\tp99\tp99.9\t")
 		for _, c := range s.Clients {
 			fmt.Fprintf(tw, "%s\t%g\t%d\t%d\t%s\t%s\t%s\t\n", c.Name, c.Share, c.Requests, c.Errors,
-				Dur(c.Latency.P50), Dur(c.Latency.P99), Dur(c.Latency.P999))
+				numfmt.Dur(c.Latency.P50), numfmt.Dur(c.Latency.P99), numfmt.Dur(c.Latency.P999))
 		}
 		tw.Flush()
 	}

@@ -10,32 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/numfmt"
+	"github.com/lbbench/lbbench/internal/resultstest"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/workloads"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
-
-// fakeRun builds a run whose latencies are base, 2*base, ... n*base.
-func fakeRun(id, variant string, base time.Duration, n int, workers []uint64, valid bool) results.Run {
-	h := results.NewHistogram()
-	for i := 1; i <= n; i++ {
-		h.RecordDuration(time.Duration(i) * base)
-	}
-	lag := results.NewHistogram()
-	lag.RecordDuration(50 * time.Microsecond)
-	r := results.Run{ID: id, Variant: variant, Summary: h.Summarize(), Valid: valid,
-		Measurement: results.Measurement{Requests: uint64(n), AchievedRate: float64(n) / 10, Latency: h, SendLag: lag,
-			Classes: []results.Class{{Name: "all", Requests: uint64(n), Latency: h}}}}
-	if !valid {
-		r.Invalid = []string{"send lag p99 9ms exceeds 5ms"}
-	}
-	for i, c := range workers {
-		r.Workers = append(r.Workers, results.Worker{Index: i, Responses: c})
-	}
-	return r
-}
 
 func fakeResults() *results.Results {
 	return &results.Results{
@@ -49,10 +31,10 @@ func fakeResults() *results.Results {
 		},
 		Complete: true,
 		Runs: []results.Run{
-			fakeRun("001-reuseport-r1", "reuseport", time.Millisecond, 1000, []uint64{700, 300}, true),
-			fakeRun("002-least_conn-r1", "least_conn", 100*time.Microsecond, 1000, []uint64{500, 500}, true),
-			fakeRun("003-least_conn-r2", "least_conn", 110*time.Microsecond, 1000, []uint64{510, 490}, true),
-			fakeRun("004-reuseport-r2", "reuseport", 3*time.Millisecond, 1000, []uint64{1000, 0}, false),
+			resultstest.LinearRun("001-reuseport-r1", "reuseport", time.Millisecond, 1000, []uint64{700, 300}, true),
+			resultstest.LinearRun("002-least_conn-r1", "least_conn", 100*time.Microsecond, 1000, []uint64{500, 500}, true),
+			resultstest.LinearRun("003-least_conn-r2", "least_conn", 110*time.Microsecond, 1000, []uint64{510, 490}, true),
+			resultstest.LinearRun("004-reuseport-r2", "reuseport", 3*time.Millisecond, 1000, []uint64{1000, 0}, false),
 		},
 	}
 }
@@ -104,15 +86,15 @@ func TestDur(t *testing.T) {
 		312 * time.Millisecond:   "312ms",
 		1200 * time.Millisecond:  "1.20s",
 	} {
-		if got := Dur(d); got != want {
-			t.Errorf("Dur(%s) = %s, want %s", d, got, want)
+		if got := numfmt.Dur(d); got != want {
+			t.Errorf("numfmt.Dur(%s) = %s, want %s", d, got, want)
 		}
 	}
 }
 
 func TestWriteTextProxyAndSteps(t *testing.T) {
 	r := fakeResults()
-	run := fakeRun("005-least_conn-r3", "least_conn", 100*time.Microsecond, 1000, []uint64{500, 500}, true)
+	run := resultstest.LinearRun("005-least_conn-r3", "least_conn", 100*time.Microsecond, 1000, []uint64{500, 500}, true)
 	run.Proxy = &results.ProxyStats{Mode: "l7", Policy: "least_conn", Decisions: 1200, ClientConns: 64, UpstreamConns: 8,
 		Pools: []results.PoolStats{{Name: "write", Requests: 200}}}
 	h := results.NewHistogram()

@@ -21,69 +21,6 @@ type Claim struct {
 	Check string `yaml:"check" json:"check"`
 }
 
-// Metric kinds of a claim's terms.
-const (
-	// KindStat metrics vary from run to run and are judged statistically:
-	// latency percentiles, throughput, error rate, skew.
-	KindStat = "statistical"
-	// KindExact metrics are counts, judged exactly on every run.
-	KindExact = "exact"
-	// KindModel metrics are compared with `lbbench model balls`.
-	KindModel = "model"
-)
-
-// ClaimMetric describes one metric a claim may use.
-type ClaimMetric struct {
-	Name string
-	Kind string
-	// Arg names the second argument the metric takes ("" for none):
-	// "index" (an integer) or "name".
-	Arg string
-	// Help says what the metric is.
-	Help string
-}
-
-// ClaimMetrics lists the metrics a claim may use.
-var ClaimMetrics = []ClaimMetric{
-	{"p50", KindStat, "", "median corrected latency of each run"},
-	{"p90", KindStat, "", "90th percentile latency of each run"},
-	{"p99", KindStat, "", "99th percentile latency of each run"},
-	{"p99.9", KindStat, "", "99.9th percentile latency of each run"},
-	{"throughput", KindStat, "", "successful requests per second of each run"},
-	{"error_rate", KindStat, "", "failed requests over requests of each run"},
-	{"skew", KindStat, "", "max/min of responses per worker of each run"},
-	{"requests", KindExact, "", "measured requests of each run"},
-	{"errors", KindExact, "", "failed requests of each run"},
-	{"responses", KindExact, "", "responses that named a worker (X-Worker) in each run"},
-	{"decisions", KindExact, "", "the proxy's decisions in each run"},
-	{"client_conns", KindExact, "", "client connections the proxy accepted in each run"},
-	{"upstream_conns", KindExact, "", "upstream connections the proxy opened in each run"},
-	{"worker", KindExact, "index", "responses of worker INDEX in each run"},
-	{"workers", KindExact, "", "responses of every worker in each run, as a list"},
-	{"class", KindExact, "name", "requests of class NAME in each run"},
-	{"client", KindExact, "name", "requests of named client NAME in each run"},
-	{"pool", KindExact, "name", "requests the proxy sent to pool NAME in each run"},
-	{"maxload", KindExact, "", "largest load of any burst in each run (burst workloads)"},
-	{"pmax", KindModel, "index", "fraction of bursts whose largest load is >= INDEX (burst workloads), against `model balls`"},
-}
-
-// LookupClaimMetric returns the metric called name.
-func LookupClaimMetric(name string) (ClaimMetric, bool) {
-	i := slices.IndexFunc(ClaimMetrics, func(m ClaimMetric) bool { return m.Name == name })
-	if i < 0 {
-		return ClaimMetric{}, false
-	}
-	return ClaimMetrics[i], true
-}
-
-func claimMetricNames() string {
-	names := make([]string, len(ClaimMetrics))
-	for i, m := range ClaimMetrics {
-		names[i] = m.Name
-	}
-	return strings.Join(names, ", ")
-}
-
 // Term is metric(variant[, arg]) scaled by Factor.
 type Term struct {
 	Factor  float64
@@ -117,15 +54,6 @@ type Check struct {
 	Number *float64
 	List   []float64
 	Model  bool
-}
-
-// Ratio reports whether c compares a statistical metric of two variants.
-func (c Check) Ratio() bool { return c.Right != nil && c.Kind() == KindStat }
-
-// Kind is the kind of c's left metric.
-func (c Check) Kind() string {
-	m, _ := LookupClaimMetric(c.Left.Metric)
-	return m.Kind
 }
 
 // Holds reports whether l Op r.
@@ -328,7 +256,7 @@ func (p *checkParser) side() (*Term, *float64, error) {
 // validateClaims checks every claim against s: the syntax, the metrics and
 // variants it names, and that it fits the workload (no ratio of latencies
 // on a closed-loop run, burst metrics only on bursts).
-func (s Scenario) validateClaims() error {
+func (s Scenario) validateClaims(metrics []MetricDef) error {
 	for i, c := range s.Claims {
 		f := fmt.Sprintf("claims[%d]", i)
 		if strings.TrimSpace(c.Say) == "" {
@@ -338,23 +266,40 @@ func (s Scenario) validateClaims() error {
 		if err != nil {
 			return &FieldError{Field: f + ".check", Msg: fmt.Sprintf("%q: %v", c.Check, err)}
 		}
-		if err := s.validateCheck(chk); err != nil {
+		if err := s.validateCheck(chk, metrics); err != nil {
 			return &FieldError{Field: f + ".check", Msg: fmt.Sprintf("%q: %v", c.Check, err)}
 		}
 	}
 	return nil
 }
 
-func (s Scenario) validateCheck(c Check) error {
+// lookupMetric returns the metric called name among metrics.
+func lookupMetric(metrics []MetricDef, name string) (MetricDef, bool) {
+	i := slices.IndexFunc(metrics, func(m MetricDef) bool { return m.Name == name })
+	if i < 0 {
+		return MetricDef{}, false
+	}
+	return metrics[i], true
+}
+
+func metricNames(metrics []MetricDef) string {
+	names := make([]string, len(metrics))
+	for i, m := range metrics {
+		names[i] = m.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func (s Scenario) validateCheck(c Check, metrics []MetricDef) error {
 	terms := []Term{c.Left}
 	if c.Right != nil {
 		terms = append(terms, *c.Right)
 	}
 	var kinds []string
 	for _, t := range terms {
-		m, ok := LookupClaimMetric(t.Metric)
+		m, ok := lookupMetric(metrics, t.Metric)
 		if !ok {
-			return fmt.Errorf("unknown metric %q (known: %s)", t.Metric, claimMetricNames())
+			return fmt.Errorf("unknown metric %q (known: %s)", t.Metric, metricNames(metrics))
 		}
 		kinds = append(kinds, m.Kind)
 		if !slices.ContainsFunc(s.Variants, func(v Variant) bool { return v.Name == t.Variant }) {
@@ -365,11 +310,11 @@ func (s Scenario) validateCheck(c Check) error {
 			if t.Arg != "" {
 				return fmt.Errorf("%s takes only a variant, got a second argument %q", t.Metric, t.Arg)
 			}
-		case "index":
+		case ArgIndex:
 			if t.Index < 0 {
 				return fmt.Errorf("%s needs an integer second argument, %s(variant, N), got %q", t.Metric, t.Metric, t.Arg)
 			}
-		case "name":
+		case ArgName:
 			if t.Arg == "" {
 				return fmt.Errorf("%s needs a name as second argument, %s(variant, NAME)", t.Metric, t.Metric)
 			}

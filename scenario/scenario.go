@@ -167,7 +167,7 @@ func (s Scenario) Validate(cat Catalog) error {
 	if s.Validity.MaxSendLagP99 < 0 {
 		return &FieldError{Field: "validity.max_send_lag_p99", Msg: fmt.Sprintf("must be > 0, got %s", s.Validity.MaxSendLagP99)}
 	}
-	return s.validateClaims()
+	return s.validateClaims(cat.Metrics)
 }
 
 // MaxTitleLen bounds the scenario's name, shown in reports and titles.

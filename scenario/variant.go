@@ -50,6 +50,8 @@ type Catalog struct {
 	EnginePolicies map[string][]string
 	// Accept are the built-in worker's accept strategies.
 	Accept []string
+	// Metrics are the metrics claims may use (results.MetricDefs).
+	Metrics []MetricDef
 	// PolicyArgs, when set, checks a built-in policy's argument values
 	// (a number in range, a duration), so a bad value is refused when the
 	// scenario is read rather than when the proxy starts.

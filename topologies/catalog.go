@@ -3,6 +3,7 @@ package topologies
 import (
 	"github.com/lbbench/lbbench/balance"
 	"github.com/lbbench/lbbench/engines"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/targets/worker"
 )
@@ -15,6 +16,7 @@ func Catalog() scenario.Catalog {
 		Policies:       balance.Policies(),
 		EnginePolicies: map[string][]string{},
 		Accept:         worker.AcceptStrategies(),
+		Metrics:        results.MetricDefs(),
 		PolicyArgs: func(policy string, args map[string]string) error {
 			_, err := balance.NewPolicy(policy, args)
 			return err

@@ -18,8 +18,8 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/lbbench/lbbench/internal/files"
+	"github.com/lbbench/lbbench/internal/numfmt"
 	"github.com/lbbench/lbbench/loadgen"
-	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/workloads"
@@ -227,8 +227,8 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 	if !o.quiet {
 		s := m.Latency.Summarize()
 		fmt.Fprintf(stderr, "attack: %d requests at %.1f/s (intended %.1f/s), %d errors; p50 %s p99 %s p99.9 %s max %s; send lag p99 %s; generator CPU %s, max RSS %.1f MiB; in flight peak %d of %d, %d held\n",
-			m.Requests, m.AchievedRate, m.IntendedRate, m.Errors, reports.Dur(s.P50), reports.Dur(s.P99), reports.Dur(s.P999), reports.Dur(s.Max),
-			reports.Dur(m.SendLag.Quantile(0.99)), m.Generator.CPU.Round(time.Millisecond), float64(m.Generator.MaxRSS)/(1<<20), m.Generator.PeakInFlight, m.Generator.MaxInFlight, m.Generator.Held)
+			m.Requests, m.AchievedRate, m.IntendedRate, m.Errors, numfmt.Dur(s.P50), numfmt.Dur(s.P99), numfmt.Dur(s.P999), numfmt.Dur(s.Max),
+			numfmt.Dur(m.SendLag.Quantile(0.99)), m.Generator.CPU.Round(time.Millisecond), float64(m.Generator.MaxRSS)/(1<<20), m.Generator.PeakInFlight, m.Generator.MaxInFlight, m.Generator.Held)
 	}
 	if attackErr != nil && ctx.Err() != nil {
 		return &exitError{code: 130, err: fmt.Errorf("interrupted: partial measurement written")}

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/lbbench/lbbench/baseline"
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
@@ -48,7 +49,7 @@ func prepareCompare(ctx context.Context, s *scenario.Scenario, o runOptions, std
 // exit status; otherwise every variant against the first, for information.
 // A nil *runComparison compared nothing.
 type runComparison struct {
-	verdicts     []reports.Verdict
+	verdicts     []compare.Verdict
 	table        []byte
 	gate         bool
 	inconclusive string
@@ -66,10 +67,10 @@ func compareRun(res *results.Results, runErr error, o runOptions, out string) (*
 		return nil, err
 	}
 	c := &runComparison{gate: o.baseline != "", inconclusive: o.compare.inconclusive}
-	var pairs []reports.Pair
+	var pairs []compare.Pair
 	var title string
 	if c.gate {
-		pairs = reports.PairBuilds(res)
+		pairs = compare.PairBuilds(res)
 		title = fmt.Sprintf("%s: baseline %s vs this build", res.Scenario.Name, o.baseline)
 	} else {
 		if len(res.Scenario.Variants) < 2 || res.Scenario.Workload.Deterministic() {
@@ -78,7 +79,7 @@ func compareRun(res *results.Results, runErr error, o runOptions, out string) (*
 			return nil, nil
 		}
 		first := res.Scenario.Variants[0].Name
-		if pairs, err = reports.PairWith(res, first); err != nil {
+		if pairs, err = compare.PairWith(res, first); err != nil {
 			return nil, err
 		}
 		title = fmt.Sprintf("%s: variants vs %s", res.Scenario.Name, first)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -93,12 +93,12 @@ func TestClaimsDeterministic(t *testing.T) {
 						}
 					}
 				}
-				cs := reports.JudgeClaims(r)
+				cs := claims.Judge(r)
 				if len(cs) == 0 {
 					t.Fatal("the scenario has no claims")
 				}
 				for _, c := range cs {
-					if c.Outcome != reports.Holds {
+					if c.Outcome != claims.Holds {
 						t.Errorf("claim %q (%s): %s: %s", c.Say, c.Check, c.Outcome, c.Evidence)
 					}
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 )
@@ -35,20 +36,20 @@ type compareFlags struct {
 }
 
 func (c *compareFlags) register(f *pflag.FlagSet) {
-	f.StringSliceVar(&c.metrics, "metric", nil, "metric to compare, repeatable: "+strings.Join(reports.Metrics(), ", ")+" (default all)")
+	f.StringSliceVar(&c.metrics, "metric", nil, "metric to compare, repeatable: "+strings.Join(results.VerdictMetrics(), ", ")+" (default all)")
 	f.StringArrayVar(&c.tolerances, "tolerance", nil, "accepted change, repeatable: `METRIC=PCT` (p99=10%) or 10% for every relative metric; error_rate=1% is in percentage points (defaults: 10%, error_rate 1 point)")
-	f.Float64Var(&c.alpha, "alpha", reports.DefaultAlpha, "family-wise significance level (Holm over metrics and variants)")
+	f.Float64Var(&c.alpha, "alpha", compare.DefaultAlpha, "family-wise significance level (Holm over metrics and variants)")
 	f.StringVar(&c.inconclusive, "inconclusive", "", "exit status for an inconclusive verdict: pass (0) or fail (1); default 3")
 	f.BoolVar(&c.calibrate, "calibrate", false, "A/A calibration: measure the noise floor from the baseline's runs split in two interleaved halves; tolerances below it are too tight to decide")
-	f.StringVar(&c.interval, "interval", reports.DefaultInterval, "confidence interval of the ratio: "+reports.IntervalShift+" (Hodges-Lehmann, inverts Mann-Whitney) or "+reports.IntervalBootstrap+" (percentile bootstrap of the ratio of medians)")
-	f.IntVar(&c.resamples, "resamples", reports.DefaultResamples, "bootstrap resamples (--interval bootstrap)")
-	f.Uint64Var(&c.seed, "seed", reports.DefaultSeed, "bootstrap seed")
+	f.StringVar(&c.interval, "interval", compare.DefaultInterval, "confidence interval of the ratio: "+compare.IntervalShift+" (Hodges-Lehmann, inverts Mann-Whitney) or "+compare.IntervalBootstrap+" (percentile bootstrap of the ratio of medians)")
+	f.IntVar(&c.resamples, "resamples", compare.DefaultResamples, "bootstrap resamples (--interval bootstrap)")
+	f.Uint64Var(&c.seed, "seed", compare.DefaultSeed, "bootstrap seed")
 }
 
-// options turns the flags into reports.CompareOptions, validated.
-func (c *compareFlags) options() (reports.CompareOptions, error) {
-	o := reports.CompareOptions{Metrics: c.metrics, Alpha: c.alpha, Resamples: c.resamples, Seed: c.seed, Interval: c.interval}
-	tols, err := reports.Tolerances(c.tolerances)
+// options turns the flags into compare.Options, validated.
+func (c *compareFlags) options() (compare.Options, error) {
+	o := compare.Options{Metrics: c.metrics, Alpha: c.alpha, Resamples: c.resamples, Seed: c.seed, Interval: c.interval}
+	tols, err := compare.Tolerances(c.tolerances)
 	if err != nil {
 		return o, fmt.Errorf("--%w", err)
 	}
@@ -141,7 +142,7 @@ func runCompare(o compareOptions, args []string, stdout io.Writer) error {
 	if err != nil {
 		return usageError("%w", err)
 	}
-	var pairs []reports.Pair
+	var pairs []compare.Pair
 	var title, scenario string
 	switch {
 	case len(args) == 2:
@@ -156,7 +157,7 @@ func runCompare(o compareOptions, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if pairs, err = reports.PairVariants(base, cand); err != nil {
+		if pairs, err = compare.PairVariants(base, cand); err != nil {
 			return err
 		}
 		title, scenario = args[0]+" vs "+args[1], cand.Scenario.Name
@@ -168,11 +169,11 @@ func runCompare(o compareOptions, args []string, stdout io.Writer) error {
 		title, scenario = args[0], r.Scenario.Name
 		switch {
 		case o.baselineVariant != "":
-			if pairs, err = reports.PairWith(r, o.baselineVariant); err != nil {
+			if pairs, err = compare.PairWith(r, o.baselineVariant); err != nil {
 				return usageError("%w", err)
 			}
 		default:
-			pairs = reports.PairBuilds(r)
+			pairs = compare.PairBuilds(r)
 		}
 		if len(pairs) == 0 {
 			if o.calibrate {
@@ -201,11 +202,11 @@ func variantList(r *results.Results) string {
 // verdictExit maps the overall verdict to the command's result: nil for
 // pass, exit status 1 for a regression, 3 for inconclusive unless
 // inconclusive ("pass" or "fail") maps it.
-func verdictExit(vs []reports.Verdict, inconclusive string) error {
-	switch reports.Overall(vs) {
-	case reports.Pass:
+func verdictExit(vs []compare.Verdict, inconclusive string) error {
+	switch compare.Overall(vs) {
+	case compare.Pass:
 		return nil
-	case reports.Fail:
+	case compare.Fail:
 		return &exitError{code: exitRegression, err: errors.New("verdict: regression")}
 	}
 	switch inconclusive {

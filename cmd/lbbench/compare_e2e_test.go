@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 )
@@ -116,7 +117,7 @@ func TestCompareVerdictEndToEnd(t *testing.T) {
 				if !strings.Contains(text, "comparison with the first variant, a") || !strings.Contains(text, "a2 ") {
 					t.Errorf("run printed no verdict table:\n%s", text)
 				}
-				if vs, err := reports.ReadVerdicts(filepath.Join(out, reports.VerdictsFileName)); err != nil || len(vs) != len(reports.Metrics()) {
+				if vs, err := compare.ReadVerdicts(filepath.Join(out, compare.VerdictsFileName)); err != nil || len(vs) != len(results.VerdictMetrics()) {
 					t.Errorf("run wrote %d verdicts (%v), want one per metric", len(vs), err)
 				}
 			}
@@ -170,12 +171,12 @@ func TestCompareVerdictEndToEnd(t *testing.T) {
 		if code != 1 {
 			t.Fatalf("exit %d, want 1 (regression)\n%s", code, out)
 		}
-		vs, err := reports.ReadVerdicts(filepath.Join(cmpOut, reports.VerdictsFileName))
+		vs, err := compare.ReadVerdicts(filepath.Join(cmpOut, compare.VerdictsFileName))
 		if err != nil || len(vs) != 1 {
 			t.Fatalf("verdicts %+v, %v", vs, err)
 		}
 		v := vs[0]
-		if v.Outcome != reports.Fail || v.Variant != "a" || v.Metric != "p50" || !(v.Ratio > 1.15 && v.CILow > 1.1) {
+		if v.Outcome != compare.Fail || v.Variant != "a" || v.Metric != "p50" || !(v.Ratio > 1.15 && v.CILow > 1.1) {
 			t.Errorf("verdict %+v: want fail, the ratio and its interval above 1.1", v)
 		}
 		// The step summary got the markdown; the other files are there.
@@ -338,7 +339,7 @@ func init() {
 	if m, _ := os.ReadDir(marks); len(m) != 3 {
 		t.Errorf("%d serve processes of the baseline build, want 3", len(m))
 	}
-	vs, err := reports.ReadVerdicts(filepath.Join(out, reports.VerdictsFileName))
+	vs, err := compare.ReadVerdicts(filepath.Join(out, compare.VerdictsFileName))
 	if err != nil || len(vs) != 1 || vs[0].Variant != "a" || vs[0].Baseline != "a@base" {
 		t.Errorf("verdicts %+v, %v", vs, err)
 	}

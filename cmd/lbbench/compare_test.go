@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/lbbench/lbbench/reports"
+	"github.com/lbbench/lbbench/compare"
 )
 
 func TestCompareFlagsOptions(t *testing.T) {
@@ -35,16 +35,16 @@ func TestCompareFlagsOptions(t *testing.T) {
 }
 
 func TestVerdictExit(t *testing.T) {
-	vs := func(o reports.Outcome) []reports.Verdict {
-		return []reports.Verdict{{Outcome: reports.Pass}, {Outcome: o}}
+	vs := func(o compare.Outcome) []compare.Verdict {
+		return []compare.Verdict{{Outcome: compare.Pass}, {Outcome: o}}
 	}
 	for _, tc := range []struct {
-		outcome      reports.Outcome
+		outcome      compare.Outcome
 		inconclusive string
 		code         int
 	}{
-		{reports.Pass, "", 0}, {reports.Fail, "", 1}, {reports.Fail, "pass", 1},
-		{reports.Inconclusive, "", 3}, {reports.Inconclusive, "pass", 0}, {reports.Inconclusive, "fail", 1},
+		{compare.Pass, "", 0}, {compare.Fail, "", 1}, {compare.Fail, "pass", 1},
+		{compare.Inconclusive, "", 3}, {compare.Inconclusive, "pass", 0}, {compare.Inconclusive, "fail", 1},
 	} {
 		err := verdictExit(vs(tc.outcome), tc.inconclusive)
 		code := 0

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 )
@@ -108,7 +109,7 @@ func TestOneSidedBenchFiles(t *testing.T) {
 			t.Errorf("%s written (%v)", f, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "cmp", reports.VerdictsFileName)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "cmp", compare.VerdictsFileName)); err != nil {
 		t.Errorf("verdicts not written: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/numfmt"
 	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/scenario"
@@ -205,7 +206,7 @@ func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout
 			}
 			r := p.Run
 			fmt.Fprintf(stderr, "[%d/%d] %s rep %d: %d requests, p99 %s, skew %s (simulated in %s, elapsed %s)\n",
-				p.Index, p.Total, p.Variant, p.Rep, r.Requests, reports.Dur(r.Summary.P99), reports.SkewString(r.Skew()),
+				p.Index, p.Total, p.Variant, p.Rep, r.Requests, numfmt.Dur(r.Summary.P99), numfmt.Skew(r.Skew()),
 				time.Since(runStart).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 		}))
 	}

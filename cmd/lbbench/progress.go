@@ -11,8 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/numfmt"
 	"github.com/lbbench/lbbench/loadgen"
-	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/scenario"
 )
 
@@ -134,7 +134,7 @@ func (lp *livePrinter) line(now time.Time, st loadgen.LiveStats) string {
 			phase = "warm-up"
 		}
 		fmt.Fprintf(&b, "%s/%s %s, %.0f req/s, p99 %s", st.Elapsed.Round(time.Second), st.Planned.Round(time.Second),
-			phase, st.RatePerSec, reports.Dur(st.P99))
+			phase, st.RatePerSec, numfmt.Dur(st.P99))
 		if st.Errors > 0 {
 			fmt.Fprintf(&b, ", %d errors", st.Errors)
 		}

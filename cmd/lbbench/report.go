@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 )
@@ -107,16 +108,16 @@ func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.W
 	}
 	vpath := o.verdicts
 	if !verdictsGiven && len(srcs) == 1 {
-		vpath = filepath.Join(filepath.Dir(srcs[0].Path), reports.VerdictsFileName)
+		vpath = filepath.Join(filepath.Dir(srcs[0].Path), compare.VerdictsFileName)
 	}
-	var verdicts []reports.Verdict
+	var verdicts []compare.Verdict
 	if vpath != "" {
 		if verdictsGiven {
 			if _, err := os.Stat(vpath); err != nil {
 				return fmt.Errorf("--verdicts: %w", err)
 			}
 		}
-		vs, err := reports.ReadVerdicts(vpath)
+		vs, err := compare.ReadVerdicts(vpath)
 		if err != nil {
 			return err
 		}

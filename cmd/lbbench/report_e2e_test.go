@@ -25,9 +25,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/internal/browser"
 	"github.com/lbbench/lbbench/internal/browser/browsertest"
-	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -205,7 +205,7 @@ func TestReportInChromium(t *testing.T) {
 			t.Errorf("interval logs %q, want one per run", logs)
 		}
 		// Verdicts beside the results become a table and junit.xml.
-		vs, _ := json.Marshal(reports.VerdictFile{Verdicts: []reports.Verdict{{Variant: "lc", Baseline: "rp", Metric: "p99", Outcome: reports.Fail, Ratio: 1.3}}})
+		vs, _ := json.Marshal(compare.VerdictFile{Verdicts: []compare.Verdict{{Variant: "lc", Baseline: "rp", Metric: "p99", Outcome: compare.Fail, Ratio: 1.3}}})
 		vpath := filepath.Join(t.TempDir(), "v.json")
 		os.WriteFile(vpath, vs, 0o644)
 		if outb, err := exec.Command(bin, "report", out, "-o", again, "--verdicts", vpath).CombinedOutput(); err != nil {

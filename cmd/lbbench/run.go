@@ -12,9 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/driver/docker"
 	"github.com/lbbench/lbbench/driver/local"
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/numfmt"
 	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
@@ -192,7 +194,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		fmt.Fprintf(stderr, "lbbench: %d of %d runs failed (a process died; see \"invalid runs\" above): they are recorded in %s and left out of every comparison\n", failed, len(res.Runs), resultsPath)
 	}
 	if o.failOnClaims {
-		if n := reports.ClaimsFailed(reports.JudgeClaims(res)); n > 0 {
+		if n := claims.Failed(claims.Judge(res)); n > 0 {
 			return &exitError{code: 4, err: fmt.Errorf("%d of %d claims fail (see the claims in %s)", n, len(res.Scenario.Claims), out)}
 		}
 	}
@@ -240,8 +242,8 @@ func progressPrinter(w io.Writer, s scenario.Scenario) func(harness.Progress) {
 		elapsed := time.Since(start)
 		left := time.Duration(float64(elapsed) / float64(p.Index) * float64(p.Total-p.Index))
 		fmt.Fprintf(w, "[%d/%d] %s rep %d: %.0f req/s, p99 %s, errors %d, skew %s, %s (elapsed %s, about %s left)\n",
-			p.Index, p.Total, p.Variant, p.Rep, r.AchievedRate, reports.Dur(r.Summary.P99), r.Errors,
-			reports.SkewString(r.Skew()), status, elapsed.Round(time.Second), left.Round(time.Second))
+			p.Index, p.Total, p.Variant, p.Rep, r.AchievedRate, numfmt.Dur(r.Summary.P99), r.Errors,
+			numfmt.Skew(r.Skew()), status, elapsed.Round(time.Second), left.Round(time.Second))
 	}
 }
 

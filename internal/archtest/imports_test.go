@@ -110,6 +110,10 @@ var machinery = []string{"harness", "loadgen", "driver/**", "targets/*", "engine
 // catching a violation.
 var rules = []rule{
 	{name: "reports reads numbers, never makes them", pkg: "reports", deps: true, forbidden: machinery, noVegeta: true},
+	{name: "reports renders; claims is the one reader of the model", pkg: "reports", forbidden: []string{"model", "stats"}},
+	{name: "compare reads numbers, not the model, and does not render", pkg: "compare", deps: true, forbidden: append(slices.Clone(machinery), "model", "reports", "claims"), noVegeta: true},
+	{name: "claims judges, does not render", pkg: "claims", deps: true, forbidden: append(slices.Clone(machinery), "reports"), noVegeta: true},
+	{name: "stats imports nothing of lbbench", pkg: "stats", deps: true, allowed: []string{}, noVegeta: true},
 	{name: "model writes results without the machinery", pkg: "model", deps: true, forbidden: machinery, noVegeta: true},
 	{name: "results is the contract", pkg: "results", deps: true, allowed: []string{"scenario", "workloads", "internal/*"}, noVegeta: true},
 	{name: "scenario is a spec", pkg: "scenario", deps: true, allowed: []string{"workloads", "internal/*"}, noVegeta: true},

@@ -1,4 +1,4 @@
-package reports
+package compare
 
 import (
 	"errors"
@@ -6,9 +6,12 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/stats"
 )
 
-// Defaults of CompareOptions, exported so that flags reuse them.
+// Defaults of Options, exported so that flags reuse them.
 const (
 	// DefaultAlpha is the family-wise significance level.
 	DefaultAlpha = 0.05
@@ -26,7 +29,7 @@ const (
 	ConfidenceLevel = 0.95
 )
 
-// Interval methods of CompareOptions.
+// Interval methods of Options.
 const (
 	// IntervalShift is the Hodges-Lehmann interval of the ratio (of the
 	// difference, for error_rate), the one that inverts the Mann-Whitney
@@ -39,7 +42,7 @@ const (
 	// the extreme runs, so one starved run can stretch it past the
 	// tolerance.
 	IntervalBootstrap = "bootstrap"
-	// DefaultInterval is the method CompareOptions uses by default.
+	// DefaultInterval is the method Options uses by default.
 	DefaultInterval = IntervalShift
 )
 
@@ -48,10 +51,11 @@ const (
 // show that a change is small.
 const MinRuns = 3
 
-// CompareOptions configures Compare. The zero value compares every metric
+// Options configures Compare. The zero value compares every metric
 // with the default tolerances.
-type CompareOptions struct {
-	// Metrics are the metrics compared, from Metrics(); empty means all.
+type Options struct {
+	// Metrics are the metrics compared, from results.VerdictMetrics(); empty
+	// means all of them.
 	Metrics []string
 	// Tolerances maps a metric to its accepted change: relative for
 	// latency and throughput (0.1 for 10%), absolute for error_rate (0.01
@@ -76,15 +80,16 @@ type CompareOptions struct {
 }
 
 // WithDefaults returns a copy of o with zero values filled in.
-func (o CompareOptions) WithDefaults() CompareOptions {
+func (o Options) WithDefaults() Options {
 	if len(o.Metrics) == 0 {
-		o.Metrics = Metrics()
+		o.Metrics = results.VerdictMetrics()
 	}
-	tol := make(map[string]float64, len(metrics))
-	for _, m := range metrics {
-		tol[m.name] = DefaultTolerance
-		if m.absolute {
-			tol[m.name] = DefaultErrorRateTolerance
+	tol := map[string]float64{}
+	for _, name := range results.VerdictMetrics() {
+		m, _ := results.LookupMetric(name)
+		tol[m.Name] = DefaultTolerance
+		if m.Absolute {
+			tol[m.Name] = DefaultErrorRateTolerance
 		}
 	}
 	for k, v := range o.Tolerances {
@@ -106,41 +111,41 @@ func (o CompareOptions) WithDefaults() CompareOptions {
 	return o
 }
 
-// MaxResamples bounds CompareOptions.Resamples: a million resamples
+// MaxResamples bounds Options.Resamples: a million resamples
 // already take minutes per metric and variant.
 const MaxResamples = 1000000
 
 // Validate reports the first problem in o, naming the field. Call it on
 // the result of WithDefaults.
-func (o CompareOptions) Validate() error {
-	known := Metrics()
+func (o Options) Validate() error {
+	known := results.VerdictMetrics()
 	seen := map[string]bool{}
 	for _, m := range o.Metrics {
 		if !slices.Contains(known, m) {
-			return fmt.Errorf("reports: compare: metrics: unknown metric %q (known: %s)", m, strings.Join(known, ", "))
+			return fmt.Errorf("compare: metrics: unknown metric %q (known: %s)", m, strings.Join(known, ", "))
 		}
 		if seen[m] {
-			return fmt.Errorf("reports: compare: metrics: %q given twice", m)
+			return fmt.Errorf("compare: metrics: %q given twice", m)
 		}
 		seen[m] = true
 	}
 	for k, v := range o.Tolerances {
-		m, ok := lookupMetric(k)
-		if !ok {
-			return fmt.Errorf("reports: compare: tolerances: unknown metric %q (known: %s)", k, strings.Join(known, ", "))
+		m, ok := results.LookupMetric(k)
+		if !ok || !slices.Contains(known, k) {
+			return fmt.Errorf("compare: tolerances: unknown metric %q (known: %s)", k, strings.Join(known, ", "))
 		}
-		if !(v > 0) || (m.absolute && v > 1) || v > 10 {
-			return fmt.Errorf("reports: compare: tolerances[%s]: must be in (0, %d], got %g", k, map[bool]int{true: 1, false: 10}[m.absolute], v)
+		if !(v > 0) || (m.Absolute && v > 1) || v > 10 {
+			return fmt.Errorf("compare: tolerances[%s]: must be in (0, %d], got %g", k, map[bool]int{true: 1, false: 10}[m.Absolute], v)
 		}
 	}
 	if !(o.Alpha > 0 && o.Alpha <= 0.5) {
-		return fmt.Errorf("reports: compare: alpha: must be in (0, 0.5], got %g", o.Alpha)
+		return fmt.Errorf("compare: alpha: must be in (0, 0.5], got %g", o.Alpha)
 	}
 	if o.Resamples < 100 || o.Resamples > MaxResamples {
-		return fmt.Errorf("reports: compare: resamples: must be >= 100 and at most %d (the bootstrap's time grows with it), got %d", MaxResamples, o.Resamples)
+		return fmt.Errorf("compare: resamples: must be >= 100 and at most %d (the bootstrap's time grows with it), got %d", MaxResamples, o.Resamples)
 	}
 	if o.Interval != IntervalShift && o.Interval != IntervalBootstrap {
-		return fmt.Errorf("reports: compare: interval: want %s or %s, got %q", IntervalShift, IntervalBootstrap, o.Interval)
+		return fmt.Errorf("compare: interval: want %s or %s, got %q", IntervalShift, IntervalBootstrap, o.Interval)
 	}
 	return nil
 }
@@ -154,17 +159,17 @@ func (o CompareOptions) Validate() error {
 // interval by o.Interval. A side with fewer than MinRuns valid runs makes
 // the verdict inconclusive. It fails only on invalid options or no pairs.
 // It is deterministic: the bootstrap is seeded.
-func Compare(pairs []Pair, o CompareOptions) ([]Verdict, error) {
+func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 	o = o.WithDefaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	if len(pairs) == 0 {
-		return nil, errors.New("reports: compare: nothing to compare")
+		return nil, errors.New("compare: nothing to compare")
 	}
 	type item struct {
 		pair Pair
-		m    metric
+		m    results.Metric
 		s    sides
 		e    estimate
 	}
@@ -172,19 +177,19 @@ func Compare(pairs []Pair, o CompareOptions) ([]Verdict, error) {
 	var ps []float64
 	for pi, p := range pairs {
 		for mi, name := range o.Metrics {
-			m, _ := lookupMetric(name)
+			m, _ := results.LookupMetric(name)
 			s := collectSides(m, p)
-			seed := o.Seed + uint64(pi*len(metrics)+mi)
+			seed := o.Seed + uint64(pi*len(results.VerdictMetrics())+mi)
 			items = append(items, item{pair: p, m: m, s: s, e: estimateOf(m, s.base, s.cand, o, seed)})
 			ps = append(ps, items[len(items)-1].e.mwuP)
 		}
 	}
-	adjusted := Holm(ps)
+	adjusted := stats.Holm(ps)
 	verdicts := make([]Verdict, len(items))
 	for i, it := range items {
-		tol := o.Tolerances[it.m.name]
-		v := Verdict{Variant: it.pair.Variant, Baseline: it.pair.Baseline, Metric: it.m.name, Tolerance: tol}
-		if !it.m.absolute && isFinite(it.e.point) {
+		tol := o.Tolerances[it.m.Name]
+		v := Verdict{Variant: it.pair.Variant, Baseline: it.pair.Baseline, Metric: it.m.Name, Tolerance: tol}
+		if !it.m.Absolute && isFinite(it.e.point) {
 			v.Ratio = it.e.point
 			if isFinite(it.e.ci.Low) && isFinite(it.e.ci.High) {
 				v.CILow, v.CIHigh = it.e.ci.Low, it.e.ci.High
@@ -205,9 +210,9 @@ func Compare(pairs []Pair, o CompareOptions) ([]Verdict, error) {
 			why = "no ratio: some runs' values are zero"
 		default:
 			v.Outcome = decide(it.m, tol, o.Alpha, p, it.e.ci)
-			if floor, ok := noiseFloor(o.Calibration, it.pair, it.m.name); ok && floor > tol {
+			if floor, ok := noiseFloor(o.Calibration, it.pair, it.m.Name); ok && floor > tol {
 				why = fmt.Sprintf("tolerance %s is below the A/A noise floor %s: too tight to decide (would be %s)",
-					tolString(it.m, tol), tolString(it.m, floor), v.Outcome)
+					it.m.FormatTolerance(tol), it.m.FormatTolerance(floor), v.Outcome)
 				v.Outcome = Inconclusive
 			} else {
 				why = reason(it.m, v.Outcome, tol, o.Alpha, p, it.e.ci)

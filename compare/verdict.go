@@ -1,4 +1,4 @@
-package reports
+package compare
 
 import (
 	"encoding/json"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"strconv"
 
 	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/results"
@@ -67,7 +66,7 @@ func ReadVerdicts(path string) ([]Verdict, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reports: read verdicts: %w", err)
+		return nil, fmt.Errorf("compare: read verdicts: %w", err)
 	}
 	return ParseVerdicts(path, data)
 }
@@ -76,16 +75,16 @@ func ReadVerdicts(path string) ([]Verdict, error) {
 func ParseVerdicts(name string, data []byte) ([]Verdict, error) {
 	var f VerdictFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("reports: decode verdicts %s: %w", name, err)
+		return nil, fmt.Errorf("compare: decode verdicts %s: %w", name, err)
 	}
 	for i, v := range f.Verdicts {
 		switch v.Outcome {
 		case Pass, Fail, Inconclusive:
 		default:
-			return nil, fmt.Errorf("reports: %s: verdicts[%d].outcome: want pass, fail or inconclusive, got %q", name, i, v.Outcome)
+			return nil, fmt.Errorf("compare: %s: verdicts[%d].outcome: want pass, fail or inconclusive, got %q", name, i, v.Outcome)
 		}
 		if v.Variant == "" || v.Metric == "" {
-			return nil, fmt.Errorf("reports: %s: verdicts[%d]: variant and metric are required", name, i)
+			return nil, fmt.Errorf("compare: %s: verdicts[%d]: variant and metric are required", name, i)
 		}
 	}
 	return f.Verdicts, nil
@@ -99,7 +98,7 @@ func WriteVerdicts(w io.Writer, vs []Verdict) error {
 	}
 	data, err := json.MarshalIndent(VerdictFile{Verdicts: vs}, "", "  ")
 	if err != nil {
-		return fmt.Errorf("reports: encode verdicts: %w", err)
+		return fmt.Errorf("compare: encode verdicts: %w", err)
 	}
 	_, err = w.Write(append(data, '\n'))
 	return err
@@ -136,24 +135,3 @@ func Overall(vs []Verdict) Outcome {
 	}
 	return Inconclusive
 }
-
-// verdictSentence says a verdict in one line: "p99 of least_conn vs
-// reuseport: ratio 0.62 [0.55, 0.70], tolerance 10%".
-func verdictSentence(v Verdict) string {
-	s := v.Metric + " of " + v.Variant
-	if v.Baseline != "" {
-		s += " vs " + v.Baseline
-	}
-	if v.Ratio != 0 {
-		s += ": ratio " + ratioString(v.Ratio)
-		if v.CILow != 0 || v.CIHigh != 0 {
-			s += " [" + ratioString(v.CILow) + ", " + ratioString(v.CIHigh) + "]"
-		}
-	}
-	if v.Tolerance != 0 {
-		s += ", tolerance " + strconv.FormatFloat(100*v.Tolerance, 'g', 4, 64) + "%"
-	}
-	return s
-}
-
-func ratioString(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }

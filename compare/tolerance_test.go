@@ -1,8 +1,10 @@
-package reports
+package compare
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/lbbench/lbbench/results"
 )
 
 func TestParseTolerance(t *testing.T) {
@@ -54,8 +56,8 @@ func FuzzParseTolerance(f *testing.F) {
 			t.Fatalf("%q: tolerance %g", s, tol)
 		}
 		if m != "" {
-			o := CompareOptions{Tolerances: map[string]float64{m: tol}}
-			if m != MetricErrorRate || tol <= 1 {
+			o := Options{Tolerances: map[string]float64{m: tol}}
+			if m != results.MetricErrorRate || tol <= 1 {
 				if err := o.WithDefaults().Validate(); err != nil {
 					t.Fatalf("%q parsed to %s=%g, which options reject: %v", s, m, tol, err)
 				}
@@ -69,12 +71,12 @@ func TestTolerances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range Metrics() {
+	for _, m := range results.VerdictMetrics() {
 		want := 0.10
 		switch m {
 		case "p99":
 			want = 0.05
-		case MetricErrorRate:
+		case results.MetricErrorRate:
 			want = 0.02
 		}
 		if got[m] < want-1e-12 || got[m] > want+1e-12 {

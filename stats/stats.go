@@ -1,4 +1,4 @@
-package reports
+package stats
 
 import (
 	"math"
@@ -354,6 +354,17 @@ func BootstrapMedians(base, cand []float64, f func(cand, base float64) float64, 
 	slices.Sort(draws)
 	tail := (1 - level) / 2
 	return Interval{quantileSorted(draws, tail), quantileSorted(draws, 1-tail)}
+}
+
+// Quantile returns the q-quantile (0 <= q <= 1) of x, interpolating
+// linearly between order statistics; NaN for none. x is not modified.
+func Quantile(x []float64, q float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	return quantileSorted(s, q)
 }
 
 // quantileSorted returns the q-quantile of sorted s, interpolating

@@ -1,9 +1,10 @@
-package reports
+package compare
 
 import (
 	"math"
 
 	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/stats"
 )
 
 // Calibration is the A/A noise of one variant and metric: two samples of
@@ -18,7 +19,7 @@ type Calibration struct {
 	// Estimate is B/A of the medians (B-A for error_rate) and CI its
 	// bootstrap interval.
 	Estimate float64
-	CI       Interval
+	CI       stats.Interval
 	// NoiseFloor is how far from "no change" the A/A interval reaches
 	// (a relative change, or absolute for error_rate): a tolerance below
 	// it cannot be decided with this many runs. The interval is always the
@@ -79,7 +80,7 @@ func HalvesOf(pairs []Pair) []Pair {
 // each relative metric, the runs per side needed to call a 20% regression
 // in a comparison of that many tests (RunsFor20, see RunsNeeded, with o's
 // interval), which takes up to a second per metric.
-func Calibrate(pairs []Pair, o CompareOptions, tests int) ([]Calibration, error) {
+func Calibrate(pairs []Pair, o Options, tests int) ([]Calibration, error) {
 	o = o.WithDefaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -89,16 +90,16 @@ func Calibrate(pairs []Pair, o CompareOptions, tests int) ([]Calibration, error)
 	var out []Calibration
 	for pi, p := range pairs {
 		for mi, name := range o.Metrics {
-			m, _ := lookupMetric(name)
+			m, _ := results.LookupMetric(name)
 			s := collectSides(m, p)
-			e := estimateOf(m, s.base, s.cand, floor, o.Seed+uint64(pi*len(metrics)+mi))
+			e := estimateOf(m, s.base, s.cand, floor, o.Seed+uint64(pi*len(results.VerdictMetrics())+mi))
 			c := Calibration{Variant: p.Variant, Metric: name, RunsA: len(s.base), RunsB: len(s.cand),
 				Estimate: e.point, CI: e.ci, NoiseFloor: math.NaN(), Spread: math.NaN()}
 			if isFinite(e.ci.Low) && isFinite(e.ci.High) && len(s.base) >= 2 && len(s.cand) >= 2 {
-				bad := m.badInterval(e.ci)
+				bad := badInterval(m, e.ci)
 				c.NoiseFloor = max(bad.High, -bad.Low, 0)
 			}
-			if !m.absolute {
+			if !m.Absolute {
 				c.Spread = pooledLogSD(s.base, s.cand)
 				if tests > 0 && isFinite(c.Spread) {
 					c.RunsFor20 = RunsNeeded(name, c.Spread, 0.20, 0.80, tests, o)

@@ -1,4 +1,4 @@
-package reports
+package compare
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ func PairVariants(base, cand *results.Results) ([]Pair, error) {
 			Base: base.RunsOf(v.Name), Cand: cand.RunsOf(v.Name)})
 	}
 	if len(pairs) == 0 {
-		return nil, fmt.Errorf("reports: compare: the results share no variant name (baseline %s, candidate %s)",
+		return nil, fmt.Errorf("compare: the results share no variant name (baseline %s, candidate %s)",
 			variantNames(base), variantNames(cand))
 	}
 	return pairs, nil
@@ -45,7 +45,7 @@ func PairVariants(base, cand *results.Results) ([]Pair, error) {
 // in scenario order.
 func PairWith(r *results.Results, baseline string) ([]Pair, error) {
 	if !slices.ContainsFunc(r.Scenario.Variants, func(v scenario.Variant) bool { return v.Name == baseline }) {
-		return nil, fmt.Errorf("reports: compare: no baseline variant %q (variants: %s)", baseline, variantNames(r))
+		return nil, fmt.Errorf("compare: no baseline variant %q (variants: %s)", baseline, variantNames(r))
 	}
 	base := r.RunsOf(baseline)
 	var pairs []Pair
@@ -55,7 +55,7 @@ func PairWith(r *results.Results, baseline string) ([]Pair, error) {
 		}
 	}
 	if len(pairs) == 0 {
-		return nil, fmt.Errorf("reports: compare: %q is the only variant; nothing to compare it with", baseline)
+		return nil, fmt.Errorf("compare: %q is the only variant; nothing to compare it with", baseline)
 	}
 	return pairs, nil
 }

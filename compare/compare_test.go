@@ -1,57 +1,16 @@
-package reports
+package compare
 
 import (
-	"bufio"
-	"bytes"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/lbbench/lbbench/internal/resultstest"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 )
-
-// synthRun is a run whose latencies are a fixed exponential-like shape
-// (median about 2ms, a tail to about 30ms) times scale, over a 1 s window
-// of 1000 requests with the given errors.
-func synthRun(variant string, scale float64, errors uint64) results.Run {
-	h := results.NewHistogram()
-	for i := range 200 { // 1000 requests, 5 at each of 200 quantiles
-		q := (float64(i) + 0.5) / 200
-		d := time.Duration(scale * -math.Log(1-q) * 3 * float64(time.Millisecond))
-		h.RecordValues(d.Microseconds(), 5)
-	}
-	r := results.Run{ID: variant, Variant: variant, Valid: true}
-	r.Latency = h
-	r.Duration = time.Second
-	r.Requests = 1000
-	r.Errors = errors
-	return r
-}
-
-// synthRuns draws n runs whose scale is shift times a log-normal
-// run-to-run factor with log standard deviation sigma.
-func synthRuns(rng *rand.Rand, variant string, n int, shift, sigma float64) []results.Run {
-	runs := make([]results.Run, n)
-	for i := range runs {
-		runs[i] = synthRun(variant, shift*math.Exp(sigma*rng.NormFloat64()), 0)
-	}
-	return runs
-}
-
-// drawRuns draws n runs from pool at random: cheaper than synthRuns when
-// trials are many (a histogram costs a few hundred KB), and from a pool of
-// hundreds of log-normal draws nearly the same.
-func drawRuns(rng *rand.Rand, pool []results.Run, n int) []results.Run {
-	runs := make([]results.Run, n)
-	for i := range runs {
-		runs[i] = pool[rng.IntN(len(pool))]
-	}
-	return runs
-}
 
 func verdictOf(t *testing.T, vs []Verdict, metric string) Verdict {
 	t.Helper()
@@ -62,32 +21,6 @@ func verdictOf(t *testing.T, vs []Verdict, metric string) Verdict {
 	}
 	t.Fatalf("no verdict for %s in %+v", metric, vs)
 	return Verdict{}
-}
-
-func TestMetricValue(t *testing.T) {
-	r := synthRun("a", 1, 50)
-	p50, _ := MetricValue(&r, MetricP50)
-	p99, _ := MetricValue(&r, MetricP99)
-	p999, _ := MetricValue(&r, MetricP999)
-	if !(p50 < p99 && p99 < p999) {
-		t.Errorf("percentiles out of order: %g %g %g", p50, p99, p999)
-	}
-	if want := float64(r.Latency.Quantile(0.99)); p99 != want {
-		t.Errorf("p99 %g, histogram says %g", p99, want)
-	}
-	if v, _ := MetricValue(&r, MetricThroughput); v != 950 {
-		t.Errorf("throughput %g, want 950 successful per second", v)
-	}
-	if v, _ := MetricValue(&r, MetricErrorRate); v != 0.05 {
-		t.Errorf("error rate %g, want 0.05", v)
-	}
-	if _, ok := MetricValue(&r, "p42"); ok {
-		t.Error("unknown metric has a value")
-	}
-	var empty results.Run
-	if _, ok := MetricValue(&empty, MetricP99); ok {
-		t.Error("run without a histogram has a p99")
-	}
 }
 
 // Identical distributions: over many seeded trials, fail comes out in no
@@ -107,15 +40,15 @@ func TestCompareIdenticalRarelyFails(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(11, 0))
-			pool := synthRuns(rng, "a", 500, 1, 0.1)
-			o := CompareOptions{Metrics: []string{MetricP50, MetricP99}, Resamples: 500, Interval: tc.interval}
+			pool := resultstest.Runs(rng, "a", 500, 1, 0.1)
+			o := Options{Metrics: []string{results.MetricP50, results.MetricP99}, Resamples: 500, Interval: tc.interval}
 			if tc.tol > 0 {
-				o.Tolerances = map[string]float64{MetricP50: tc.tol, MetricP99: tc.tol}
+				o.Tolerances = map[string]float64{results.MetricP50: tc.tol, results.MetricP99: tc.tol}
 			}
 			failed, passed := 0, 0
 			for trial := range trials {
 				o.Seed = uint64(trial + 1)
-				p := Pair{Variant: "b", Baseline: "a", Base: drawRuns(rng, pool, 5), Cand: drawRuns(rng, pool, 5)}
+				p := Pair{Variant: "b", Baseline: "a", Base: resultstest.Draw(rng, pool, 5), Cand: resultstest.Draw(rng, pool, 5)}
 				vs, err := Compare([]Pair{p}, o)
 				if err != nil {
 					t.Fatal(err)
@@ -138,13 +71,13 @@ func TestCompareIdenticalRarelyFails(t *testing.T) {
 func TestCompareShiftFails(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 0))
 	for trial := range 40 {
-		p := Pair{Variant: "b", Baseline: "a", Base: synthRuns(rng, "a", 10, 1, 0.05), Cand: synthRuns(rng, "b", 10, 1.3, 0.05)}
+		p := Pair{Variant: "b", Baseline: "a", Base: resultstest.Runs(rng, "a", 10, 1, 0.05), Cand: resultstest.Runs(rng, "b", 10, 1.3, 0.05)}
 		method := []string{IntervalShift, IntervalBootstrap}[trial%2]
-		vs, err := Compare([]Pair{p}, CompareOptions{Seed: uint64(trial + 1), Interval: method})
+		vs, err := Compare([]Pair{p}, Options{Seed: uint64(trial + 1), Interval: method})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range []string{MetricP50, MetricP99} {
+		for _, m := range []string{results.MetricP50, results.MetricP99} {
 			v := verdictOf(t, vs, m)
 			if v.Outcome != Fail {
 				t.Errorf("trial %d (%s): 30%% slower, %s: %s (%s)", trial, method, m, v.Outcome, v.Detail)
@@ -155,7 +88,7 @@ func TestCompareShiftFails(t *testing.T) {
 		}
 		// Slower service at the same offered load does not change
 		// throughput or errors: those pass.
-		for _, m := range []string{MetricThroughput, MetricErrorRate} {
+		for _, m := range []string{results.MetricThroughput, results.MetricErrorRate} {
 			if v := verdictOf(t, vs, m); v.Outcome != Pass {
 				t.Errorf("trial %d: %s: %s (%s)", trial, m, v.Outcome, v.Detail)
 			}
@@ -173,12 +106,12 @@ func TestCompareShiftFails(t *testing.T) {
 // resample holds them 5 times or more in 3.3% of draws.
 func TestCompareStarvedRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 0))
-	base := synthRuns(rng, "a", 10, 1, 0.03)
-	base[3], base[7] = synthRun("a", 5, 0), synthRun("a", 5, 0)
-	cand := synthRuns(rng, "b", 10, 1.3, 0.03)
+	base := resultstest.Runs(rng, "a", 10, 1, 0.03)
+	base[3], base[7] = resultstest.Run("a", 5, 0), resultstest.Run("a", 5, 0)
+	cand := resultstest.Runs(rng, "b", 10, 1.3, 0.03)
 	pairs := []Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}
-	shift, _ := Compare(pairs, CompareOptions{Metrics: []string{MetricP50}})
-	boot, _ := Compare(pairs, CompareOptions{Metrics: []string{MetricP50}, Interval: IntervalBootstrap})
+	shift, _ := Compare(pairs, Options{Metrics: []string{results.MetricP50}})
+	boot, _ := Compare(pairs, Options{Metrics: []string{results.MetricP50}, Interval: IntervalBootstrap})
 	t.Logf("shift: %s [%.3f, %.3f]; bootstrap: %s [%.3f, %.3f]", shift[0].Outcome, shift[0].CILow, shift[0].CIHigh, boot[0].Outcome, boot[0].CILow, boot[0].CIHigh)
 	if shift[0].Outcome != Fail {
 		t.Errorf("shift interval: %s (%s)", shift[0].Outcome, shift[0].Detail)
@@ -190,8 +123,8 @@ func TestCompareStarvedRuns(t *testing.T) {
 
 func TestCompareImprovementPasses(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 0))
-	p := Pair{Variant: "b", Baseline: "a", Base: synthRuns(rng, "a", 6, 1, 0.05), Cand: synthRuns(rng, "b", 6, 0.7, 0.05)}
-	vs, err := Compare([]Pair{p}, CompareOptions{Metrics: []string{MetricP50, MetricP99}})
+	p := Pair{Variant: "b", Baseline: "a", Base: resultstest.Runs(rng, "a", 6, 1, 0.05), Cand: resultstest.Runs(rng, "b", 6, 0.7, 0.05)}
+	vs, err := Compare([]Pair{p}, Options{Metrics: []string{results.MetricP50, results.MetricP99}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,8 +150,8 @@ func TestCompareTooFewRunsInconclusive(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for trial := range 50 {
-				p := Pair{Variant: "b", Baseline: "a", Base: synthRuns(rng, "a", tc.nBase, 1, 0.01), Cand: synthRuns(rng, "b", tc.nCand, tc.shift, 0.01)}
-				vs, err := Compare([]Pair{p}, CompareOptions{Resamples: 200})
+				p := Pair{Variant: "b", Baseline: "a", Base: resultstest.Runs(rng, "a", tc.nBase, 1, 0.01), Cand: resultstest.Runs(rng, "b", tc.nCand, tc.shift, 0.01)}
+				vs, err := Compare([]Pair{p}, Options{Resamples: 200})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -234,14 +167,14 @@ func TestCompareTooFewRunsInconclusive(t *testing.T) {
 
 func TestCompareInvalidRunsLeftOut(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 0))
-	base := synthRuns(rng, "a", 5, 1, 0.01)
-	cand := synthRuns(rng, "b", 5, 1, 0.01)
+	base := resultstest.Runs(rng, "a", 5, 1, 0.01)
+	cand := resultstest.Runs(rng, "b", 5, 1, 0.01)
 	for range 3 {
-		bad := synthRun("b", 5, 0) // five times slower, but invalid
+		bad := resultstest.Run("b", 5, 0) // five times slower, but invalid
 		bad.Valid, bad.Invalid = false, []string{"send lag"}
 		cand = append(cand, bad)
 	}
-	vs, err := Compare([]Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}, CompareOptions{Metrics: []string{MetricP50}})
+	vs, err := Compare([]Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}, Options{Metrics: []string{results.MetricP50}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +185,7 @@ func TestCompareInvalidRunsLeftOut(t *testing.T) {
 	for i := range cand {
 		cand[i].Valid = false
 	}
-	vs, _ = Compare([]Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}, CompareOptions{Metrics: []string{MetricP50}})
+	vs, _ = Compare([]Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}, Options{Metrics: []string{results.MetricP50}})
 	if vs[0].Outcome != Inconclusive {
 		t.Errorf("no valid candidate run: %s", vs[0].Outcome)
 	}
@@ -262,7 +195,7 @@ func TestCompareErrorRateAndThroughput(t *testing.T) {
 	mk := func(variant string, errs uint64) []results.Run {
 		runs := make([]results.Run, 5)
 		for i := range runs {
-			runs[i] = synthRun(variant, 1, errs+uint64(i%2))
+			runs[i] = resultstest.Run(variant, 1, errs+uint64(i%2))
 		}
 		return runs
 	}
@@ -280,14 +213,14 @@ func TestCompareErrorRateAndThroughput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vs, err := Compare([]Pair{{Variant: "b", Baseline: "a", Base: mk("a", tc.baseErr), Cand: mk("b", tc.candErr)}},
-				CompareOptions{Metrics: []string{MetricErrorRate, MetricThroughput}})
+				Options{Metrics: []string{results.MetricErrorRate, results.MetricThroughput}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v := verdictOf(t, vs, MetricErrorRate); v.Outcome != tc.errOut || v.Ratio != 0 {
+			if v := verdictOf(t, vs, results.MetricErrorRate); v.Outcome != tc.errOut || v.Ratio != 0 {
 				t.Errorf("error_rate: %s ratio %g (%s)", v.Outcome, v.Ratio, v.Detail)
 			}
-			if v := verdictOf(t, vs, MetricThroughput); v.Outcome != tc.throughOut {
+			if v := verdictOf(t, vs, results.MetricThroughput); v.Outcome != tc.throughOut {
 				t.Errorf("throughput: %s (%s)", v.Outcome, v.Detail)
 			}
 		})
@@ -298,24 +231,24 @@ func TestCompareHolmAcrossPairs(t *testing.T) {
 	// The same data as the only pair and as one of ten: the corrected
 	// p-value grows with the family.
 	rng := rand.New(rand.NewPCG(16, 0))
-	p := Pair{Variant: "b", Baseline: "a", Base: synthRuns(rng, "a", 4, 1, 0.1), Cand: synthRuns(rng, "b", 4, 1.15, 0.1)}
-	one, _ := Compare([]Pair{p}, CompareOptions{Metrics: []string{MetricP50}})
+	p := Pair{Variant: "b", Baseline: "a", Base: resultstest.Runs(rng, "a", 4, 1, 0.1), Cand: resultstest.Runs(rng, "b", 4, 1.15, 0.1)}
+	one, _ := Compare([]Pair{p}, Options{Metrics: []string{results.MetricP50}})
 	many := make([]Pair, 10)
 	for i := range many {
 		many[i] = p
 	}
-	ten, _ := Compare(many, CompareOptions{Metrics: []string{MetricP50}})
-	if len(ten) != 10 || !near(ten[0].P, min(1, 10*one[0].P), 1e-12) {
+	ten, _ := Compare(many, Options{Metrics: []string{results.MetricP50}})
+	if len(ten) != 10 || math.Abs(ten[0].P-min(1, 10*one[0].P)) > 1e-12 {
 		t.Errorf("p alone %g, among 10 identical tests %g; want 10 times", one[0].P, ten[0].P)
 	}
 }
 
 func TestCompareNoiseFloor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 0))
-	base := synthRuns(rng, "a", 8, 1, 0.3) // noisy
-	cand := synthRuns(rng, "b", 8, 1, 0.3)
+	base := resultstest.Runs(rng, "a", 8, 1, 0.3) // noisy
+	cand := resultstest.Runs(rng, "b", 8, 1, 0.3)
 	pairs := []Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}
-	o := CompareOptions{Metrics: []string{MetricP99}, Tolerances: map[string]float64{MetricP99: 0.02}}
+	o := Options{Metrics: []string{results.MetricP99}, Tolerances: map[string]float64{results.MetricP99: 0.02}}
 	cals, err := Calibrate(HalvesOf(pairs), o, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -336,18 +269,18 @@ func TestCompareNoiseFloor(t *testing.T) {
 		t.Errorf("tolerance below the noise floor: %s (%s)", vs[0].Outcome, vs[0].Detail)
 	}
 	// A tolerance above the floor is decided as usual.
-	o.Tolerances[MetricP99] = c.NoiseFloor + 1
+	o.Tolerances[results.MetricP99] = c.NoiseFloor + 1
 	if vs, _ := Compare(pairs, o); strings.Contains(vs[0].Detail, "too tight") {
 		t.Errorf("tolerance above the noise floor: %s", vs[0].Detail)
 	}
 }
 
 func TestRunsNeeded(t *testing.T) {
-	o := CompareOptions{Seed: 3}
-	quiet := RunsNeeded(MetricP99, 0.01, 0.2, 0.8, 1, o)
-	mid := RunsNeeded(MetricP99, 0.05, 0.2, 0.8, 1, o)
-	noisy := RunsNeeded(MetricP99, 0.1, 0.2, 0.8, 1, o)
-	family := RunsNeeded(MetricP99, 0.01, 0.2, 0.8, 15, o)
+	o := Options{Seed: 3}
+	quiet := RunsNeeded(results.MetricP99, 0.01, 0.2, 0.8, 1, o)
+	mid := RunsNeeded(results.MetricP99, 0.05, 0.2, 0.8, 1, o)
+	noisy := RunsNeeded(results.MetricP99, 0.1, 0.2, 0.8, 1, o)
+	family := RunsNeeded(results.MetricP99, 0.01, 0.2, 0.8, 15, o)
 	t.Logf("runs per side for 20%%: spread 1%%: %d (%d in a family of 15 tests), 5%%: %d, 10%%: %d", quiet, family, mid, noisy)
 	// Mann-Whitney's smallest two-sided p-value is 2/C(2n, n): 0.1 for
 	// 3 vs 3, 0.029 for 4 vs 4, so 4 runs is the least that can fail at
@@ -358,10 +291,10 @@ func TestRunsNeeded(t *testing.T) {
 	if !(quiet <= mid && mid < noisy) {
 		t.Errorf("runs needed not increasing with noise: %d %d %d", quiet, mid, noisy)
 	}
-	if RunsNeeded(MetricP99, 3, 0.2, 0.8, 1, o) != 0 {
+	if RunsNeeded(results.MetricP99, 3, 0.2, 0.8, 1, o) != 0 {
 		t.Error("hopeless noise should need more than MaxRunsNeeded (0)")
 	}
-	if RunsNeeded(MetricErrorRate, 0.1, 0.2, 0.8, 1, o) != 0 {
+	if RunsNeeded(results.MetricErrorRate, 0.1, 0.2, 0.8, 1, o) != 0 {
 		t.Error("error_rate is absolute: no estimate")
 	}
 	if testing.Short() {
@@ -374,8 +307,8 @@ func TestRunsNeeded(t *testing.T) {
 	rate := func(n int) int {
 		fails := 0
 		for trial := range 50 {
-			p := Pair{Variant: "b", Baseline: "a", Base: synthRuns(rng, "a", n, 1, 0.1), Cand: synthRuns(rng, "b", n, 1.2, 0.1)}
-			vs, _ := Compare([]Pair{p}, CompareOptions{Metrics: []string{MetricP99}, Seed: uint64(trial + 1), Resamples: 500})
+			p := Pair{Variant: "b", Baseline: "a", Base: resultstest.Runs(rng, "a", n, 1, 0.1), Cand: resultstest.Runs(rng, "b", n, 1.2, 0.1)}
+			vs, _ := Compare([]Pair{p}, Options{Metrics: []string{results.MetricP99}, Seed: uint64(trial + 1), Resamples: 500})
 			if vs[0].Outcome == Fail {
 				fails++
 			}
@@ -392,18 +325,18 @@ func TestRunsNeeded(t *testing.T) {
 func TestCompareOptionsValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		o    CompareOptions
+		o    Options
 		want string
 	}{
-		{"defaults", CompareOptions{}, ""},
-		{"unknown metric", CompareOptions{Metrics: []string{"p42"}}, "metrics: unknown metric \"p42\""},
-		{"twice", CompareOptions{Metrics: []string{"p99", "p99"}}, "given twice"},
-		{"tolerance metric", CompareOptions{Tolerances: map[string]float64{"mean": 0.1}}, "tolerances: unknown metric \"mean\""},
-		{"negative tolerance", CompareOptions{Tolerances: map[string]float64{"p99": -0.1}}, "tolerances[p99]"},
-		{"error rate over 1", CompareOptions{Tolerances: map[string]float64{"error_rate": 2}}, "tolerances[error_rate]: must be in (0, 1]"},
-		{"alpha", CompareOptions{Alpha: 0.7}, "alpha: must be in (0, 0.5]"},
-		{"resamples", CompareOptions{Resamples: 10}, "resamples: must be >= 100"},
-		{"interval", CompareOptions{Interval: "bca"}, "interval: want shift or bootstrap"},
+		{"defaults", Options{}, ""},
+		{"unknown metric", Options{Metrics: []string{"p42"}}, "metrics: unknown metric \"p42\""},
+		{"twice", Options{Metrics: []string{"p99", "p99"}}, "given twice"},
+		{"tolerance metric", Options{Tolerances: map[string]float64{"mean": 0.1}}, "tolerances: unknown metric \"mean\""},
+		{"negative tolerance", Options{Tolerances: map[string]float64{"p99": -0.1}}, "tolerances[p99]"},
+		{"error rate over 1", Options{Tolerances: map[string]float64{"error_rate": 2}}, "tolerances[error_rate]: must be in (0, 1]"},
+		{"alpha", Options{Alpha: 0.7}, "alpha: must be in (0, 0.5]"},
+		{"resamples", Options{Resamples: 10}, "resamples: must be >= 100"},
+		{"interval", Options{Interval: "bca"}, "interval: want shift or bootstrap"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.o.WithDefaults().Validate()
@@ -421,7 +354,7 @@ func TestCompareOptionsValidate(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Compare(nil, CompareOptions{}); err == nil {
+	if _, err := Compare(nil, Options{}); err == nil {
 		t.Error("Compare with no pairs")
 	}
 }
@@ -431,7 +364,7 @@ func withVariants(variants ...scenario.Variant) *results.Results {
 	r.Scenario.Variants = variants
 	for _, v := range variants {
 		for range 3 {
-			r.Runs = append(r.Runs, synthRun(v.Name, 1, 0))
+			r.Runs = append(r.Runs, resultstest.Run(v.Name, 1, 0))
 		}
 	}
 	return r
@@ -479,7 +412,7 @@ func TestPairing(t *testing.T) {
 func TestSplitHalves(t *testing.T) {
 	var runs []results.Run
 	for i := range 7 {
-		r := synthRun("a", 1, 0)
+		r := resultstest.Run("a", 1, 0)
 		r.ID = strconv.Itoa(i)
 		r.Valid = i != 2
 		runs = append(runs, r)
@@ -514,83 +447,5 @@ func TestOverall(t *testing.T) {
 		if got := Overall(tc.vs); got != tc.want {
 			t.Errorf("Overall(%v) = %s, want %s", tc.vs, got, tc.want)
 		}
-	}
-}
-
-func fixedVerdicts(t *testing.T) []Verdict {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(19, 0))
-	pairs := []Pair{
-		{Variant: "least_conn", Baseline: "least_conn@base", Base: synthRuns(rng, "a", 5, 1, 0.05), Cand: synthRuns(rng, "b", 5, 1.3, 0.05)},
-		{Variant: "reuse|port", Baseline: "reuse|port@base", Base: synthRuns(rng, "c", 2, 1, 0.05), Cand: synthRuns(rng, "d", 5, 1, 0.05)},
-	}
-	vs, err := Compare(pairs, CompareOptions{Metrics: []string{MetricP99, MetricErrorRate}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return vs
-}
-
-func TestComparisonOutputsGolden(t *testing.T) {
-	vs := fixedVerdicts(t)
-	var text, md, js bytes.Buffer
-	if err := WriteVerdictsText(&text, vs); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "compare.txt.golden", text.Bytes())
-	if err := WriteComparisonMarkdown(&md, "main vs pr", vs); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "compare.md.golden", md.Bytes())
-	if !strings.Contains(md.String(), `reuse\|port`) {
-		t.Error("markdown does not escape the table separator in a name")
-	}
-	// JSON verdicts read back as written.
-	if err := WriteVerdicts(&js, vs); err != nil {
-		t.Fatal(err)
-	}
-	back, err := ParseVerdicts("verdicts.json", js.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(back) != len(vs) || back[0] != vs[0] {
-		t.Errorf("verdicts did not round-trip:\n%+v\n%+v", back, vs)
-	}
-}
-
-func TestWriteBench(t *testing.T) {
-	runs := []results.Run{synthRun("a", 1, 0), synthRun("a", 1.1, 10), synthRun("a", 9, 0)}
-	runs[2].Valid = false
-	var b bytes.Buffer
-	if err := WriteBench(&b, "least conn", runs); err != nil {
-		t.Fatal(err)
-	}
-	// The Go benchmark format: name, iterations, then value-unit pairs.
-	sc := bufio.NewScanner(&b)
-	lines := 0
-	for sc.Scan() {
-		lines++
-		f := strings.Fields(sc.Text())
-		if len(f) != 2+2*4 || f[0] != "BenchmarkLB/variant=least_conn" || f[1] != "1" {
-			t.Fatalf("line %q", sc.Text())
-		}
-		units := map[string]float64{}
-		for i := 2; i < len(f); i += 2 {
-			v, err := strconv.ParseFloat(f[i], 64)
-			if err != nil {
-				t.Fatalf("value %q: %v", f[i], err)
-			}
-			units[f[i+1]] = v
-		}
-		r := runs[lines-1]
-		if _, ok := units["req/s"]; ok {
-			t.Errorf("line %d: req/s, the offered schedule, is not a measurement", lines)
-		}
-		if units["p99-ns"] != float64(r.Latency.Quantile(0.99)) || units["error-ratio"] != float64(r.Errors)/1000 {
-			t.Errorf("line %d: %v", lines, units)
-		}
-	}
-	if lines != 2 {
-		t.Errorf("%d lines, want one per valid run (2)", lines)
 	}
 }

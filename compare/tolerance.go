@@ -1,10 +1,12 @@
-package reports
+package compare
 
 import (
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/lbbench/lbbench/results"
 )
 
 // ParseTolerance parses "p99=10%", "p99=0.1", "10%" or "0.1"; an empty
@@ -15,8 +17,8 @@ func ParseTolerance(s string) (metric string, tol float64, err error) {
 	value := s
 	if i := strings.IndexByte(s, '='); i >= 0 {
 		metric, value = strings.TrimSpace(s[:i]), s[i+1:]
-		if !slices.Contains(Metrics(), metric) {
-			return "", 0, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(Metrics(), ", "))
+		if !slices.Contains(results.VerdictMetrics(), metric) {
+			return "", 0, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(results.VerdictMetrics(), ", "))
 		}
 	}
 	value = strings.TrimSpace(value)
@@ -38,7 +40,7 @@ func ParseTolerance(s string) (metric string, tol float64, err error) {
 
 // Tolerances parses tolerance settings as ParseTolerance reads them, later
 // ones overriding earlier ones; one without a metric sets every relative
-// metric (every metric but MetricErrorRate). None gives nil: the defaults.
+// metric (every metric but results.MetricErrorRate). None gives nil: the defaults.
 func Tolerances(settings []string) (map[string]float64, error) {
 	if len(settings) == 0 {
 		return nil, nil
@@ -53,8 +55,8 @@ func Tolerances(settings []string) (map[string]float64, error) {
 			out[metric] = tol
 			continue
 		}
-		for _, m := range Metrics() {
-			if m != MetricErrorRate {
+		for _, m := range results.VerdictMetrics() {
+			if m != results.MetricErrorRate {
 				out[m] = tol
 			}
 		}

@@ -1,8 +1,11 @@
-package reports
+package compare
 
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/stats"
 )
 
 // Settings of RunsNeeded's simulation.
@@ -26,16 +29,16 @@ const (
 // when even MaxRunsNeeded runs are not enough, or for a metric that is not
 // relative. Deterministic for a given o.Seed; the power is estimated from
 // a few hundred trials, so the answer is good to a run or two.
-func RunsNeeded(name string, spread, change, power float64, tests int, o CompareOptions) int {
+func RunsNeeded(name string, spread, change, power float64, tests int, o Options) int {
 	o = o.WithDefaults()
-	m, ok := lookupMetric(name)
-	if !ok || m.absolute || !(spread >= 0) || !(change > 0) {
+	m, ok := results.LookupMetric(name)
+	if !ok || m.Absolute || !(spread >= 0) || !(change > 0) {
 		return 0
 	}
 	tol := o.Tolerances[name]
 	alpha := o.Alpha / float64(max(tests, 1))
 	shift := 1 + change
-	if !m.higherIsWorse {
+	if !m.HigherIsWorse {
 		shift = 1 - change
 	}
 	if !(shift > 0) {
@@ -50,7 +53,7 @@ func RunsNeeded(name string, spread, change, power float64, tests int, o Compare
 				base[i] = math.Exp(spread * rng.NormFloat64())
 				cand[i] = shift * math.Exp(spread*rng.NormFloat64())
 			}
-			if _, p := MannWhitney(cand, base); p >= alpha {
+			if _, p := stats.MannWhitney(cand, base); p >= alpha {
 				continue
 			}
 			ci := intervalOf(m, base, cand, o.Interval, simResamples, o.Seed+uint64(t))

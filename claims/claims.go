@@ -1,0 +1,426 @@
+package claims
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/internal/numfmt"
+	"github.com/lbbench/lbbench/model"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/stats"
+)
+
+// Outcome is a claim's judgement.
+type Outcome string
+
+// Claim outcomes.
+const (
+	// Holds: the check is true on every run (exact), or its confidence
+	// interval lies on the claimed side (statistical, model).
+	Holds Outcome = "holds"
+	// Fails: the check is false on some run (exact), or its confidence
+	// interval lies on the other side (statistical, model).
+	Fails Outcome = "fails"
+	// Undecided: neither, or no valid run to judge; more runs are needed.
+	Undecided Outcome = "inconclusive"
+)
+
+// Result is one claim of a scenario, judged on its results.
+type Result struct {
+	Scenario string  `json:"scenario"`
+	Say      string  `json:"say"`
+	Check    string  `json:"check"`
+	Kind     string  `json:"kind"`
+	Outcome  Outcome `json:"outcome"`
+	// Evidence gives the figures the outcome rests on.
+	Evidence string `json:"evidence"`
+	// MaxLoad, for a model claim, is the measured distribution of the
+	// largest load beside the model's exact one.
+	MaxLoad *MaxLoadComparison `json:"max_load,omitempty"`
+}
+
+// MaxLoadComparison sets the measured largest load per burst beside the
+// exact distribution of random dispatch (`lbbench model balls`).
+type MaxLoadComparison struct {
+	Tasks, Workers int
+	Bursts         int
+	// Measured[k] counts bursts whose largest load was k; Exact[k] is
+	// the model's probability of k, for k = 0..Tasks.
+	Measured []int
+	Exact    []float64
+	// ExactMean is the model's expected largest load; MeasuredMean the
+	// measured one.
+	ExactMean, MeasuredMean float64
+}
+
+// Judge judges every claim of r's scenario on r's valid runs. A
+// claim whose check does not parse (results written by another version)
+// is inconclusive, with the parse error as evidence.
+func Judge(r *results.Results) []Result {
+	out := make([]Result, 0, len(r.Scenario.Claims))
+	for _, c := range r.Scenario.Claims {
+		cr := Result{Scenario: r.Scenario.Name, Say: c.Say, Check: c.Check, Outcome: Undecided}
+		chk, err := scenario.ParseCheck(c.Check)
+		if err != nil {
+			cr.Evidence = "check does not parse: " + err.Error()
+			out = append(out, cr)
+			continue
+		}
+		cr.Kind = kindOf(chk)
+		switch cr.Kind {
+		case scenario.KindModel:
+			judgeModel(r, chk, &cr)
+		case scenario.KindExact:
+			judgeExact(r, chk, &cr)
+		default:
+			judgeStat(r, chk, &cr)
+		}
+		out = append(out, cr)
+	}
+	return out
+}
+
+// kindOf is the kind of c's left metric: statistical, exact or the
+// model's.
+func kindOf(c scenario.Check) string {
+	m, _ := results.LookupMetric(c.Left.Metric)
+	return m.Kind
+}
+
+// validRuns returns the valid runs of variant v.
+func validRuns(r *results.Results, v string) []*results.Run {
+	var out []*results.Run
+	for i := range r.Runs {
+		if r.Runs[i].Variant == v && r.Runs[i].Valid {
+			out = append(out, &r.Runs[i])
+		}
+	}
+	return out
+}
+
+// statValue is run r's value of a statistical metric.
+func statValue(r *results.Run, name string) (float64, bool) {
+	m, ok := results.LookupMetric(name)
+	if !ok {
+		return 0, false
+	}
+	return m.Value(r)
+}
+
+// statString says a value of the named metric in its unit.
+func statString(name string, v float64) string {
+	m, _ := results.LookupMetric(name)
+	return m.Format(v)
+}
+
+func statValues(runs []*results.Run, name string) []float64 {
+	var vs []float64
+	for _, r := range runs {
+		if v, ok := statValue(r, name); ok && !math.IsNaN(v) {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+func listString(name string, vs []float64) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = statString(name, v)
+	}
+	return strings.Join(parts, " / ")
+}
+
+// judgeStat judges a statistical claim. A ratio A op F × B is judged on
+// the confidence interval of median(A)/median(B) that Compare uses (the
+// Hodges-Lehmann interval of the ratio, from the runs' values): it holds
+// when the whole interval lies on the claimed side of F, fails when it
+// lies wholly on the other side, and is inconclusive otherwise (always
+// with fewer than 4 valid runs a side, where no 95% interval exists). A
+// bound A op X holds when every valid run satisfies it, fails when none
+// does, and is inconclusive when runs disagree.
+func judgeStat(r *results.Results, c scenario.Check, cr *Result) {
+	name := c.Left.Metric
+	a := statValues(validRuns(r, c.Left.Variant), name)
+	if len(a) == 0 {
+		cr.Evidence = fmt.Sprintf("no valid run of %s with %s", c.Left.Variant, name)
+		return
+	}
+	if c.Right == nil {
+		x := *c.Number
+		n := 0
+		for _, v := range a {
+			if c.Holds(v, x) {
+				n++
+			}
+		}
+		switch n {
+		case len(a):
+			cr.Outcome = Holds
+		case 0:
+			cr.Outcome = Fails
+		}
+		cr.Evidence = fmt.Sprintf("%s(%s) by run: %s; %d of %d runs %s %s", name, c.Left.Variant, listString(name, a), n, len(a), c.Op, statString(name, x))
+		return
+	}
+	b := statValues(validRuns(r, c.Right.Variant), name)
+	if len(b) == 0 {
+		cr.Evidence = fmt.Sprintf("no valid run of %s with %s", c.Right.Variant, name)
+		return
+	}
+	ci := compare.RatioInterval(b, a)
+	ratio := stats.Median(a) / stats.Median(b)
+	f := c.Right.Factor
+	switch {
+	case math.IsNaN(ci.Low) || math.IsNaN(ci.High) || math.IsInf(ci.Low, 0) || math.IsInf(ci.High, 0):
+	case c.Holds(ci.High, f) && c.Holds(ci.Low, f):
+		cr.Outcome = Holds
+	case !c.Holds(ci.High, f) && !c.Holds(ci.Low, f):
+		cr.Outcome = Fails
+	}
+	cr.Evidence = fmt.Sprintf("%s(%s)/%s(%s) = %s, 95%% CI [%s, %s], claimed %s %s; %s by run: %s; %s by run: %s",
+		name, c.Left.Variant, name, c.Right.Variant, numfmt.Ratio(ratio), numfmt.Ratio(ci.Low), numfmt.Ratio(ci.High), c.Op,
+		strconv.FormatFloat(f, 'g', -1, 64), c.Left.Variant, listString(name, a), c.Right.Variant, listString(name, b))
+	if cr.Outcome == Undecided && (len(a) < 4 || len(b) < 4) {
+		cr.Evidence += fmt.Sprintf(" (%d and %d valid runs: at least 4 a side are needed for a 95%% interval)", len(a), len(b))
+	}
+}
+
+// exactValue is run r's value of an exact term, scaled by its factor, or
+// why there is none.
+func exactValue(r *results.Run, t scenario.Term) (float64, string) {
+	m, ok := results.LookupMetric(t.Metric)
+	if !ok || m.Read == nil {
+		return 0, "unknown metric " + t.Metric
+	}
+	v, why := m.Read(r, t.Arg, t.Index)
+	if why != "" {
+		return 0, why
+	}
+	return v * t.Factor, ""
+}
+
+// judgeExact judges an exact claim on every valid run of the variants it
+// names: it holds when the check is true on every one, fails when it is
+// false on any.
+func judgeExact(r *results.Results, c scenario.Check, cr *Result) {
+	runs := validRuns(r, c.Left.Variant)
+	var ev []string
+	if len(runs) == 0 {
+		cr.Evidence = "no valid run of " + c.Left.Variant
+		return
+	}
+	if c.Right != nil && c.Right.Variant != c.Left.Variant {
+		// Two variants: compare run by run in repetition order.
+		other := validRuns(r, c.Right.Variant)
+		if len(other) != len(runs) {
+			cr.Evidence = fmt.Sprintf("%d valid runs of %s against %d of %s", len(runs), c.Left.Variant, len(other), c.Right.Variant)
+			return
+		}
+	}
+	ok := true
+	for i, run := range runs {
+		if m, _ := results.LookupMetric(c.Left.Metric); m.ReadList != nil {
+			got := m.ReadList(run)
+			same := slices.Equal(got, c.List)
+			ok = ok && same
+			ev = append(ev, fmt.Sprintf("%s: %v", run.ID, got))
+			continue
+		}
+		l, why := exactValue(run, c.Left)
+		if why != "" {
+			cr.Evidence = why
+			return
+		}
+		var rv float64
+		var rs string
+		switch {
+		case c.Right != nil:
+			rr := run
+			if c.Right.Variant != c.Left.Variant {
+				rr = validRuns(r, c.Right.Variant)[i]
+			}
+			var why string
+			if rv, why = exactValue(rr, *c.Right); why != "" {
+				cr.Evidence = why
+				return
+			}
+			rs = fmt.Sprintf("%s = %s", c.Right, numfmt.Num(rv))
+		default:
+			rv = *c.Number
+			rs = numfmt.Num(rv)
+		}
+		holds := c.Holds(l, rv)
+		ok = ok && holds
+		mark := ""
+		if !holds {
+			mark = " (false)"
+		}
+		ev = append(ev, fmt.Sprintf("%s: %s = %s %s %s%s", run.ID, c.Left, numfmt.Num(l), c.Op, rs, mark))
+	}
+	cr.Outcome = Fails
+	if ok {
+		cr.Outcome = Holds
+	}
+	cr.Evidence = strings.Join(ev, "; ")
+}
+
+// modelTrials is how many power-of-two-choices trials JudgeClaims asks
+// the model for; only its exact random-dispatch figures are used.
+const modelTrials = 1000
+
+// judgeModel judges pmax(v, K) ~ model: the fraction of v's bursts whose
+// largest load is at least K, with its 95% Wilson interval, against the
+// exact probability that some worker gets at least K of Size tasks under
+// random dispatch. It holds when the exact figure lies inside the
+// interval and fails when it lies outside.
+func judgeModel(r *results.Results, c scenario.Check, cr *Result) {
+	k := c.Left.Index
+	cmp, maxes, skipped, random, err := compareMaxLoad(validRuns(r, c.Left.Variant), k)
+	if err != nil {
+		cr.Evidence = err.Error()
+		return
+	}
+	hits := 0
+	for _, m := range maxes {
+		if m >= k {
+			hits++
+		}
+	}
+	exact := random.Some.Value
+	n := len(maxes)
+	p := float64(hits) / float64(n)
+	lo, hi := stats.Wilson(hits, n, stats.Z95)
+	if exact >= lo && exact <= hi {
+		cr.Outcome = Holds
+	} else {
+		cr.Outcome = Fails
+	}
+	cr.Evidence = fmt.Sprintf("measured P(max load ≥ %d) = %d/%d = %.3f, 95%% CI [%.3f, %.3f]; model balls (%d tasks, %d workers, random dispatch) exactly %.4f (%s)",
+		k, hits, n, p, lo, hi, cmp.Tasks, cmp.Workers, exact, random.Some.Exact)
+	if skipped > 0 {
+		cr.Evidence += fmt.Sprintf("; %d bursts with an unanswered request left out", skipped)
+	}
+	cr.MaxLoad = cmp
+}
+
+// compareMaxLoad gathers the largest load of every fully answered burst of
+// runs and sets its distribution beside the exact one of random dispatch
+// (model balls, asked about at least k).
+func compareMaxLoad(runs []*results.Run, k int) (cmp *MaxLoadComparison, maxes []int, skipped int, random model.DispatchResult, err error) {
+	size, workers := 0, 0
+	for _, run := range runs {
+		if run.Bursts == nil {
+			continue
+		}
+		size, workers = run.Bursts.Size, run.Bursts.Workers
+		m, s := run.Bursts.MaxLoads()
+		maxes = append(maxes, m...)
+		skipped += s
+	}
+	if len(maxes) == 0 {
+		return nil, nil, skipped, random, fmt.Errorf("no fully answered burst")
+	}
+	measured := make([]int, size+1)
+	sum := 0
+	for _, m := range maxes {
+		if m <= size {
+			measured[m]++
+		}
+		sum += m
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	br, err := model.Balls(ctx, model.BallsSpec{Tasks: size, Workers: workers, AtLeast: max(k, 1), Trials: modelTrials})
+	if err != nil {
+		return nil, nil, skipped, random, fmt.Errorf("model: %w", err)
+	}
+	random = br.Dispatch[0]
+	cmp = &MaxLoadComparison{Tasks: size, Workers: workers, Bursts: len(maxes), Measured: measured,
+		MeasuredMean: float64(sum) / float64(len(maxes)), ExactMean: random.MeanMax.Value}
+	for _, pr := range random.MaxLoad {
+		cmp.Exact = append(cmp.Exact, pr.Value)
+	}
+	return cmp, maxes, skipped, random, nil
+}
+
+// VariantMaxLoad is one variant's bursts beside the model.
+type VariantMaxLoad struct {
+	Variant string
+	*MaxLoadComparison
+	Rows []MaxLoadRow
+}
+
+// BurstComparisons sets, for every variant whose valid runs recorded
+// bursts, the measured distribution of the largest load beside model
+// balls' exact one for random dispatch.
+func BurstComparisons(r *results.Results) []VariantMaxLoad {
+	var out []VariantMaxLoad
+	for _, v := range r.Scenario.Variants {
+		cmp, _, _, _, err := compareMaxLoad(validRuns(r, v.Name), 0)
+		if err != nil {
+			continue
+		}
+		out = append(out, VariantMaxLoad{Variant: v.Name, MaxLoadComparison: cmp, Rows: cmp.Rows()})
+	}
+	return out
+}
+
+// Failed counts failed claims.
+func Failed(cs []Result) int {
+	n := 0
+	for _, c := range cs {
+		if c.Outcome == Fails {
+			n++
+		}
+	}
+	return n
+}
+
+// Counts counts the outcomes: how many claims hold, fail and are
+// inconclusive.
+func Counts(cs []Result) (holds, fails, inconclusive int) {
+	for _, c := range cs {
+		switch c.Outcome {
+		case Holds:
+			holds++
+		case Fails:
+			fails++
+		default:
+			inconclusive++
+		}
+	}
+	return
+}
+
+// MaxLoadRow is one largest load k with its measured frequency and the
+// model's probability.
+type MaxLoadRow struct {
+	K               int
+	Measured, Exact float64
+	MeasuredN       int
+}
+
+// Rows returns the loads that were measured or have a model probability
+// of at least 0.0005.
+func (m *MaxLoadComparison) Rows() []MaxLoadRow {
+	var out []MaxLoadRow
+	for k := range m.Measured {
+		e := 0.0
+		if k < len(m.Exact) {
+			e = m.Exact[k]
+		}
+		if m.Measured[k] == 0 && e < 0.0005 {
+			continue
+		}
+		out = append(out, MaxLoadRow{K: k, Measured: float64(m.Measured[k]) / float64(m.Bursts), Exact: e, MeasuredN: m.Measured[k]})
+	}
+	return out
+}

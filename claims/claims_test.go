@@ -1,0 +1,96 @@
+package claims
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lbbench/lbbench/internal/resultstest"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
+)
+
+func judgeOne(t *testing.T, r *results.Results) Result {
+	t.Helper()
+	cs := Judge(r)
+	if len(cs) != 1 {
+		t.Fatalf("%d claim results, want 1", len(cs))
+	}
+	return cs[0]
+}
+
+func TestJudgeRatioClaims(t *testing.T) {
+	for _, tc := range []struct {
+		check string
+		runs  int
+		want  Outcome
+	}{
+		{"p99(fast) < 0.2 * p99(slow)", 5, Holds},     // the ratio is about 0.1
+		{"p99(fast) < 0.05 * p99(slow)", 5, Fails},    // 0.1 is not below 0.05
+		{"p99(fast) > 0.05 * p99(slow)", 5, Holds},    // the benefit is smaller than that
+		{"p99(fast) < 0.2 * p99(slow)", 3, Undecided}, // 3 a side: no 95% interval
+		{"p99(fast) < 0.1 * p99(slow)", 5, Undecided}, // the interval straddles 0.1
+	} {
+		r := resultstest.ClaimResults(tc.runs, scenario.Claim{Say: "x", Check: tc.check})
+		got := judgeOne(t, r)
+		if got.Outcome != tc.want {
+			t.Errorf("%s with %d runs: %s (%s), want %s", tc.check, tc.runs, got.Outcome, got.Evidence, tc.want)
+		}
+		if !strings.Contains(got.Evidence, "95% CI") {
+			t.Errorf("%s: evidence without its interval: %s", tc.check, got.Evidence)
+		}
+	}
+}
+
+func TestJudgeBoundAndExactClaims(t *testing.T) {
+	for _, tc := range []struct {
+		check string
+		want  Outcome
+	}{
+		{"skew(fast) <= 1.1", Holds},
+		{"skew(slow) <= 1.1", Fails},
+		{"p50(fast) < 60ms", Holds},
+		{"p50(slow) < 60ms", Fails},
+		{"decisions(fast) == requests(fast)", Holds},
+		{"client_conns(fast) == 6", Holds},
+		{"upstream_conns(fast) == 3", Fails},
+		{"workers(fast) == [500, 500]", Holds},
+		{"workers(slow) == [500, 500]", Fails},
+		{"worker(slow, 0) == 9 * worker(slow, 1)", Holds},
+		{"worker(fast, 0) < 0.5 * worker(slow, 0)", Fails}, // 500 < 450 is false
+		{"decisions(slow) == requests(slow)", Undecided},   // no proxy counters
+	} {
+		got := judgeOne(t, resultstest.ClaimResults(2, scenario.Claim{Say: "x", Check: tc.check}))
+		if got.Outcome != tc.want {
+			t.Errorf("%s: %s (%s), want %s", tc.check, got.Outcome, got.Evidence, tc.want)
+		}
+		if got.Evidence == "" {
+			t.Errorf("%s: no evidence", tc.check)
+		}
+	}
+}
+
+func TestJudgeModelClaim(t *testing.T) {
+	// Random dispatch agrees with the exact figure (0.7917).
+	got := judgeOne(t, resultstest.BurstResults(2000, 7, "pmax(fast, 4) ~ model"))
+	if got.Outcome != Holds || got.MaxLoad == nil || got.MaxLoad.Bursts != 2000 {
+		t.Fatalf("random dispatch: %s: %s", got.Outcome, got.Evidence)
+	}
+	if !strings.Contains(got.Evidence, "0.7917") {
+		t.Errorf("evidence lacks the model's exact figure: %s", got.Evidence)
+	}
+	if m := got.MaxLoad.ExactMean; m < 4.19 || m > 4.21 {
+		t.Errorf("model mean largest load %.3f, want 4.20", m)
+	}
+	// Even dispatch (2 each) is far from random: the claim fails.
+	r := resultstest.BurstResults(200, 7, "pmax(fast, 4) ~ model")
+	for i := range r.Runs[0].Bursts.Loads {
+		r.Runs[0].Bursts.Loads[i] = []int{2, 2, 2, 2, 2, 2, 2, 2}
+	}
+	if got := judgeOne(t, r); got.Outcome != Fails {
+		t.Errorf("even dispatch: %s: %s", got.Outcome, got.Evidence)
+	}
+	r.Scenario.Claims = []scenario.Claim{{Say: "x", Check: "maxload(fast) == 2"}}
+	if got := judgeOne(t, r); got.Outcome != Holds {
+		t.Errorf("maxload: %s: %s", got.Outcome, got.Evidence)
+	}
+}

@@ -1,0 +1,251 @@
+package results
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/lbbench/lbbench/internal/numfmt"
+	"github.com/lbbench/lbbench/scenario"
+)
+
+// Metric is one figure lbbench reads from a run, defined once: its name
+// (as claims, tolerances and verdicts spell it), its kind, unit and
+// direction, and how it is read. Scenario validation (through
+// MetricDefs), compare, claims and the renderers all use this table.
+type Metric struct {
+	scenario.MetricDef
+	// Unit is the unit of Read's value: "ns", "req/s", "fraction",
+	// "ratio" (max/min) or "count".
+	Unit string
+	// HigherIsWorse: latency and error rate; throughput is the other way.
+	HigherIsWorse bool
+	// Absolute compares two sides by the difference of their values
+	// (error rate, often 0) rather than their ratio; its tolerance is
+	// absolute too.
+	Absolute bool
+	// Verdict says the metric is compared by default (lbbench compare).
+	Verdict bool
+	// BenchUnit is its unit in Go benchmark lines; empty leaves it out of
+	// them.
+	BenchUnit string
+	// Read returns run r's value for the term's second argument (arg as
+	// written, index as an integer), or why there is none. Nil for
+	// workers, which is a list (ReadList).
+	Read func(r *Run, arg string, index int) (float64, string)
+	// ReadList returns a list metric's values (workers).
+	ReadList func(r *Run) []float64
+}
+
+// Metric names lbbench's own code refers to.
+const (
+	MetricP50        = "p50"
+	MetricP90        = "p90"
+	MetricP99        = "p99"
+	MetricP999       = "p99.9"
+	MetricThroughput = "throughput"
+	MetricErrorRate  = "error_rate"
+	MetricSkew       = "skew"
+)
+
+// Metrics is every metric, in report order.
+var Metrics = []Metric{
+	quantile(MetricP50, 0.50, "p50-ns", "median corrected latency of each run", true),
+	quantile(MetricP90, 0.90, "", "90th percentile latency of each run", false),
+	quantile(MetricP99, 0.99, "p99-ns", "99th percentile latency of each run", true),
+	quantile(MetricP999, 0.999, "p99.9-ns", "99.9th percentile latency of each run", true),
+	// Throughput is the seeded schedule's rate less errors: identical in
+	// every valid run, so not written for benchstat.
+	{MetricDef: stat(MetricThroughput, "successful requests per second of each run"), Unit: "req/s", Verdict: true,
+		Read: func(r *Run, _ string, _ int) (float64, string) {
+			if r.Duration <= 0 || r.Errors > r.Requests {
+				return 0, "no measured window in run " + r.ID
+			}
+			return float64(r.Requests-r.Errors) / r.Duration.Seconds(), ""
+		}},
+	{MetricDef: stat(MetricErrorRate, "failed requests over requests of each run"), Unit: "fraction", HigherIsWorse: true, Absolute: true, Verdict: true, BenchUnit: "error-ratio",
+		Read: func(r *Run, _ string, _ int) (float64, string) {
+			if r.Requests == 0 {
+				return 0, "no measured request in run " + r.ID
+			}
+			return float64(r.Errors) / float64(r.Requests), ""
+		}},
+	{MetricDef: stat(MetricSkew, "max/min of responses per worker of each run"), Unit: "ratio", HigherIsWorse: true,
+		Read: func(r *Run, _ string, _ int) (float64, string) {
+			if len(r.Workers) == 0 {
+				return 0, "no per-worker counts in run " + r.ID
+			}
+			return r.Skew(), ""
+		}},
+	count("requests", "measured requests of each run", func(r *Run) float64 { return float64(r.Requests) }),
+	count("errors", "failed requests of each run", func(r *Run) float64 { return float64(r.Errors) }),
+	count("responses", "responses that named a worker (X-Worker) in each run", func(r *Run) float64 {
+		var v uint64
+		for _, n := range r.ByWorker {
+			v += n
+		}
+		return float64(v)
+	}),
+	proxyCount("decisions", "the proxy's decisions in each run", func(p *ProxyStats) uint64 { return p.Decisions }),
+	proxyCount("client_conns", "client connections the proxy accepted in each run", func(p *ProxyStats) uint64 { return p.ClientConns }),
+	proxyCount("upstream_conns", "upstream connections the proxy opened in each run", func(p *ProxyStats) uint64 { return p.UpstreamConns }),
+	{MetricDef: exact("worker", scenario.ArgIndex, "responses of worker INDEX in each run"), Unit: "count",
+		Read: func(r *Run, _ string, i int) (float64, string) {
+			if i < 0 || i >= len(r.Workers) {
+				return 0, fmt.Sprintf("run %s has no worker %d", r.ID, i)
+			}
+			return float64(r.Workers[i].Responses), ""
+		}},
+	{MetricDef: exact("workers", "", "responses of every worker in each run, as a list"), Unit: "count",
+		ReadList: func(r *Run) []float64 {
+			out := make([]float64, len(r.Workers))
+			for i, w := range r.Workers {
+				out[i] = float64(w.Responses)
+			}
+			return out
+		}},
+	{MetricDef: exact("class", scenario.ArgName, "requests of class NAME in each run"), Unit: "count",
+		Read: func(r *Run, name string, _ int) (float64, string) {
+			i := slices.IndexFunc(r.Classes, func(c Class) bool { return c.Name == name })
+			if i < 0 {
+				return 0, fmt.Sprintf("run %s has no class %s", r.ID, name)
+			}
+			return float64(r.Classes[i].Requests), ""
+		}},
+	{MetricDef: exact("client", scenario.ArgName, "requests of named client NAME in each run"), Unit: "count",
+		Read: func(r *Run, name string, _ int) (float64, string) {
+			i := slices.IndexFunc(r.Clients, func(c Client) bool { return c.Name == name })
+			if i < 0 {
+				return 0, fmt.Sprintf("run %s has no client %s", r.ID, name)
+			}
+			return float64(r.Clients[i].Requests), ""
+		}},
+	{MetricDef: exact("pool", scenario.ArgName, "requests the proxy sent to pool NAME in each run"), Unit: "count",
+		Read: func(r *Run, name string, _ int) (float64, string) {
+			if r.Proxy == nil {
+				return 0, "no proxy counters in run " + r.ID
+			}
+			i := slices.IndexFunc(r.Proxy.Pools, func(p PoolStats) bool { return p.Name == name })
+			if i < 0 {
+				return 0, fmt.Sprintf("run %s has no pool %s", r.ID, name)
+			}
+			return float64(r.Proxy.Pools[i].Requests), ""
+		}},
+	{MetricDef: exact("maxload", "", "largest load of any burst in each run (burst workloads)"), Unit: "count",
+		Read: func(r *Run, _ string, _ int) (float64, string) {
+			if r.Bursts == nil {
+				return 0, "no bursts in run " + r.ID
+			}
+			maxes, _ := r.Bursts.MaxLoads()
+			if len(maxes) == 0 {
+				return 0, "no fully answered burst in run " + r.ID
+			}
+			return float64(slices.Max(maxes)), ""
+		}},
+	{MetricDef: scenario.MetricDef{Name: "pmax", Kind: scenario.KindModel, Arg: scenario.ArgIndex,
+		Help: "fraction of bursts whose largest load is >= INDEX (burst workloads), against `model balls`"}, Unit: "fraction"},
+}
+
+func stat(name, help string) scenario.MetricDef {
+	return scenario.MetricDef{Name: name, Kind: scenario.KindStat, Help: help}
+}
+
+func exact(name, arg, help string) scenario.MetricDef {
+	return scenario.MetricDef{Name: name, Kind: scenario.KindExact, Arg: arg, Help: help}
+}
+
+// quantile is a latency percentile of the run's corrected latency.
+func quantile(name string, q float64, benchUnit, help string, verdict bool) Metric {
+	return Metric{MetricDef: stat(name, help), Unit: "ns", HigherIsWorse: true, Verdict: verdict, BenchUnit: benchUnit,
+		Read: func(r *Run, _ string, _ int) (float64, string) {
+			if r.Latency == nil || r.Latency.Histogram == nil || r.Latency.TotalCount() == 0 {
+				return 0, "no latency recorded in run " + r.ID
+			}
+			return float64(r.Latency.Quantile(q)), ""
+		}}
+}
+
+func count(name, help string, f func(r *Run) float64) Metric {
+	return Metric{MetricDef: exact(name, "", help), Unit: "count",
+		Read: func(r *Run, _ string, _ int) (float64, string) { return f(r), "" }}
+}
+
+func proxyCount(name, help string, f func(p *ProxyStats) uint64) Metric {
+	return Metric{MetricDef: exact(name, "", help), Unit: "count",
+		Read: func(r *Run, _ string, _ int) (float64, string) {
+			if r.Proxy == nil {
+				return 0, "no proxy counters in run " + r.ID
+			}
+			return float64(f(r.Proxy)), ""
+		}}
+}
+
+// LookupMetric returns the metric called name.
+func LookupMetric(name string) (Metric, bool) {
+	i := slices.IndexFunc(Metrics, func(m Metric) bool { return m.Name == name })
+	if i < 0 {
+		return Metric{}, false
+	}
+	return Metrics[i], true
+}
+
+// MetricDefs returns what the scenario language knows of every metric,
+// for scenario.Catalog.Metrics.
+func MetricDefs() []scenario.MetricDef {
+	out := make([]scenario.MetricDef, len(Metrics))
+	for i, m := range Metrics {
+		out[i] = m.MetricDef
+	}
+	return out
+}
+
+// VerdictMetrics returns the names of the metrics compared by default, in
+// report order.
+func VerdictMetrics() []string {
+	var out []string
+	for _, m := range Metrics {
+		if m.Verdict {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// Value returns run r's value of a metric that takes no argument; ok is
+// false when the run lacks the data (or the metric is a list or the
+// model's).
+func (m Metric) Value(r *Run) (v float64, ok bool) {
+	if m.Read == nil {
+		return 0, false
+	}
+	v, why := m.Read(r, "", 0)
+	return v, why == ""
+}
+
+// Format says a value of m in its unit: 41.2ms, 1523.4 req/s, 1.25%,
+// 1.07, 3.
+func (m Metric) Format(v float64) string {
+	switch m.Unit {
+	case "ns":
+		return numfmt.Dur(time.Duration(v))
+	case "req/s":
+		return strconv.FormatFloat(v, 'f', 1, 64) + " req/s"
+	case "fraction":
+		return numfmt.Percent(v)
+	case "ratio":
+		return numfmt.Skew(v)
+	}
+	return numfmt.Num(v)
+}
+
+// FormatTolerance says a tolerance of m, the same in every output: "10%"
+// of change for a relative metric, "1 pt" (percentage points: an absolute
+// difference of the fraction) for an absolute one, the error rate.
+func (m Metric) FormatTolerance(tol float64) string {
+	s := strconv.FormatFloat(100*tol, 'g', 3, 64)
+	if m.Absolute {
+		return s + " pt"
+	}
+	return s + "%"
+}

@@ -1,0 +1,105 @@
+package results_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/lbbench/lbbench/internal/resultstest"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
+)
+
+func value(t *testing.T, r *results.Run, name string) (float64, bool) {
+	t.Helper()
+	m, ok := results.LookupMetric(name)
+	if !ok {
+		t.Fatalf("no metric %q", name)
+	}
+	return m.Value(r)
+}
+
+func TestMetricValue(t *testing.T) {
+	r := resultstest.Run("a", 1, 50)
+	p50, _ := value(t, &r, results.MetricP50)
+	p90, _ := value(t, &r, results.MetricP90)
+	p99, _ := value(t, &r, results.MetricP99)
+	p999, _ := value(t, &r, results.MetricP999)
+	if !(p50 < p90 && p90 < p99 && p99 < p999) {
+		t.Errorf("percentiles out of order: %g %g %g %g", p50, p90, p99, p999)
+	}
+	if want := float64(r.Latency.Quantile(0.99)); p99 != want {
+		t.Errorf("p99 %g, histogram says %g", p99, want)
+	}
+	if v, _ := value(t, &r, results.MetricThroughput); v != 950 {
+		t.Errorf("throughput %g, want 950 successful per second", v)
+	}
+	if v, _ := value(t, &r, results.MetricErrorRate); v != 0.05 {
+		t.Errorf("error rate %g, want 0.05", v)
+	}
+	if _, ok := results.LookupMetric("p42"); ok {
+		t.Error("an unknown metric was found")
+	}
+	var empty results.Run
+	if _, ok := value(t, &empty, results.MetricP99); ok {
+		t.Error("run without a histogram has a p99")
+	}
+	if _, ok := value(t, &empty, results.MetricSkew); ok {
+		t.Error("run without workers has a skew")
+	}
+	r.Workers = []results.Worker{{Index: 0, Responses: 30}, {Index: 1, Responses: 10}}
+	if v, _ := value(t, &r, results.MetricSkew); v != 3 {
+		t.Errorf("skew %g, want 3", v)
+	}
+	w, _ := results.LookupMetric("worker")
+	if v, why := w.Read(&r, "", 1); v != 10 || why != "" {
+		t.Errorf("worker(1) = %g (%s), want 10", v, why)
+	}
+	if _, why := w.Read(&r, "", 5); why == "" {
+		t.Error("worker(5) of 2 workers has a value")
+	}
+	ws, _ := results.LookupMetric("workers")
+	if got := ws.ReadList(&r); !slices.Equal(got, []float64{30, 10}) {
+		t.Errorf("workers = %v", got)
+	}
+}
+
+// TestMetricDefs: the registry is one table, and what the scenario
+// language knows of it (the catalog) is that table's own definitions:
+// every metric but the model's is read from a run, and every kind and
+// argument is one the scenario language knows.
+func TestMetricDefs(t *testing.T) {
+	defs := results.MetricDefs()
+	if len(defs) != len(results.Metrics) {
+		t.Fatalf("%d definitions for %d metrics", len(defs), len(results.Metrics))
+	}
+	seen := map[string]bool{}
+	for i, m := range results.Metrics {
+		if defs[i] != m.MetricDef || seen[m.Name] {
+			t.Errorf("metric %d (%s): definition %+v, repeated %v", i, m.Name, defs[i], seen[m.Name])
+		}
+		seen[m.Name] = true
+		switch m.Kind {
+		case scenario.KindStat, scenario.KindExact:
+			if (m.Read == nil) == (m.ReadList == nil) {
+				t.Errorf("%s: needs exactly one of Read and ReadList", m.Name)
+			}
+		case scenario.KindModel:
+		default:
+			t.Errorf("%s: kind %q", m.Name, m.Kind)
+		}
+		if m.Arg != "" && m.Arg != scenario.ArgIndex && m.Arg != scenario.ArgName {
+			t.Errorf("%s: argument %q", m.Name, m.Arg)
+		}
+		if m.Help == "" || m.Unit == "" {
+			t.Errorf("%s: no help or unit", m.Name)
+		}
+	}
+	if got := results.VerdictMetrics(); !slices.Equal(got, []string{"p50", "p99", "p99.9", "throughput", "error_rate"}) {
+		t.Errorf("verdict metrics %v", got)
+	}
+	er, _ := results.LookupMetric(results.MetricErrorRate)
+	p99, _ := results.LookupMetric(results.MetricP99)
+	if er.FormatTolerance(0.01) != "1 pt" || p99.FormatTolerance(0.1) != "10%" || er.Format(0.0125) != "1.25%" || p99.Format(41.2e6) != "41.2ms" {
+		t.Errorf("formats: %s %s %s %s", er.FormatTolerance(0.01), p99.FormatTolerance(0.1), er.Format(0.0125), p99.Format(41.2e6))
+	}
+}
