@@ -28,7 +28,7 @@ test: setup fmt-check vet
 ## red CI with no failing input. FUZZTIME=30s still works for longer local runs.
 FUZZTIME ?= 20000x
 FUZZ_TARGETS := ./scenario:FuzzParse ./scenario:FuzzParseWorkload ./results:FuzzDecode \
-	./results:FuzzHistogram ./cmd/lbbench:FuzzOverrides ./reports:FuzzParseTolerance \
+	./results:FuzzHistogram ./cmd/lbbench:FuzzOverrides ./compare:FuzzParseTolerance \
 	./targets/balancer:FuzzProxyRequest ./loadgen:FuzzReadTargets ./cmd/lbbench:FuzzRateFlag
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -70,9 +70,10 @@ func WithVersion(version, commit string) Option {
 	return func(c *config) { c.version, c.commit = version, commit }
 }
 
-// Check reports the first variant of s that Simulate cannot model, wrapping
+// Simulable returns nil when Simulate can model every variant of s, or the
+// first reason it cannot, wrapping
 // ErrUnsupported.
-func Check(s scenario.Scenario) error {
+func Simulable(s scenario.Scenario) error {
 	if s.Workers.Target != nil {
 		return fmt.Errorf("%w: workers.target runs a foreign server, whose service times the model cannot know", ErrUnsupported)
 	}
@@ -100,7 +101,7 @@ func Simulate(ctx context.Context, s scenario.Scenario, opts ...Option) (*result
 	for _, o := range opts {
 		o(&c)
 	}
-	if err := Check(s); err != nil {
+	if err := Simulable(s); err != nil {
 		return nil, err
 	}
 	env := results.CaptureEnv(Driver, c.version, c.commit)

@@ -11,14 +11,14 @@ import (
 	"github.com/lbbench/lbbench/results"
 )
 
-// Check makes sure, before a scenario's first run, that everything Write
+// Preflight makes sure, before a scenario's first run, that everything Write
 // and the run itself will write under o.Dir can be written: the directory
 // exists (it is made) and takes new files; results.json, summary.txt and
 // the report's files are not directories; the report's folders (and the
 // caller's dirs, relative to o.Dir: logs, raw, ...) are directories that
 // take new files, or can be made. A bad output is found at once, not after
 // the first run.
-func (o Output) Check(dirs ...string) error {
+func (o Output) Preflight(dirs ...string) error {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}

@@ -52,10 +52,10 @@ type Comparison struct {
 	StepSummary string
 }
 
-// Run compares, prints the verdicts (after the calibration, with
+// Write compares, prints the verdicts (after the calibration, with
 // compare.Calibrate) to w and writes the files c names. It returns the verdicts
 // even when writing a file failed.
-func (c Comparison) Run(w io.Writer) ([]compare.Verdict, error) {
+func (c Comparison) Write(w io.Writer) ([]compare.Verdict, error) {
 	pairs, o, title, scenario, out := c.Pairs, c.Options, c.Title, c.Scenario, c.Dir
 	if c.Calibrate {
 		tests := len(o.WithDefaults().Metrics) * len(pairs)

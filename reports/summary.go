@@ -113,64 +113,14 @@ func summarize(name string, runs []results.Run) (VariantSummary, error) {
 	if len(merged) == 0 {
 		merged = runs
 	}
-	lat, lag := results.NewHistogram(), results.NewHistogram()
-	classes := map[string]*results.Histogram{}
-	var classOrder []string
+	m, err := results.MergeRuns(merged)
+	if err != nil {
+		return s, fmt.Errorf("reports: %w", err)
+	}
 	var skews []float64
-	var steps []*results.Histogram
-	var clients []*results.Histogram
 	for _, run := range merged {
-		if err := lat.MergeFrom(run.Latency); err != nil {
-			return s, fmt.Errorf("reports: %s: %w", run.ID, err)
-		}
-		if err := lag.MergeFrom(run.SendLag); err != nil {
-			return s, fmt.Errorf("reports: %s: %w", run.ID, err)
-		}
 		s.Merged = append(s.Merged, run.ID)
-		if p := run.Proxy; p != nil {
-			if s.Proxy == nil {
-				s.Proxy = &ProxyTotals{Mode: p.Mode, Policy: p.Policy}
-			}
-			t := s.Proxy
-			t.Decisions += p.Decisions
-			t.ClientConns += p.ClientConns
-			t.UpstreamConns += p.UpstreamConns
-			t.Retries += p.Retries
-			t.NoBackend += p.NoBackend
-			for _, pool := range p.Pools {
-				if pool.Name == "" {
-					continue
-				}
-				if t.PoolRequests == nil {
-					t.PoolRequests = map[string]uint64{}
-				}
-				t.PoolRequests[pool.Name] += pool.Requests
-			}
-		}
-		for i, st := range run.Steps {
-			if i == len(steps) {
-				steps = append(steps, results.NewHistogram())
-				s.Steps = append(s.Steps, StepSummary{RatePerSec: st.RatePerSec})
-			}
-			s.Steps[i].Requests += st.Requests
-			s.Steps[i].Errors += st.Errors
-			if err := steps[i].MergeFrom(st.Latency); err != nil {
-				return s, fmt.Errorf("reports: %s: step %d: %w", run.ID, i, err)
-			}
-		}
-		for i, c := range run.Clients {
-			if i == len(clients) {
-				clients = append(clients, results.NewHistogram())
-				s.Clients = append(s.Clients, ClientSummary{Name: c.Name, Share: c.Share})
-			}
-			s.Clients[i].Requests += c.Requests
-			s.Clients[i].Errors += c.Errors
-			if err := clients[i].MergeFrom(c.Latency); err != nil {
-				return s, fmt.Errorf("reports: %s: client %s: %w", run.ID, c.Name, err)
-			}
-		}
-		s.Requests += run.Requests
-		s.Errors += run.Errors
+		s.Proxy = addProxy(s.Proxy, run.Proxy)
 		s.Rate += run.AchievedRate / float64(len(merged))
 		s.RunP99 = append(s.RunP99, run.Latency.Quantile(0.99))
 		skews = append(skews, run.Skew())
@@ -180,33 +130,52 @@ func summarize(name string, runs []results.Run) (VariantSummary, error) {
 		for i, w := range run.Workers {
 			s.Workers[i] += w.Responses
 		}
-		for _, c := range run.Classes {
-			h, ok := classes[c.Name]
-			if !ok {
-				h = results.NewHistogram()
-				classes[c.Name] = h
-				classOrder = append(classOrder, c.Name)
-			}
-			if err := h.MergeFrom(c.Latency); err != nil {
-				return s, fmt.Errorf("reports: %s: class %s: %w", run.ID, c.Name, err)
-			}
-		}
 	}
-	s.Latency = lat.Summarize()
-	s.Histogram, s.SendLag = lat, lag
-	for i := range s.Steps {
-		s.Steps[i].Latency = steps[i].Summarize()
-	}
-	for i := range s.Clients {
-		s.Clients[i].Latency = clients[i].Summarize()
-	}
-	s.SendLagP99 = lag.Quantile(0.99)
+	s.Requests, s.Errors = m.Requests, m.Errors
+	s.Latency = m.Latency.Summarize()
+	s.Histogram, s.SendLag = m.Latency, m.SendLag
+	s.SendLagP99 = m.SendLag.Quantile(0.99)
 	s.Skew = median(skews)
-	for _, name := range classOrder {
-		h := classes[name]
-		s.Classes = append(s.Classes, ClassSummary{Name: name, Requests: uint64(h.TotalCount()), Latency: h.Summarize(), Histogram: h})
+	for _, st := range m.Steps {
+		s.Steps = append(s.Steps, StepSummary{RatePerSec: st.RatePerSec, Requests: st.Requests, Errors: st.Errors, Latency: st.Latency.Summarize()})
+	}
+	for _, c := range m.Clients {
+		s.Clients = append(s.Clients, ClientSummary{Name: c.Name, Share: c.Share, Requests: c.Requests, Errors: c.Errors, Latency: c.Latency.Summarize()})
+	}
+	for _, c := range m.Classes {
+		h := c.Latency
+		if h == nil {
+			h = results.NewHistogram()
+		}
+		s.Classes = append(s.Classes, ClassSummary{Name: c.Name, Requests: uint64(h.TotalCount()), Latency: h.Summarize(), Histogram: h})
 	}
 	return s, nil
+}
+
+// addProxy adds a run's proxy counters p to the totals t (nil: none yet);
+// a run without a proxy leaves t as it is.
+func addProxy(t *ProxyTotals, p *results.ProxyStats) *ProxyTotals {
+	if p == nil {
+		return t
+	}
+	if t == nil {
+		t = &ProxyTotals{Mode: p.Mode, Policy: p.Policy}
+	}
+	t.Decisions += p.Decisions
+	t.ClientConns += p.ClientConns
+	t.UpstreamConns += p.UpstreamConns
+	t.Retries += p.Retries
+	t.NoBackend += p.NoBackend
+	for _, pool := range p.Pools {
+		if pool.Name == "" {
+			continue
+		}
+		if t.PoolRequests == nil {
+			t.PoolRequests = map[string]uint64{}
+		}
+		t.PoolRequests[pool.Name] += pool.Requests
+	}
+	return t
 }
 
 // median returns the median of xs (NaN for none); +Inf values sort last.

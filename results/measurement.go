@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -156,49 +157,12 @@ func (m *Measurement) Merge(o *Measurement) error {
 			return err
 		}
 	}
-	if len(m.Classes) == 0 {
-		m.Classes = make([]Class, len(o.Classes))
-		for i, c := range o.Classes {
-			m.Classes[i] = Class{Name: c.Name}
-		}
+	if err := m.mergeParts(o); err != nil {
+		return err
 	}
-	if len(o.Classes) != len(m.Classes) {
-		return fmt.Errorf("results: merge: %d classes into %d", len(o.Classes), len(m.Classes))
-	}
-	for i, c := range o.Classes {
-		mc := &m.Classes[i]
-		mc.Requests += c.Requests
-		mc.Errors += c.Errors
-		if err := mergeInto(&mc.Latency, c.Latency); err != nil {
-			return err
-		}
-	}
-	for _, c := range o.Clients {
-		i := 0
-		for i < len(m.Clients) && m.Clients[i].Name != c.Name {
-			i++
-		}
-		if i == len(m.Clients) {
-			m.Clients = append(m.Clients, Client{Name: c.Name, Share: c.Share})
-		}
-		mc := &m.Clients[i]
-		mc.Requests += c.Requests
-		mc.Errors += c.Errors
-		if err := mergeInto(&mc.Latency, c.Latency); err != nil {
-			return err
-		}
-	}
-	for i, s := range o.Steps {
-		if i == len(m.Steps) {
-			m.Steps = append(m.Steps, Step{RatePerSec: 0, Start: s.Start, Duration: s.Duration})
-		}
-		ms := &m.Steps[i]
-		ms.RatePerSec += s.RatePerSec
-		ms.Requests += s.Requests
-		ms.Errors += s.Errors
-		if err := mergeInto(&ms.Latency, s.Latency); err != nil {
-			return err
-		}
+	for i, st := range o.Steps {
+		// Concurrent generators each offer their share of a step's rate.
+		m.Steps[i].RatePerSec += st.RatePerSec
 	}
 	if err := m.mergeIntervals(o.Intervals); err != nil {
 		return err
@@ -277,6 +241,84 @@ func EncodeInterval(start, length time.Duration, h *Histogram, requests, errors 
 }
 
 // mergeInto merges src into *dst, allocating *dst when nil.
+// mergeParts adds o's per-class, per-client and per-step counts and
+// histograms into m's: classes and steps by position (both come from the
+// same workload), clients by name. A step m lacks is added with a rate of
+// zero; the callers decide how rates combine.
+func (m *Measurement) mergeParts(o *Measurement) error {
+	if len(m.Classes) == 0 {
+		m.Classes = make([]Class, len(o.Classes))
+		for i, c := range o.Classes {
+			m.Classes[i] = Class{Name: c.Name}
+		}
+	}
+	if len(o.Classes) != len(m.Classes) && len(o.Classes) > 0 {
+		return fmt.Errorf("results: merge: %d classes into %d", len(o.Classes), len(m.Classes))
+	}
+	for i, c := range o.Classes {
+		mc := &m.Classes[i]
+		mc.Requests += c.Requests
+		mc.Errors += c.Errors
+		if err := mergeInto(&mc.Latency, c.Latency); err != nil {
+			return fmt.Errorf("class %s: %w", c.Name, err)
+		}
+	}
+	for _, c := range o.Clients {
+		i := slices.IndexFunc(m.Clients, func(mc Client) bool { return mc.Name == c.Name })
+		if i < 0 {
+			i = len(m.Clients)
+			m.Clients = append(m.Clients, Client{Name: c.Name, Share: c.Share})
+		}
+		mc := &m.Clients[i]
+		mc.Requests += c.Requests
+		mc.Errors += c.Errors
+		if err := mergeInto(&mc.Latency, c.Latency); err != nil {
+			return fmt.Errorf("client %s: %w", c.Name, err)
+		}
+	}
+	for i, st := range o.Steps {
+		if i == len(m.Steps) {
+			m.Steps = append(m.Steps, Step{Start: st.Start, Duration: st.Duration})
+		}
+		ms := &m.Steps[i]
+		ms.Requests += st.Requests
+		ms.Errors += st.Errors
+		if err := mergeInto(&ms.Latency, st.Latency); err != nil {
+			return fmt.Errorf("step %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// MergeRuns merges the measurements of runs made one after another (the
+// runs of one variant) into one: requests, errors and the corrected
+// latency and send lag histograms, and per class, client and step their
+// counts and histograms, all losslessly. Rates are not added (each run
+// offered the whole rate): a step keeps its rate. Generator figures,
+// intervals and per-worker counts are left out; the callers that need them
+// read them run by run. It fails when two histograms do not merge
+// losslessly or the runs' classes differ.
+func MergeRuns(runs []Run) (*Measurement, error) {
+	m := &Measurement{Latency: NewHistogram(), SendLag: NewHistogram()}
+	for _, run := range runs {
+		if err := m.Latency.MergeFrom(run.Latency); err != nil {
+			return nil, fmt.Errorf("results: %s: %w", run.ID, err)
+		}
+		if err := m.SendLag.MergeFrom(run.SendLag); err != nil {
+			return nil, fmt.Errorf("results: %s: %w", run.ID, err)
+		}
+		m.Requests += run.Requests
+		m.Errors += run.Errors
+		if err := m.mergeParts(&run.Measurement); err != nil {
+			return nil, fmt.Errorf("results: %s: %w", run.ID, err)
+		}
+		for i, st := range run.Steps {
+			m.Steps[i].RatePerSec = st.RatePerSec
+		}
+	}
+	return m, nil
+}
+
 func mergeInto(dst **Histogram, src *Histogram) error {
 	if src == nil || src.Histogram == nil {
 		return nil

@@ -103,3 +103,51 @@ func TestMetricDefs(t *testing.T) {
 		t.Errorf("formats: %s %s %s %s", er.FormatTolerance(0.01), p99.FormatTolerance(0.1), er.Format(0.0125), p99.Format(41.2e6))
 	}
 }
+
+// TestMergeRuns: runs made one after another merge into one measurement:
+// counts and histograms add up per class, client and step, and a step's
+// rate stays the rate (each run offered all of it), unlike Merge of
+// concurrent generators, which adds rates.
+func TestMergeRuns(t *testing.T) {
+	run := func(id string, scale float64) results.Run {
+		r := resultstest.Run(id, scale, 10)
+		r.SendLag = results.NewHistogram()
+		r.SendLag.RecordValue(50)
+		r.Classes = []results.Class{{Name: "short", Requests: 900, Latency: r.Latency}, {Name: "long", Requests: 100}}
+		r.Clients = []results.Client{{Name: "web", Requests: 1000, Errors: 10, Latency: r.Latency}}
+		r.Steps = []results.Step{{RatePerSec: 500, Requests: 1000, Latency: r.Latency}}
+		return r
+	}
+	m, err := results.MergeRuns([]results.Run{run("a", 1), run("b", 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Requests != 2000 || m.Errors != 20 || m.Latency.TotalCount() != 2000 || m.SendLag.TotalCount() != 2 {
+		t.Errorf("requests %d errors %d latency %d lag %d", m.Requests, m.Errors, m.Latency.TotalCount(), m.SendLag.TotalCount())
+	}
+	if len(m.Classes) != 2 || m.Classes[0].Requests != 1800 || m.Classes[0].Latency.TotalCount() != 2000 || m.Classes[1].Requests != 200 {
+		t.Errorf("classes %+v", m.Classes)
+	}
+	if len(m.Clients) != 1 || m.Clients[0].Requests != 2000 || m.Clients[0].Errors != 20 {
+		t.Errorf("clients %+v", m.Clients)
+	}
+	if len(m.Steps) != 1 || m.Steps[0].RatePerSec != 500 || m.Steps[0].Requests != 2000 {
+		t.Errorf("steps %+v: the rate of runs one after another is not their sum", m.Steps)
+	}
+	var g results.Measurement
+	a, b := run("a", 1), run("b", 1)
+	if err := g.Merge(&a.Measurement); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Merge(&b.Measurement); err != nil {
+		t.Fatal(err)
+	}
+	if g.Steps[0].RatePerSec != 1000 {
+		t.Errorf("concurrent generators' step rate %g, want the sum 1000", g.Steps[0].RatePerSec)
+	}
+	odd := run("c", 1)
+	odd.Classes = odd.Classes[:1]
+	if _, err := results.MergeRuns([]results.Run{run("a", 1), odd}); err == nil {
+		t.Error("runs with different classes merged")
+	}
+}

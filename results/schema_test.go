@@ -445,7 +445,7 @@ func TestSchemaSimulated(t *testing.T) {
 			}
 			s = shortened(s)
 			var res *results.Results
-			if err := model.Check(s); errors.Is(err, model.ErrUnsupported) {
+			if err := model.Simulable(s); errors.Is(err, model.ErrUnsupported) {
 				res = &results.Results{Schema: results.SchemaVersion, Scenario: s,
 					Env: results.CaptureEnv("local", "", ""), Started: time.Now(), Finished: time.Now(), Error: err.Error()}
 			} else if res, err = model.Simulate(context.Background(), s, model.WithVersion("test", "")); err != nil {

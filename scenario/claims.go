@@ -302,46 +302,8 @@ func (s Scenario) validateCheck(c Check, metrics []MetricDef) error {
 			return fmt.Errorf("unknown metric %q (known: %s)", t.Metric, metricNames(metrics))
 		}
 		kinds = append(kinds, m.Kind)
-		if !slices.ContainsFunc(s.Variants, func(v Variant) bool { return v.Name == t.Variant }) {
-			return fmt.Errorf("unknown variant %q", t.Variant)
-		}
-		switch m.Arg {
-		case "":
-			if t.Arg != "" {
-				return fmt.Errorf("%s takes only a variant, got a second argument %q", t.Metric, t.Arg)
-			}
-		case ArgIndex:
-			if t.Index < 0 {
-				return fmt.Errorf("%s needs an integer second argument, %s(variant, N), got %q", t.Metric, t.Metric, t.Arg)
-			}
-		case ArgName:
-			if t.Arg == "" {
-				return fmt.Errorf("%s needs a name as second argument, %s(variant, NAME)", t.Metric, t.Metric)
-			}
-		}
-		switch t.Metric {
-		case "worker":
-			if t.Index >= s.Workers.Count {
-				return fmt.Errorf("worker %d does not exist (workers.count is %d)", t.Index, s.Workers.Count)
-			}
-		case "class":
-			if !slices.ContainsFunc(s.Workload.Classes, func(cl workloads.Class) bool { return cl.Name == t.Arg }) {
-				return fmt.Errorf("unknown class %q", t.Arg)
-			}
-		case "client":
-			if !slices.ContainsFunc(s.Workload.Clients.Named, func(n workloads.NamedClient) bool { return n.Name == t.Arg }) {
-				return fmt.Errorf("unknown named client %q", t.Arg)
-			}
-		case "maxload", "pmax":
-			if s.Workload.Bursts == nil {
-				return fmt.Errorf("%s needs a burst workload (workload.bursts)", t.Metric)
-			}
-			if t.Metric == "pmax" && (t.Index < 1 || t.Index > s.Workload.Bursts.Size) {
-				return fmt.Errorf("pmax(variant, K) needs 1 <= K <= bursts.size (%d), got %d", s.Workload.Bursts.Size, t.Index)
-			}
-		}
-		if t.Factor <= 0 {
-			return fmt.Errorf("the factor must be > 0, got %g", t.Factor)
+		if err := s.validateTerm(t, m); err != nil {
+			return err
 		}
 	}
 	if len(kinds) == 2 && kinds[0] != kinds[1] {
@@ -353,47 +315,108 @@ func (s Scenario) validateCheck(c Check, metrics []MetricDef) error {
 			return fmt.Errorf("%s is judged against the model: write \"%s ~ model\"", c.Left.Metric, c.Left)
 		}
 	case KindExact:
-		if c.Model {
-			return fmt.Errorf("only pmax compares with the model")
-		}
-		if c.Left.Metric == "workers" {
-			if c.List == nil || c.Op != "==" {
-				return fmt.Errorf("workers(variant) compares with a list of %d counts: workers(v) == [n0, n1, ...]", s.Workers.Count)
-			}
-			if len(c.List) != s.Workers.Count {
-				return fmt.Errorf("the list has %d counts, but there are %d workers", len(c.List), s.Workers.Count)
-			}
-		} else if c.List != nil {
-			return fmt.Errorf("only workers(variant) compares with a list")
-		}
-		if c.Right != nil && c.Right.Metric == "workers" {
-			return fmt.Errorf("workers(variant) compares with a list, on the left")
-		}
+		return s.validateExact(c)
 	case KindStat:
-		if c.Model || c.List != nil {
-			return fmt.Errorf("%s compares with a number or another variant's %s", c.Left.Metric, c.Left.Metric)
+		return s.validateStat(c)
+	}
+	return nil
+}
+
+// validateTerm checks one term: its variant, its second argument, and that
+// what it names exists in s.
+func (s Scenario) validateTerm(t Term, m MetricDef) error {
+	if !slices.ContainsFunc(s.Variants, func(v Variant) bool { return v.Name == t.Variant }) {
+		return fmt.Errorf("unknown variant %q", t.Variant)
+	}
+	switch m.Arg {
+	case "":
+		if t.Arg != "" {
+			return fmt.Errorf("%s takes only a variant, got a second argument %q", t.Metric, t.Arg)
 		}
-		if c.Op == "==" {
-			return fmt.Errorf("%s varies from run to run: use <, <=, > or >=, not ==", c.Left.Metric)
+	case ArgIndex:
+		if t.Index < 0 {
+			return fmt.Errorf("%s needs an integer second argument, %s(variant, N), got %q", t.Metric, t.Metric, t.Arg)
 		}
-		if c.Right != nil {
-			if c.Right.Metric != c.Left.Metric {
-				return fmt.Errorf("a ratio compares one metric of two variants, got %s and %s", c.Left.Metric, c.Right.Metric)
-			}
-			if c.Right.Variant == c.Left.Variant {
-				return fmt.Errorf("a ratio compares two different variants")
-			}
-			if c.Left.Factor != 1 {
-				return fmt.Errorf("put the factor on the right: %s(%s) %s F × %s(%s)", c.Left.Metric, c.Left.Variant, c.Op, c.Right.Metric, c.Right.Variant)
-			}
-			// Throughput is the one ratio a closed loop ranks: clients
-			// sending back to back measure what each variant sustains
-			// (saturation, wrk's measurement).
-			saturation := c.Left.Metric == "throughput" && s.Workload.Bursts == nil
-			if !saturation && (s.Workload.Deterministic() || s.variantClosed(c.Left.Variant) || s.variantClosed(c.Right.Variant)) {
-				return fmt.Errorf("a ratio of %s on a closed-loop run: closed-loop latency is response time and hides queueing (coordinated omission), so it cannot rank variants; use an open-loop workload", c.Left.Metric)
-			}
+	case ArgName:
+		if t.Arg == "" {
+			return fmt.Errorf("%s needs a name as second argument, %s(variant, NAME)", t.Metric, t.Metric)
 		}
+	}
+	switch t.Metric {
+	case "worker":
+		if t.Index >= s.Workers.Count {
+			return fmt.Errorf("worker %d does not exist (workers.count is %d)", t.Index, s.Workers.Count)
+		}
+	case "class":
+		if !slices.ContainsFunc(s.Workload.Classes, func(cl workloads.Class) bool { return cl.Name == t.Arg }) {
+			return fmt.Errorf("unknown class %q", t.Arg)
+		}
+	case "client":
+		if !slices.ContainsFunc(s.Workload.Clients.Named, func(n workloads.NamedClient) bool { return n.Name == t.Arg }) {
+			return fmt.Errorf("unknown named client %q", t.Arg)
+		}
+	case "maxload", "pmax":
+		if s.Workload.Bursts == nil {
+			return fmt.Errorf("%s needs a burst workload (workload.bursts)", t.Metric)
+		}
+		if t.Metric == "pmax" && (t.Index < 1 || t.Index > s.Workload.Bursts.Size) {
+			return fmt.Errorf("pmax(variant, K) needs 1 <= K <= bursts.size (%d), got %d", s.Workload.Bursts.Size, t.Index)
+		}
+	}
+	if t.Factor <= 0 {
+		return fmt.Errorf("the factor must be > 0, got %g", t.Factor)
+	}
+	return nil
+}
+
+// validateExact checks the form of a check of counts.
+func (s Scenario) validateExact(c Check) error {
+	if c.Model {
+		return fmt.Errorf("only pmax compares with the model")
+	}
+	if c.Left.Metric == "workers" {
+		if c.List == nil || c.Op != "==" {
+			return fmt.Errorf("workers(variant) compares with a list of %d counts: workers(v) == [n0, n1, ...]", s.Workers.Count)
+		}
+		if len(c.List) != s.Workers.Count {
+			return fmt.Errorf("the list has %d counts, but there are %d workers", len(c.List), s.Workers.Count)
+		}
+	} else if c.List != nil {
+		return fmt.Errorf("only workers(variant) compares with a list")
+	}
+	if c.Right != nil && c.Right.Metric == "workers" {
+		return fmt.Errorf("workers(variant) compares with a list, on the left")
+	}
+	return nil
+}
+
+// validateStat checks the form of a statistical check: a bound, or a
+// ratio of one metric of two variants that the workload can rank.
+func (s Scenario) validateStat(c Check) error {
+	if c.Model || c.List != nil {
+		return fmt.Errorf("%s compares with a number or another variant's %s", c.Left.Metric, c.Left.Metric)
+	}
+	if c.Op == "==" {
+		return fmt.Errorf("%s varies from run to run: use <, <=, > or >=, not ==", c.Left.Metric)
+	}
+	if c.Right == nil {
+		return nil
+	}
+	if c.Right.Metric != c.Left.Metric {
+		return fmt.Errorf("a ratio compares one metric of two variants, got %s and %s", c.Left.Metric, c.Right.Metric)
+	}
+	if c.Right.Variant == c.Left.Variant {
+		return fmt.Errorf("a ratio compares two different variants")
+	}
+	if c.Left.Factor != 1 {
+		return fmt.Errorf("put the factor on the right: %s(%s) %s F × %s(%s)", c.Left.Metric, c.Left.Variant, c.Op, c.Right.Metric, c.Right.Variant)
+	}
+	// Throughput is the one ratio a closed loop ranks: clients sending
+	// back to back measure what each variant sustains (saturation, wrk's
+	// measurement).
+	saturation := c.Left.Metric == "throughput" && s.Workload.Bursts == nil
+	if !saturation && (s.Workload.Deterministic() || s.variantClosed(c.Left.Variant) || s.variantClosed(c.Right.Variant)) {
+		return fmt.Errorf("a ratio of %s on a closed-loop run: closed-loop latency is response time and hides queueing (coordinated omission), so it cannot rank variants; use an open-loop workload", c.Left.Metric)
 	}
 	return nil
 }

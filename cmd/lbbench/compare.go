@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,16 +10,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
-)
-
-// Exit codes of a comparison (measurement.md, "Across runs").
-const (
-	exitPass         = 0
-	exitRegression   = 1
-	exitUsage        = 2
-	exitInconclusive = 3
 )
 
 // compareFlags are the comparison settings "compare" and "run" share.
@@ -126,7 +118,7 @@ cand.bench.txt in Go benchmark format, so that
 
 // usageError marks a mistake of the user's: exit status 2.
 func usageError(format string, args ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+	return &exitError{code: job.ExitError, err: fmt.Errorf(format, args...)}
 }
 
 func readResultsArg(arg string) (*results.Results, error) {
@@ -184,11 +176,11 @@ func runCompare(o compareOptions, args []string, stdout io.Writer) error {
 		}
 	}
 	vs, err := reports.Comparison{Pairs: pairs, Options: copts, Calibrate: o.calibrate, Title: title, Scenario: scenario,
-		Dir: o.out, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY")}.Run(stdout)
+		Dir: o.out, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY")}.Write(stdout)
 	if err != nil {
 		return err
 	}
-	return verdictExit(vs, o.inconclusive)
+	return job.VerdictExit(vs, o.inconclusive)
 }
 
 func variantList(r *results.Results) string {
@@ -197,23 +189,4 @@ func variantList(r *results.Results) string {
 		names[i] = v.Name
 	}
 	return strings.Join(names, ", ")
-}
-
-// verdictExit maps the overall verdict to the command's result: nil for
-// pass, exit status 1 for a regression, 3 for inconclusive unless
-// inconclusive ("pass" or "fail") maps it.
-func verdictExit(vs []compare.Verdict, inconclusive string) error {
-	switch compare.Overall(vs) {
-	case compare.Pass:
-		return nil
-	case compare.Fail:
-		return &exitError{code: exitRegression, err: errors.New("verdict: regression")}
-	}
-	switch inconclusive {
-	case "pass":
-		return nil
-	case "fail":
-		return &exitError{code: exitRegression, err: errors.New("verdict: inconclusive, counted as a failure (--inconclusive=fail)")}
-	}
-	return &exitError{code: exitInconclusive, err: errors.New("verdict: inconclusive: more runs needed (exit 3; --inconclusive=pass|fail maps it)")}
 }

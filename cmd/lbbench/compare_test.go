@@ -2,9 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
-	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/job"
 )
 
 func TestCompareFlagsOptions(t *testing.T) {
@@ -34,28 +35,21 @@ func TestCompareFlagsOptions(t *testing.T) {
 	}
 }
 
-func TestVerdictExit(t *testing.T) {
-	vs := func(o compare.Outcome) []compare.Verdict {
-		return []compare.Verdict{{Outcome: compare.Pass}, {Outcome: o}}
-	}
+// TestExitCode: a job's exit status reaches the process as it is, any
+// other error is 2.
+func TestExitCode(t *testing.T) {
 	for _, tc := range []struct {
-		outcome      compare.Outcome
-		inconclusive string
-		code         int
+		err  error
+		code int
 	}{
-		{compare.Pass, "", 0}, {compare.Fail, "", 1}, {compare.Fail, "pass", 1},
-		{compare.Inconclusive, "", 3}, {compare.Inconclusive, "pass", 0}, {compare.Inconclusive, "fail", 1},
+		{nil, 0},
+		{&job.Error{Code: job.ExitRegression, Err: errors.New("verdict: regression")}, 1},
+		{fmt.Errorf("wrapped: %w", &job.Error{Code: job.ExitFailedRuns, Err: errors.New("runs failed")}), 5},
+		{&exitError{code: 130, err: errors.New("interrupted")}, 130},
+		{errors.New("no such file"), 2},
 	} {
-		err := verdictExit(vs(tc.outcome), tc.inconclusive)
-		code := 0
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		} else if err != nil {
-			t.Fatalf("%v", err)
-		}
-		if code != tc.code || exitCode(err) != tc.code {
-			t.Errorf("%s with --inconclusive=%q: exit %d, want %d", tc.outcome, tc.inconclusive, code, tc.code)
+		if got := exitCode(tc.err); got != tc.code {
+			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.code)
 		}
 	}
 }

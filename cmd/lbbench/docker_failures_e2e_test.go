@@ -12,6 +12,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/lbbench/lbbench/internal/dockertest"
+	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -59,8 +60,8 @@ func TestDockerWorkersKilledIsAFailedRun(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("run: %v\n%s", err, buf.String())
+		if code := exitStatus(err); code != job.ExitFailedRuns {
+			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s", code, err, buf.String())
 		}
 	case <-time.After(120 * time.Second):
 		t.Fatalf("run did not end:\n%s", buf.String())

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
@@ -41,7 +43,8 @@ func supervisorStatus(t *testing.T, admin string) []prefork.WorkerStatus {
 // "lbbench run"'s first run, mid-attack. The run is recorded in
 // results.json as failed (invalid, the dead worker named with "signal:
 // killed"), the scenario goes on and completes its second run, the
-// summary says so, the exit status is 0 (a failed run is a result), and
+// summary says so, the exit status is 5 (runs failed; the others are
+// results), and
 // nothing is left: no lbbench process, no listener on the workers' ports.
 func TestRunWorkerKilledIsAFailedRun(t *testing.T) {
 	if testing.Short() {
@@ -82,8 +85,8 @@ func TestRunWorkerKilledIsAFailedRun(t *testing.T) {
 
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("run: %v\n%s\n%s", err, stdout.String(), log.String())
+		if code := exitStatus(err); code != job.ExitFailedRuns {
+			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s\n%s", code, err, stdout.String(), log.String())
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatalf("run did not end:\n%s", log.String())
@@ -198,8 +201,8 @@ repeat: 1
 	}
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("run: %v\n%s", err, log.String())
+		if code := exitStatus(err); code != job.ExitFailedRuns {
+			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s", code, err, log.String())
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatalf("run did not end:\n%s", log.String())
@@ -221,4 +224,16 @@ repeat: 1
 	if ok.Requests == 0 || len(ok.Failed) != 0 {
 		t.Errorf("the next run: requests=%d failed=%v (%q), want a completed run with nothing dead", ok.Requests, ok.Failed, ok.Invalid)
 	}
+}
+
+// exitStatus is the exit status of a finished command's Wait error.
+func exitStatus(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }

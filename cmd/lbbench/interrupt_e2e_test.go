@@ -180,7 +180,6 @@ func TestRunInterruptLowRate(t *testing.T) {
 	// Its first request served: the generator now waits for the second,
 	// due 20 s after it.
 	waitRunServes(t, cmd.Process.Pid, 1, 30*time.Second, log.String)
-	time.Sleep(500 * time.Millisecond)
 	cmd.Process.Signal(os.Interrupt)
 	took := exitWithin(t, cmd, done, 2*time.Second, "Ctrl-C in a 0.05/s run", filepath.Join(out, "logs"), &log)
 	t.Logf("exited %s after Ctrl-C", took)
@@ -202,13 +201,20 @@ func TestRunInterruptLowRate(t *testing.T) {
 
 // stuckServer is an HTTP server on the socket lbbench serve hands it (fd
 // 3) that ignores SIGTERM and SIGINT: its process manager's drain, and so
-// the run's teardown, wait for it until their stop timeouts.
-const stuckServer = `import signal, socket, sys, http.server
+// the run's teardown, wait for it until their stop timeouts. Once it has
+// answered 20 requests (the load, past the readiness probes) it creates
+// the file named by its second argument.
+const stuckServer = `import os, signal, socket, sys, threading, http.server
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 signal.signal(signal.SIGINT, signal.SIG_IGN)
+count, lock = [0], threading.Lock()
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def do_GET(self):
+        with lock:
+            count[0] += 1
+            if count[0] == 20:
+                open(sys.argv[2], "w").close()
         self.send_response(200)
         self.send_header("Content-Length", "2")
         self.end_headers()
@@ -238,7 +244,7 @@ func TestRunDoubleInterruptKills(t *testing.T) {
 workers:
   count: 1
   target:
-    exec: "`+py+` `+script+` {fd}"
+    exec: "`+py+` `+script+` {fd} `+filepath.Join(dir, "loaded")+`"
     probe: /
 workload:
   arrival: {kind: constant, rate: 50}
@@ -271,7 +277,13 @@ repeat: 1
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(time.Second) // up, ready, under load
+	// Up, ready, under load: the server says so.
+	for _, err := os.Stat(filepath.Join(dir, "loaded")); err != nil; _, err = os.Stat(filepath.Join(dir, "loaded")) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never had 20 requests:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	cmd.Process.Signal(os.Interrupt)
 	// The teardown is stuck on the server: lbbench is still there a
 	// second later.

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/lbbench/lbbench/internal/hardstop"
+	"github.com/lbbench/lbbench/job"
 )
 
 func main() {
@@ -72,6 +73,11 @@ func interruptContext(stderr io.Writer) (context.Context, func()) {
 func exitCode(err error) int {
 	if err == nil {
 		return 0
+	}
+	var je *job.Error
+	if errors.As(err, &je) {
+		fmt.Fprintln(os.Stderr, "lbbench:", je.Err)
+		return je.Code
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {

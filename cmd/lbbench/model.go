@@ -14,6 +14,7 @@ import (
 
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/internal/numfmt"
+	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/scenario"
@@ -187,7 +188,7 @@ func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout
 	if err := s.Validate(topologies.Catalog()); err != nil {
 		return fmt.Errorf("after command-line overrides: %w", err)
 	}
-	if err := model.Check(s); err != nil {
+	if err := model.Simulable(s); err != nil {
 		return fmt.Errorf("%w (choose others with --variant)", err)
 	}
 
@@ -225,7 +226,7 @@ func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout
 		simErr = errors.Join(simErr, err)
 	}
 	if simErr != nil {
-		return runsSaved(ctx, simErr, res, saved, output.ResultsPath())
+		return job.StoppedEarly(ctx, simErr, res, saved, output.ResultsPath())
 	}
 	return nil
 }

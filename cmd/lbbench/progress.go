@@ -148,3 +148,24 @@ func (lp *livePrinter) line(now time.Time, st loadgen.LiveStats) string {
 	fmt.Fprintf(&b, " | elapsed %s, about %s left", now.Sub(lp.start).Round(time.Second), left.Round(time.Second))
 	return b.String()
 }
+
+// progressPrinter prints one line when a run starts and one when it ends.
+func progressPrinter(w io.Writer, s scenario.Scenario) func(harness.Progress) {
+	start := time.Now()
+	return func(p harness.Progress) {
+		if !p.Done {
+			fmt.Fprintf(w, "[%d/%d] %s rep %d ...\n", p.Index, p.Total, p.Variant, p.Rep)
+			return
+		}
+		r := p.Run
+		status := "valid"
+		if !r.Valid {
+			status = "INVALID: " + r.Invalid[0]
+		}
+		elapsed := time.Since(start)
+		left := time.Duration(float64(elapsed) / float64(p.Index) * float64(p.Total-p.Index))
+		fmt.Fprintf(w, "[%d/%d] %s rep %d: %.0f req/s, p99 %s, errors %d, skew %s, %s (elapsed %s, about %s left)\n",
+			p.Index, p.Total, p.Variant, p.Rep, r.AchievedRate, numfmt.Dur(r.Summary.P99), r.Errors,
+			numfmt.Skew(r.Skew()), status, elapsed.Round(time.Second), left.Round(time.Second))
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,14 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/driver/docker"
 	"github.com/lbbench/lbbench/driver/local"
 	"github.com/lbbench/lbbench/harness"
-	"github.com/lbbench/lbbench/internal/numfmt"
+	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/loadgen"
-	"github.com/lbbench/lbbench/reports"
-	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/scenarios"
 	"github.com/lbbench/lbbench/topologies"
@@ -117,12 +113,10 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err := s.Validate(topologies.Catalog()); err != nil {
 		return fmt.Errorf("after command-line overrides: %w", err)
 	}
-	baseOpts, cleanup, err := prepareCompare(ctx, &s, o, stderr)
+	copts, err := o.compare.options()
 	if err != nil {
-		return err
+		return usageError("%w", err)
 	}
-	defer cleanup()
-
 	out := o.out
 	if out == "" {
 		out = filepath.Join("reports", "out", time.Now().Format("20060102-150405")+"-"+s.Name)
@@ -131,120 +125,24 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err != nil {
 		return fmt.Errorf("find the lbbench binary: %w", err)
 	}
-	output := reports.Output{Dir: out, Saved: true}
-	// Every file and folder the scenario will write, checked before the
-	// first run.
-	if err := output.Check("logs", "raw", "generators"); err != nil {
-		return err
-	}
+	hopts := []harness.Option{harness.WithVersion(version, commit)}
 	endProgress := func() {}
 	var live func(loadgen.LiveStats)
-	var popts []harness.Option
 	if !o.quiet {
+		var popts []harness.Option
 		popts, live, endProgress = progressOptions(stderr, s)
+		hopts = append(hopts, popts...)
 	}
-	driver, closeDriver, err := newDriver(ctx, o, exe, out, live, stderr)
-	if err != nil {
-		return err
-	}
-	defer closeDriver()
-	resultsPath := output.ResultsPath()
-
-	// saved is how many runs results.json holds: the last checkpoint that
-	// succeeded (-1: none did).
-	saved := -1
-	opts := []harness.Option{
-		harness.WithVersion(version, commit),
-		harness.WithCheckpoint(func(r *results.Results) error {
-			if err := output.Checkpoint(r); err != nil {
-				output.Saved = false
-				return err
-			}
-			saved, output.Saved = len(r.Runs), true
-			return nil
-		}),
-	}
-	opts = append(opts, baseOpts...)
-	opts = append(opts, popts...)
-	announce(stderr, s, out)
-
-	res, runErr := harness.Run(ctx, s, driver, opts...)
-	endProgress()
-	if res == nil {
-		return runErr
-	}
-	cmp, err := compareRun(res, runErr, o, out)
-	if err != nil {
-		runErr = errors.Join(runErr, err)
-	}
-	output.Comparison, output.Options = cmp.text(), cmp.reportOptions()
-	err = output.Write(stdout, res)
-	if err != nil {
-		runErr = errors.Join(runErr, err)
-	}
-	if err == nil && !output.Saved {
-		// Write saved results.json after all (the checkpoint's failure
-		// passed).
-		saved = len(res.Runs)
-	}
-	if runErr != nil {
-		return runsSaved(ctx, runErr, res, saved, resultsPath)
-	}
-	if failed := failedRuns(res); failed > 0 {
-		fmt.Fprintf(stderr, "lbbench: %d of %d runs failed (a process died; see \"invalid runs\" above): they are recorded in %s and left out of every comparison\n", failed, len(res.Runs), resultsPath)
-	}
-	if o.failOnClaims {
-		if n := claims.Failed(claims.Judge(res)); n > 0 {
-			return &exitError{code: 4, err: fmt.Errorf("%d of %d claims fail (see the claims in %s)", n, len(res.Scenario.Claims), out)}
-		}
-	}
-	return cmp.exit()
-}
-
-// announce says what the scenario will run, for how long, and where its
-// results go.
-func announce(w io.Writer, s scenario.Scenario, out string) {
-	runs := s.Repeat * len(s.Variants)
-	if s.Workload.Deterministic() {
-		fmt.Fprintf(w, "lbbench: scenario %s: %d runs (each: %s); results in %s\n",
-			s.Name, runs, reports.DeterministicString(s.Workload), out)
-		return
-	}
-	perRun := s.Workload.WarmupTime() + s.Workload.Duration
-	fmt.Fprintf(w, "lbbench: scenario %s: %d runs of about %s each (about %s); results in %s\n",
-		s.Name, runs, perRun.Round(time.Second), (time.Duration(runs) * (perRun + 2*time.Second)).Round(time.Second), out)
-}
-
-// failedRuns counts the runs during which a process died.
-func failedRuns(res *results.Results) int {
-	n := 0
-	for _, r := range res.Runs {
-		if len(r.Failed) > 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// progressPrinter prints one line when a run starts and one when it ends.
-func progressPrinter(w io.Writer, s scenario.Scenario) func(harness.Progress) {
-	start := time.Now()
-	return func(p harness.Progress) {
-		if !p.Done {
-			fmt.Fprintf(w, "[%d/%d] %s rep %d ...\n", p.Index, p.Total, p.Variant, p.Rep)
-			return
-		}
-		r := p.Run
-		status := "valid"
-		if !r.Valid {
-			status = "INVALID: " + r.Invalid[0]
-		}
-		elapsed := time.Since(start)
-		left := time.Duration(float64(elapsed) / float64(p.Index) * float64(p.Total-p.Index))
-		fmt.Fprintf(w, "[%d/%d] %s rep %d: %.0f req/s, p99 %s, errors %d, skew %s, %s (elapsed %s, about %s left)\n",
-			p.Index, p.Total, p.Variant, p.Rep, r.AchievedRate, numfmt.Dur(r.Summary.P99), r.Errors,
-			numfmt.Skew(r.Skew()), status, elapsed.Round(time.Second), left.Round(time.Second))
-	}
+	_, err = job.Run(ctx, job.Options{
+		Scenario: s, Out: out, Dirs: []string{"logs", "raw", "generators"},
+		Driver: func(ctx context.Context) (harness.Driver, func(), error) {
+			return newDriver(ctx, o, exe, out, live, stderr)
+		},
+		Harness: hopts, Compare: copts, Calibrate: o.compare.calibrate, Inconclusive: o.compare.inconclusive,
+		Baseline: o.baseline, FailOnClaims: o.failOnClaims, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY"),
+		Stdout: stdout, Stderr: stderr, AfterRuns: endProgress,
+	})
+	return err
 }
 
 // noneIfZero maps a --warmup of 0 to the spec's "no warm-up" (a negative
@@ -314,23 +212,6 @@ func newDriver(ctx context.Context, o runOptions, exe, out string, live func(loa
 		return d, func() { c.Close() }, nil
 	}
 	return nil, nil, fmt.Errorf("--driver must be local or docker, got %q", o.driver)
-}
-
-// runsSaved is the error of a scenario that stopped early: exit status 130
-// after Ctrl-C, and in any case how many runs finished and how many of
-// them results.json at path holds (saved; -1 when nothing could be saved).
-func runsSaved(ctx context.Context, err error, res *results.Results, saved int, path string) error {
-	what := fmt.Sprintf("%d of %d runs saved in %s", saved, len(res.Order), path)
-	switch {
-	case saved < 0:
-		what = fmt.Sprintf("%d of %d runs finished, none saved: %s could not be written", len(res.Runs), len(res.Order), path)
-	case saved < len(res.Runs):
-		what = fmt.Sprintf("%d of %d runs finished, only %d saved in %s", len(res.Runs), len(res.Order), saved, path)
-	}
-	if ctx.Err() != nil {
-		return &exitError{code: 130, err: fmt.Errorf("interrupted: %s", what)}
-	}
-	return fmt.Errorf("%w (%s)", err, what)
 }
 
 // mibValue is a flag of a size in MiB stored in bytes.

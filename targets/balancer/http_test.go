@@ -485,8 +485,10 @@ func TestL7UpstreamWaitWithoutEmptyReads(t *testing.T) {
 // bytes that came while it forwarded would leave them until the idle
 // timeout, a minute, and the connection's deadline fails the test first.
 func TestL7Pipelined(t *testing.T) {
+	slowArrived := make(chan struct{}, 1)
 	addrs := startBackends(t, 1, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
+			slowArrived <- struct{}{}
 			time.Sleep(100 * time.Millisecond) // less than clientCheckEvery: no look at the client meanwhile
 		}
 		body, _ := io.ReadAll(r.Body)
@@ -515,7 +517,7 @@ func TestL7Pipelined(t *testing.T) {
 	answered("/b ")
 
 	write(get("/slow"))
-	time.Sleep(30 * time.Millisecond)
+	<-slowArrived // /c comes while /slow is at the upstream
 	write(get("/c"))
 	answered("/slow ")
 	answered("/c ")
@@ -604,20 +606,22 @@ func TestIsToken(t *testing.T) {
 // until the session's step returns).
 func TestL7CloseCutsBusyConnections(t *testing.T) {
 	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
 	addrs := startBackends(t, 1, func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
 		select {
 		case <-release:
 		case <-r.Context().Done():
 		}
 	})
 	defer close(release)
-	p, s, c := fastServerConn(t, addrs)
+	_, s, c := fastServerConn(t, addrs)
 	io.WriteString(c, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n")
-	deadline := time.Now().Add(5 * time.Second)
-	for p.Stats().Decisions == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-arrived: // the request is at the upstream
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request never reached the upstream")
 	}
-	time.Sleep(20 * time.Millisecond) // the request is at the upstream
 	closed := make(chan struct{})
 	go func() {
 		s.Close()

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // pair returns both ends of a real connection over network ("tcp" on
@@ -107,7 +109,7 @@ func TestSysConnReset(t *testing.T) {
 	a, b := pair(t, "tcp")
 	a.(*net.TCPConn).SetLinger(0) // close sends RST
 	a.Close()
-	time.Sleep(20 * time.Millisecond)
+	waitReadable(t, b) // the reset has come
 	_, err := newSysConn(b).Read(make([]byte, 8))
 	if !errors.Is(err, syscall.ECONNRESET) || !isReset(err) {
 		t.Fatalf("read after the peer's reset: %v, want ECONNRESET", err)
@@ -236,7 +238,7 @@ func TestSysConnHeldWriteToGonePeer(t *testing.T) {
 				b.(*net.TCPConn).SetLinger(0) // close sends RST
 			}
 			b.Close()
-			time.Sleep(20 * time.Millisecond)
+			waitReadable(t, a) // the close or the reset has come
 			sa := newSysConn(a).(*sysConn)
 			sa.holdWrite()
 			if _, err := sa.Write([]byte("GET / HTTP/1.1\r\n\r\n")); err != nil {
@@ -256,5 +258,30 @@ func TestSysConnHeldWriteToGonePeer(t *testing.T) {
 				t.Fatalf("Read after a held write to %s still waiting after 5s: the peer's end came before the wait and was missed", tc.peer)
 			}
 		})
+	}
+}
+
+// waitReadable waits, up to 5 s, until c's socket is readable (or has an
+// error or its end pending): poll(2) on it, so that what the peer did has
+// arrived, without reading it.
+func waitReadable(t *testing.T, c net.Conn) {
+	t.Helper()
+	rc, err := c.(syscall.Conn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var perr error
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, perr = unix.Poll(fds, 5000)
+			if perr != unix.EINTR {
+				return
+			}
+		}
+	})
+	if perr != nil || n == 0 {
+		t.Fatalf("the socket is not readable after 5 s (%v)", perr)
 	}
 }

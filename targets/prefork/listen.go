@@ -76,6 +76,98 @@ func listen(ctx context.Context, cfg Config) (*layout, error) {
 	return l, nil
 }
 
+// unixSlot sets up slot i of the Unix listen mode: its socket path, and
+// its listening socket when makeMain (otherwise the path is freed for a
+// foreign server to bind).
+func (l *layout) unixSlot(ctx context.Context, sl *slotSockets, dir string, i int, makeMain bool) error {
+	sl.socket = SocketPath(dir, i)
+	sl.endpoint = UnixPrefix + sl.socket
+	if !makeMain {
+		if err := freeSocketPath(sl.socket); err != nil {
+			return err
+		}
+		l.paths = append(l.paths, sl.socket)
+		return nil
+	}
+	f, err := l.listenUnix(ctx, sl.socket, false)
+	if err != nil {
+		return err
+	}
+	sl.main = f
+	return nil
+}
+
+// portSlot sets up slot i of the reuseport and ports modes: its port
+// and, when makeMain, its listening socket. The first reuseport socket
+// refuses a port another process holds (reuseguard.go); a kernel-chosen
+// port (port 0) is then the one the other slots join.
+func (l *layout) portSlot(ctx context.Context, sl *slotSockets, cfg Config, i int, port *int, makeMain bool) error {
+	p := *port
+	if cfg.Listen == Ports {
+		p = cfg.Port + i
+	}
+	sl.port = p
+	if !makeMain {
+		return nil
+	}
+	first := cfg.Listen == ReusePort && i == 0 && p != 0
+	hostPort := net.JoinHostPort(cfg.Host, strconv.Itoa(p))
+	if first {
+		// Refuse a port another process holds (see reuseguard.go): step 1.
+		if err := probeExclusive(hostPort); errors.Is(err, syscall.EADDRINUSE) {
+			return &addrInUseError{addr: hostPort, err: err}
+		}
+	}
+	f, addr, err := l.listenTCP(ctx, hostPort, cfg.Listen == ReusePort)
+	if err != nil {
+		return err
+	}
+	if first {
+		// Step 2: nobody else bound between the probe and us.
+		if err := l.onlyListener(f, addr); err != nil {
+			return err
+		}
+	}
+	sl.main = f
+	if *port == 0 {
+		// The first socket got a kernel-chosen port; the others join it.
+		*port, sl.port = addr.Port, addr.Port
+	}
+	return nil
+}
+
+// finishSlot gives a slot its port and endpoint (finding a free port for
+// a foreign server that binds its own), and its admin socket when the
+// worker is built in.
+func (l *layout) finishSlot(ctx context.Context, sl *slotSockets, cfg Config, port *int, makeMain, builtin bool) error {
+	if cfg.Listen != Unix && !makeMain && *port == 0 {
+		// A foreign server binds the port itself: find it one that is
+		// free now.
+		p, err := freePort(cfg.Host)
+		if err != nil {
+			return err
+		}
+		*port = p
+	}
+	if cfg.Listen == ReusePort || cfg.Listen == Shared {
+		sl.port = *port
+	}
+	if cfg.Listen != Unix {
+		sl.endpoint = net.JoinHostPort(cfg.Host, strconv.Itoa(sl.port))
+	}
+	if builtin {
+		f, addr, err := l.listenTCP(ctx, "127.0.0.1:0", false)
+		if err != nil {
+			return err
+		}
+		sl.admin, sl.adminAddr = f, addr.String()
+	}
+	return nil
+}
+
+// listen makes every slot's sockets for cfg: the main socket(s) of its
+// listen mode (or none, for a foreign server that binds its own), the
+// endpoints, and an admin socket per built-in worker.
 func (l *layout) listen(ctx context.Context, cfg Config) error {
 	n := cfg.Workers
 	builtin := cfg.Exec == nil
@@ -104,85 +196,26 @@ func (l *layout) listen(ctx context.Context, cfg Config) error {
 	port := cfg.Port
 	for i := range l.slots {
 		sl := &l.slots[i]
+		var err error
 		switch cfg.Listen {
 		case Unix:
-			sl.socket = SocketPath(cfg.SocketDir, i)
-			sl.endpoint = UnixPrefix + sl.socket
-			if makeMain {
-				f, err := l.listenUnix(ctx, sl.socket, false)
-				if err != nil {
-					return err
-				}
-				sl.main = f
-			} else if err := freeSocketPath(sl.socket); err != nil {
-				return err
-			} else {
-				l.paths = append(l.paths, sl.socket)
-			}
+			err = l.unixSlot(ctx, sl, cfg.SocketDir, i, makeMain)
 		case Shared:
 			if shared == nil && makeMain {
-				f, addr, err := l.listenTCP(ctx, net.JoinHostPort(cfg.Host, strconv.Itoa(port)), false)
-				if err != nil {
-					return err
+				var addr *net.TCPAddr
+				if shared, addr, err = l.listenTCP(ctx, net.JoinHostPort(cfg.Host, strconv.Itoa(port)), false); err == nil {
+					port = addr.Port
 				}
-				shared, port = f, addr.Port
 			}
 			sl.main = shared
 		case ReusePort, Ports:
-			p := port
-			if cfg.Listen == Ports {
-				p = cfg.Port + i
-			}
-			if makeMain {
-				first := cfg.Listen == ReusePort && i == 0 && p != 0
-				hostPort := net.JoinHostPort(cfg.Host, strconv.Itoa(p))
-				if first {
-					// Refuse a port another process holds (see
-					// reuseguard.go): step 1.
-					if err := probeExclusive(hostPort); errors.Is(err, syscall.EADDRINUSE) {
-						return &addrInUseError{addr: hostPort, err: err}
-					}
-				}
-				f, addr, err := l.listenTCP(ctx, hostPort, cfg.Listen == ReusePort)
-				if err != nil {
-					return err
-				}
-				if first {
-					// Step 2: nobody else bound between the probe and us.
-					if err := l.onlyListener(f, addr); err != nil {
-						return err
-					}
-				}
-				sl.main = f
-				if port == 0 {
-					// The first socket got a kernel-chosen port; the
-					// others join it.
-					port, p = addr.Port, addr.Port
-				}
-			}
-			sl.port = p
+			err = l.portSlot(ctx, sl, cfg, i, &port, makeMain)
 		}
-		if cfg.Listen != Unix && !makeMain && port == 0 {
-			// A foreign server binds the port itself: find it one that
-			// is free now.
-			p, err := freePort(cfg.Host)
-			if err != nil {
-				return err
-			}
-			port = p
+		if err == nil {
+			err = l.finishSlot(ctx, sl, cfg, &port, makeMain, builtin)
 		}
-		if cfg.Listen == ReusePort || cfg.Listen == Shared {
-			sl.port = port
-		}
-		if cfg.Listen != Unix {
-			sl.endpoint = net.JoinHostPort(cfg.Host, strconv.Itoa(sl.port))
-		}
-		if builtin {
-			f, addr, err := l.listenTCP(ctx, "127.0.0.1:0", false)
-			if err != nil {
-				return err
-			}
-			sl.admin, sl.adminAddr = f, addr.String()
+		if err != nil {
+			return err
 		}
 	}
 	l.endpoints = make([]string, n)

@@ -1,0 +1,257 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/resultstest"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/topologies"
+	"github.com/lbbench/lbbench/workloads"
+)
+
+// The tests in this file exercise the job's logic alone (outputs checked
+// first, checkpoints, comparison, claims, exit statuses): fakeDriver
+// starts nothing and its deployments return synthetic measurements. That
+// a job runs real processes is shown by cmd/lbbench's end-to-end tests.
+
+// fakeDriver's deployments answer with resultstest's latency shape scaled
+// by scale[variant] (1 when absent); dead names the runs (by plan ID
+// prefix, "002") whose Stats report a dead worker; cancel, when set, is
+// called at the start of the attack of the run whose ID has that prefix.
+type fakeDriver struct {
+	scale  map[string]float64
+	dead   map[string]bool
+	cancel func(id string)
+
+	mu   sync.Mutex
+	port int
+	ups  int
+}
+
+var _ harness.Driver = (*fakeDriver)(nil)
+
+func (d *fakeDriver) Name() string { return "fake" }
+func (d *fakeDriver) Host() string { return "127.0.0.1" }
+func (d *fakeDriver) Ports(n int) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.port += n
+	return 20000 + d.port, nil
+}
+func (d *fakeDriver) Describe(context.Context, scenario.Scenario, *results.Env) error { return nil }
+func (d *fakeDriver) Up(_ context.Context, p topologies.Plan) (harness.Deployment, error) {
+	d.mu.Lock()
+	d.ups++
+	d.mu.Unlock()
+	return &fakeDeployment{d: d, plan: p}, nil
+}
+
+type fakeDeployment struct {
+	d    *fakeDriver
+	plan topologies.Plan
+}
+
+func (f *fakeDeployment) Entry() string { return f.plan.Entry }
+func (f *fakeDeployment) Attack(ctx context.Context, _ workloads.Spec) (*results.Measurement, error) {
+	if f.d.cancel != nil {
+		f.d.cancel(f.plan.ID)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	scale, ok := f.d.scale[f.plan.Variant]
+	if !ok {
+		scale = 1
+	}
+	m := resultstest.Run(f.plan.Variant, scale, 0).Measurement
+	m.IntendedRate, m.AchievedRate = 1000, 1000
+	m.SendLag = results.NewHistogram()
+	m.SendLag.RecordDuration(100 * time.Microsecond)
+	m.Classes = []results.Class{{Name: "a", Requests: m.Requests, Latency: m.Latency}}
+	return &m, nil
+}
+func (f *fakeDeployment) Stats(context.Context) (harness.Stats, error) {
+	if f.d.dead[f.plan.ID[:3]] {
+		return harness.Stats{Dead: []results.Failure{{Process: "workers: worker 1 (pid 42)", Exit: "signal: killed"}}}, nil
+	}
+	return harness.Stats{}, nil
+}
+func (f *fakeDeployment) Down(context.Context) error { return nil }
+
+// testScenario is a valid scenario of the named variants, repeated
+// repeat times, with the given claims.
+func testScenario(t *testing.T, repeat int, variants []string, claims ...scenario.Claim) scenario.Scenario {
+	t.Helper()
+	s := scenario.Scenario{
+		Name:    "job",
+		Workers: scenario.Workers{Count: 2},
+		Workload: workloads.Spec{
+			Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 100},
+			Duration: time.Second,
+			Classes:  []workloads.Class{{Name: "a", Weight: 1}},
+		},
+		Repeat: repeat,
+		Claims: claims,
+	}
+	for _, v := range variants {
+		s.Variants = append(s.Variants, scenario.Variant{Name: v, Topology: scenario.ReusePort})
+	}
+	s = s.WithDefaults()
+	if err := s.Validate(topologies.Catalog()); err != nil {
+		t.Fatalf("test scenario: %v", err)
+	}
+	return s
+}
+
+// options is a job of s into a fresh directory on d, its outputs in out.
+func options(t *testing.T, s scenario.Scenario, d *fakeDriver, out *bytes.Buffer) Options {
+	t.Helper()
+	return Options{
+		Scenario: s, Out: filepath.Join(t.TempDir(), "out"), Dirs: []string{"logs"},
+		Driver: func(context.Context) (harness.Driver, func(), error) { return d, func() {}, nil },
+		Stdout: out, Stderr: out,
+	}
+}
+
+func code(t *testing.T, err error) int {
+	t.Helper()
+	if err == nil {
+		return ExitPass
+	}
+	var je *Error
+	if !errors.As(err, &je) {
+		return ExitError
+	}
+	return je.Code
+}
+
+func TestRunWritesEverythingAndPasses(t *testing.T) {
+	var out bytes.Buffer
+	o := options(t, testScenario(t, 4, []string{"slow", "fast"}), &fakeDriver{scale: map[string]float64{"fast": 0.5}}, &out)
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	if !res.Complete || len(res.Runs) != 8 {
+		t.Fatalf("complete %v, %d runs", res.Complete, len(res.Runs))
+	}
+	for _, f := range []string{"results.json", "summary.txt", "report.html", "summary.md", "verdicts.json", "comparison.md"} {
+		if _, err := os.Stat(filepath.Join(o.Out, f)); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	saved, err := results.ReadFile(filepath.Join(o.Out, "results.json"))
+	if err != nil || len(saved.Runs) != 8 {
+		t.Fatalf("results.json: %v", err)
+	}
+	// The comparison is for information: every variant against the first.
+	for _, want := range []string{"lbbench: scenario job: 8 runs", "comparison with the first variant, slow", "fast", "results: " + filepath.Join(o.Out, "results.json")} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	vs, err := compare.ReadVerdicts(filepath.Join(o.Out, "verdicts.json"))
+	if err != nil || len(vs) == 0 {
+		t.Fatalf("verdicts: %v, %v", vs, err)
+	}
+}
+
+func TestOutputsCheckedBeforeTheDriver(t *testing.T) {
+	var out bytes.Buffer
+	o := options(t, testScenario(t, 1, []string{"a"}), &fakeDriver{}, &out)
+	if err := os.MkdirAll(filepath.Join(o.Out, "results.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	made := false
+	o.Driver = func(context.Context) (harness.Driver, func(), error) {
+		made = true
+		return nil, nil, errors.New("unreachable")
+	}
+	res, err := Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "results.json is a directory") || res != nil || made {
+		t.Fatalf("err %v, results %v, driver made %v: want the output refused before anything", err, res, made)
+	}
+}
+
+func TestFailedRunsExit(t *testing.T) {
+	var out bytes.Buffer
+	o := options(t, testScenario(t, 2, []string{"a", "b"}), &fakeDriver{dead: map[string]bool{"002": true}}, &out)
+	res, err := Run(context.Background(), o)
+	if c := code(t, err); c != ExitFailedRuns || !strings.Contains(err.Error(), "1 of 4 runs failed") {
+		t.Fatalf("exit %d (%v), want %d", c, err, ExitFailedRuns)
+	}
+	if !res.Complete || FailedRuns(res) != 1 || res.Runs[1].Valid {
+		t.Errorf("complete %v, %d failed runs: the scenario must go on and record the failed run", res.Complete, FailedRuns(res))
+	}
+}
+
+func TestClaimsExit(t *testing.T) {
+	claim := scenario.Claim{Say: "a is twice as fast", Check: "p99(a) < 0.5 * p99(b)"}
+	for _, tc := range []struct {
+		name         string
+		failOnClaims bool
+		want         int
+	}{{"reported only", false, ExitPass}, {"fail on claims", true, ExitClaims}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			o := options(t, testScenario(t, 6, []string{"a", "b"}, claim), &fakeDriver{}, &out)
+			o.FailOnClaims = tc.failOnClaims
+			_, err := Run(context.Background(), o)
+			if c := code(t, err); c != tc.want {
+				t.Fatalf("exit %d (%v), want %d\n%s", c, err, tc.want, out.String())
+			}
+			if !strings.Contains(out.String(), "FAILS") {
+				t.Errorf("the failing claim is not shown:\n%s", out.String())
+			}
+		})
+	}
+}
+
+func TestInterruptedKeepsFinishedRuns(t *testing.T) {
+	var out bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := &fakeDriver{cancel: func(id string) {
+		if strings.HasPrefix(id, "003") {
+			cancel()
+		}
+	}}
+	o := options(t, testScenario(t, 2, []string{"a", "b"}), d, &out)
+	res, err := Run(ctx, o)
+	if c := code(t, err); c != ExitInterrupted || !strings.Contains(err.Error(), "2 of 4 runs saved") {
+		t.Fatalf("exit %d (%v), want %d saying 2 of 4 runs saved", c, err, ExitInterrupted)
+	}
+	saved, rerr := results.ReadFile(filepath.Join(o.Out, "results.json"))
+	if rerr != nil || len(saved.Runs) != 2 || saved.Complete || res.Complete {
+		t.Fatalf("results.json: %v, %d runs: want the 2 finished ones, incomplete", rerr, len(saved.Runs))
+	}
+}
+
+func TestVerdictExit(t *testing.T) {
+	vs := func(o compare.Outcome) []compare.Verdict {
+		return []compare.Verdict{{Outcome: compare.Pass}, {Outcome: o}}
+	}
+	for _, tc := range []struct {
+		outcome      compare.Outcome
+		inconclusive string
+		code         int
+	}{
+		{compare.Pass, "", 0}, {compare.Fail, "", 1}, {compare.Fail, "pass", 1},
+		{compare.Inconclusive, "", 3}, {compare.Inconclusive, "pass", 0}, {compare.Inconclusive, "fail", 1},
+	} {
+		if c := code(t, VerdictExit(vs(tc.outcome), tc.inconclusive)); c != tc.code {
+			t.Errorf("%s with --inconclusive=%q: exit %d, want %d", tc.outcome, tc.inconclusive, c, tc.code)
+		}
+	}
+}
