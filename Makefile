@@ -42,15 +42,19 @@ test-short:
 	$(GO) test -short -count=1 ./...
 
 ## bench-compare: the main job on the embedded default scenario, local processes.
+## It runs round after round until p99 is decided for every variant (paired
+## rounds; at most 4 rounds, about two minutes; BENCH_FLAGS sets these).
 ## Without BASE it compares the scenario's variants with the first (for
 ## information, exit 0). With BASE=<git ref> it builds lbbench at that ref,
 ## runs every variant with both builds interleaved and exits with the
-## verdict: 0 pass, 1 regression, 3 inconclusive, 2 error. RUN_FLAGS adds
-## flags to lbbench run, e.g. RUN_FLAGS="--repeat 8 --metric p99 --inconclusive=pass".
+## verdict: 0 pass, 1 regression, 3 inconclusive, 2 error (give it a larger
+## budget: BENCH_FLAGS="--until-decided --max-rounds 8 --budget 6m --metric p99").
+## RUN_FLAGS adds flags to lbbench run, e.g. RUN_FLAGS="--inconclusive=pass".
 ## DRIVER=docker runs the targets in containers (see README, "Containers").
+BENCH_FLAGS ?= --until-decided --max-rounds 4 --budget 150s --metric p99
 bench-compare: build
 	rm -rf $(OUT)
-	./$(BIN) run -o $(OUT) $(if $(DRIVER),--driver $(DRIVER)) $(if $(BASE),--baseline $(BASE)) $(RUN_FLAGS) $(SCENARIO)
+	./$(BIN) run -o $(OUT) $(BENCH_FLAGS) $(if $(DRIVER),--driver $(DRIVER)) $(if $(BASE),--baseline $(BASE)) $(RUN_FLAGS) $(SCENARIO)
 
 ## claims: run every scenario of scenarios/claims/ (about 6 minutes on 2
 ## CPUs) and write one report of their claims to $(CLAIMS_OUT)/claims.html

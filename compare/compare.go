@@ -73,6 +73,13 @@ type Options struct {
 	// Interval is how the confidence interval of the ratio is computed:
 	// IntervalShift or IntervalBootstrap; empty means DefaultInterval.
 	Interval string
+	// Look is the number of this look of a sequential comparison (run
+	// --until-decided judges after every round: look 1, 2, ...), and
+	// MaxLooks the most looks it may make (0: no bound). The family's
+	// level at a look is stats.SpendAlpha(Alpha, Look, MaxLooks), so that
+	// looking after every round keeps the false-alarm rate at Alpha. Zero
+	// Look is a comparison made once, at level Alpha.
+	Look, MaxLooks int
 	// Calibration holds A/A noise floors (see Calibrate); a verdict whose
 	// tolerance is below the noise floor of its baseline (or candidate)
 	// and metric is inconclusive, as too tight to decide. Nil means none.
@@ -144,6 +151,9 @@ func (o Options) Validate() error {
 	if o.Resamples < 100 || o.Resamples > MaxResamples {
 		return fmt.Errorf("compare: resamples: must be >= 100 and at most %d (the bootstrap's time grows with it), got %d", MaxResamples, o.Resamples)
 	}
+	if o.Look < 0 || o.MaxLooks < 0 || (o.MaxLooks > 0 && o.Look > o.MaxLooks) {
+		return fmt.Errorf("compare: look: %d of at most %d: want 0 <= look and, with a bound, look <= max looks", o.Look, o.MaxLooks)
+	}
 	if o.Interval != IntervalShift && o.Interval != IntervalBootstrap {
 		return fmt.Errorf("compare: interval: want %s or %s, got %q", IntervalShift, IntervalBootstrap, o.Interval)
 	}
@@ -167,6 +177,9 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 	if len(pairs) == 0 {
 		return nil, errors.New("compare: nothing to compare")
 	}
+	if paired(pairs) {
+		return comparePaired(pairs, o), nil
+	}
 	type item struct {
 		pair Pair
 		m    results.Metric
@@ -188,7 +201,7 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 	verdicts := make([]Verdict, len(items))
 	for i, it := range items {
 		tol := o.Tolerances[it.m.Name]
-		v := Verdict{Variant: it.pair.Variant, Baseline: it.pair.Baseline, Metric: it.m.Name, Tolerance: tol}
+		v := Verdict{Variant: it.pair.Variant, Baseline: it.pair.Baseline, Metric: it.m.Name, Tolerance: tol, Method: MethodUnpaired, Level: ConfidenceLevel}
 		if !it.m.Absolute && isFinite(it.e.point) {
 			v.Ratio = it.e.point
 			if isFinite(it.e.ci.Low) && isFinite(it.e.ci.High) {
@@ -222,4 +235,28 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 		verdicts[i] = v
 	}
 	return verdicts, nil
+}
+
+// comparePaired compares pairs made in the same rounds, round by round
+// (paired.go), at the level of o's look.
+func comparePaired(pairs []Pair, o Options) []Verdict {
+	alpha := o.Alpha
+	if o.Look > 0 {
+		alpha = stats.SpendAlpha(o.Alpha, o.Look, o.MaxLooks)
+	}
+	var items []pairedItem
+	for _, p := range pairs {
+		for _, name := range o.Metrics {
+			m, _ := results.LookupMetric(name)
+			tol := o.Tolerances[name]
+			items = append(items, pairedItem{pair: p, m: m, tol: tol, t: newPairedTest(m, collectRounds(m, p), tol)})
+		}
+	}
+	return decidePaired(items, alpha)
+}
+
+// Decided reports whether every verdict is pass or fail: a sequential
+// comparison stops there.
+func Decided(vs []Verdict) bool {
+	return len(vs) > 0 && !slices.ContainsFunc(vs, func(v Verdict) bool { return v.Outcome == Inconclusive })
 }

@@ -20,6 +20,10 @@ type Pair struct {
 	// Base and Cand are the runs of each side, invalid ones included:
 	// Compare leaves those out and says how many it left out.
 	Base, Cand []results.Run
+	// Paired says both sides' runs were made in the same rounds of one
+	// scenario (Run.Rep numbers the round), so that Compare pairs them
+	// round by round; otherwise they are compared as two samples.
+	Paired bool
 }
 
 // PairVariants pairs the same-named variants of two results, in cand's
@@ -51,7 +55,7 @@ func PairWith(r *results.Results, baseline string) ([]Pair, error) {
 	var pairs []Pair
 	for _, v := range r.Scenario.Variants {
 		if v.Name != baseline {
-			pairs = append(pairs, Pair{Variant: v.Name, Baseline: baseline, Base: base, Cand: r.RunsOf(v.Name)})
+			pairs = append(pairs, Pair{Variant: v.Name, Baseline: baseline, Base: base, Cand: r.RunsOf(v.Name), Paired: true})
 		}
 	}
 	if len(pairs) == 0 {
@@ -76,7 +80,7 @@ func PairBuilds(r *results.Results) []Pair {
 		}
 		for _, c := range r.Scenario.Variants {
 			if c.Name == name && c.Build == "" {
-				pairs = append(pairs, Pair{Variant: c.Name, Baseline: b.Name, Base: r.RunsOf(b.Name), Cand: r.RunsOf(c.Name)})
+				pairs = append(pairs, Pair{Variant: c.Name, Baseline: b.Name, Base: r.RunsOf(b.Name), Cand: r.RunsOf(c.Name), Paired: true})
 			}
 		}
 	}

@@ -43,10 +43,22 @@ type Verdict struct {
 	CIHigh float64 `json:"ci_high,omitempty"`
 	// Tolerance is the accepted relative change (0.1 for 10%).
 	Tolerance float64 `json:"tolerance,omitempty"`
-	// P is the corrected p-value of the test, when one was run.
+	// P is the corrected p-value of the test, when one was run: Holm's
+	// adjusted p of the decision's one-sided test (paired) or of
+	// Mann-Whitney's test (unpaired).
 	P float64 `json:"p,omitempty"`
 	// Detail says why, in a sentence.
 	Detail string `json:"detail,omitempty"`
+	// Method says how the verdict was reached: MethodPaired or
+	// MethodUnpaired (empty in verdicts written before there were two).
+	Method string `json:"method,omitempty"`
+	// Level is the confidence level of [CILow, CIHigh] (0.95): a paired
+	// verdict's is that of its Holm step and sequential look, so that the
+	// interval lying beyond the tolerance is the test rejecting. Zero in
+	// verdicts written before it was recorded (they are 0.95).
+	Level float64 `json:"level,omitempty"`
+	// Rounds is the number of paired rounds a paired verdict rests on.
+	Rounds int `json:"rounds,omitempty"`
 }
 
 // VerdictFile is the JSON layout of a verdicts file ("verdicts.json"

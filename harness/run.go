@@ -27,6 +27,23 @@ type config struct {
 	commit     string
 	builds     map[string]string // see WithBuilds
 	teardown   time.Duration
+	rounds     *Rounds // see WithRounds
+}
+
+// Rounds makes Run go on round after round until a sequential comparison
+// is decided (run --until-decided), instead of making the scenario's
+// Repeat rounds.
+type Rounds struct {
+	// Min is the first round after which Stop is asked (at least 1); Max
+	// the most rounds made.
+	Min, Max int
+	// Budget, when positive, bounds the scenario's time: a round is not
+	// started when the rounds so far say it would end past Budget.
+	Budget time.Duration
+	// Stop is asked, with the results so far, after every round from Min
+	// on: decided ends the scenario there, and reason says why (it is
+	// recorded in results.Stop).
+	Stop func(res *results.Results, rounds int) (decided bool, reason string)
 }
 
 // Option configures Run. Options only set fields; their order does not
@@ -54,6 +71,10 @@ func WithVersion(version, commit string) Option {
 // between the builds compared.
 func WithBuilds(builds map[string]string) Option { return func(c *config) { c.builds = builds } }
 
+// WithRounds runs rounds until r.Stop says the comparison is decided, or
+// r.Max rounds are made, or r.Budget would be passed (see Rounds).
+func WithRounds(r Rounds) Option { return func(c *config) { c.rounds = &r } }
+
 // WithTeardown bounds each deployment's Down to d (DefaultTeardown when
 // zero or negative).
 func WithTeardown(d time.Duration) Option { return func(c *config) { c.teardown = d } }
@@ -76,7 +97,11 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 		Env:      results.CaptureEnv(d.Name(), c.version, c.commit),
 		Started:  time.Now(),
 	}
-	sched := s.Schedule(0)
+	rounds := s.Repeat
+	if c.rounds != nil {
+		rounds = c.rounds.Max
+	}
+	sched := s.Schedule(rounds)
 	for _, slot := range sched {
 		res.Order = append(res.Order, slot.ID)
 	}
@@ -86,10 +111,22 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 		if err := d.Describe(ctx, s, &res.Env); err != nil {
 			return err
 		}
-		for _, slot := range sched {
-			if err := runSlot(ctx, &c, s, d, slot, len(sched), res); err != nil {
+		perRound := len(s.Variants)
+		for i, slot := range sched {
+			if slot.Index%perRound == 1 && c.rounds != nil && c.rounds.stopBefore(res, slot.Round) {
+				res.Order = res.Order[:i]
+				break
+			}
+			if err := runSlot(ctx, &c, s, d, slot, len(res.Order), res); err != nil {
 				return err
 			}
+			if slot.Index%perRound == 0 && c.rounds != nil && c.rounds.decided(res, slot.Round) {
+				res.Order = res.Order[:i+1]
+				break
+			}
+		}
+		if c.rounds != nil && res.Stop == nil {
+			res.Stop = &results.Stop{Rounds: rounds, MaxRounds: rounds, Reason: fmt.Sprintf("not decided within the %d rounds allowed", rounds)}
 		}
 		return nil
 	}()
@@ -238,4 +275,32 @@ func workerResults(n int, responses map[int]uint64, stats []results.WorkerStats)
 		}
 	}
 	return out
+}
+
+// decided asks Stop after round (from Min on) and records a decision.
+func (r *Rounds) decided(res *results.Results, round int) bool {
+	if round < r.Min || r.Stop == nil {
+		return false
+	}
+	ok, why := r.Stop(res, round)
+	if ok {
+		res.Stop = &results.Stop{Rounds: round, MaxRounds: r.Max, Decided: true, Reason: why}
+	}
+	return ok
+}
+
+// stopBefore says whether round should not start: the time budget would
+// be passed by one more round as long as the mean of those made so far.
+func (r *Rounds) stopBefore(res *results.Results, round int) bool {
+	if r.Budget <= 0 || round <= 1 {
+		return false
+	}
+	elapsed := time.Since(res.Started)
+	mean := elapsed / time.Duration(round-1)
+	if elapsed+mean <= r.Budget {
+		return false
+	}
+	res.Stop = &results.Stop{Rounds: round - 1, MaxRounds: r.Max,
+		Reason: fmt.Sprintf("not decided after %d rounds: another round (about %s) would pass the budget of %s", round-1, mean.Round(time.Second), r.Budget)}
+	return true
 }

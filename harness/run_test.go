@@ -780,3 +780,43 @@ func TestRunRecordsFailedRun(t *testing.T) {
 		t.Errorf("a stats error with nothing dead: %v, %d runs; want the error and no run", err, len(res.Runs))
 	}
 }
+
+// TestRunUntilDecided: with WithRounds, Run asks Stop after every round
+// from Min on and ends at the first decision, planning only the rounds it
+// made; without a decision it makes Max rounds and says so; a budget that
+// one more round would pass stops it before that round.
+func TestRunUntilDecided(t *testing.T) {
+	s := testScenario(t, 2, "alpha", "beta")
+	var asked []int
+	d := &fakeDriver{}
+	res, err := Run(context.Background(), s, d, WithRounds(Rounds{Min: 3, Max: 10, Stop: func(res *results.Results, round int) (bool, string) {
+		asked = append(asked, round)
+		if len(res.Runs) != 2*round {
+			t.Errorf("asked after round %d with %d runs", round, len(res.Runs))
+		}
+		return round == 5, "decided"
+	}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(asked, []int{3, 4, 5}) || len(res.Runs) != 10 || len(res.Order) != 10 || !res.Complete {
+		t.Fatalf("asked %v, %d runs, %d planned, complete %v", asked, len(res.Runs), len(res.Order), res.Complete)
+	}
+	if st := res.Stop; st == nil || !st.Decided || st.Rounds != 5 || st.MaxRounds != 10 || st.Reason != "decided" {
+		t.Errorf("stop %+v", res.Stop)
+	}
+
+	res, _ = Run(context.Background(), s, &fakeDriver{}, WithRounds(Rounds{Min: 3, Max: 4, Stop: func(*results.Results, int) (bool, string) { return false, "" }}))
+	if st := res.Stop; len(res.Runs) != 8 || st == nil || st.Decided || st.Rounds != 4 || !strings.Contains(st.Reason, "not decided within the 4 rounds") {
+		t.Errorf("undecided: %d runs, stop %+v", len(res.Runs), st)
+	}
+
+	slow := &fakeDriver{attack: func(ctx context.Context, n int) (*results.Measurement, error) {
+		time.Sleep(20 * time.Millisecond) // a run's load takes time; the budget is ten of them
+		return syntheticMeasurement(time.Millisecond), nil
+	}}
+	res, _ = Run(context.Background(), s, slow, WithRounds(Rounds{Min: 3, Max: 10, Budget: 200 * time.Millisecond, Stop: func(*results.Results, int) (bool, string) { return false, "" }}))
+	if st := res.Stop; st == nil || st.Decided || st.Rounds >= 10 || len(res.Runs) != 2*st.Rounds || len(res.Order) != len(res.Runs) || !strings.Contains(st.Reason, "budget") {
+		t.Errorf("budget: %d runs of %d planned, stop %+v", len(res.Runs), len(res.Order), st)
+	}
+}

@@ -84,9 +84,23 @@ type Options struct {
 	// status. Without it the variants are compared with the first, for
 	// information.
 	Baseline string
+	// InjectSlowdown, with Baseline, makes this build's variants f times
+	// slower (scenario.Variant.ServiceScale) and leaves the baseline's as
+	// they are: a known regression, to check that the gate fails it.
+	// Zero means none.
+	InjectSlowdown float64
 	// Inconclusive maps an inconclusive gate: "pass", "fail", or "" for
 	// ExitInconclusive.
 	Inconclusive string
+	// UntilDecided runs round after round until the comparison decides
+	// every judged metric (pass or fail), from compare.MinRounds rounds to
+	// MaxRounds, and not past Budget (zero: none), instead of the
+	// scenario's Repeat rounds. Each look gets its share of the alpha
+	// (compare.Options.Look, stats.SpendAlpha), so looking after every
+	// round keeps the false-alarm rate at alpha.
+	UntilDecided bool
+	MaxRounds    int
+	Budget       time.Duration
 	// FailOnClaims makes a failing claim the exit status (ExitClaims).
 	FailOnClaims bool
 	// StepSummary, when set, is a file the comparison's markdown is
@@ -110,6 +124,9 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 	if err := output.Preflight(o.Dirs...); err != nil {
 		return nil, err
 	}
+	if o.InjectSlowdown != 0 && o.Baseline == "" {
+		return nil, &Error{Code: ExitError, Err: errors.New("--inject-slowdown slows this build against its baseline: give --baseline REF too")}
+	}
 	if o.Baseline != "" {
 		cleanup, err := withBaseline(ctx, &o)
 		if err != nil {
@@ -117,12 +134,17 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 		}
 		defer cleanup()
 	}
+	if o.UntilDecided {
+		if err := o.untilDecided(); err != nil {
+			return nil, err
+		}
+	}
 	d, release, err := o.Driver(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	announce(o.Stderr, o.Scenario, o.Out)
+	announce(o.Stderr, o)
 	res, saved, runErr := run(ctx, o, d, &output)
 	if o.AfterRuns != nil {
 		o.AfterRuns()
@@ -163,12 +185,66 @@ func withBaseline(ctx context.Context, o *Options) (func(), error) {
 		return nil, fmt.Errorf("--%w", err)
 	}
 	o.Scenario = baseline.Twins(o.Scenario)
+	if f := o.InjectSlowdown; f != 0 {
+		for i, v := range o.Scenario.Variants {
+			if v.Build == "" {
+				o.Scenario.Variants[i].ServiceScale = f
+			}
+		}
+	}
 	if err := o.Scenario.Validate(topologies.Catalog()); err != nil {
 		cleanup()
 		return nil, fmt.Errorf("with the baseline variants: %w", err)
 	}
 	o.Harness = append(o.Harness, harness.WithBuilds(map[string]string{baseline.BuildName: exe}))
 	return cleanup, nil
+}
+
+// DefaultMaxRounds is the most rounds UntilDecided makes when
+// Options.MaxRounds is zero.
+const DefaultMaxRounds = 10
+
+// untilDecided adds the run loop's option that stops when the comparison
+// is decided.
+func (o *Options) untilDecided() error {
+	if o.MaxRounds == 0 {
+		o.MaxRounds = DefaultMaxRounds
+	}
+	if o.MaxRounds < compare.MinRounds || o.MaxRounds > scenario.MaxRepeat {
+		return &Error{Code: ExitError, Err: fmt.Errorf("--max-rounds: must be between %d (the fewest rounds a paired verdict decides on) and %d, got %d", compare.MinRounds, scenario.MaxRepeat, o.MaxRounds)}
+	}
+	if o.Budget < 0 {
+		return &Error{Code: ExitError, Err: fmt.Errorf("--budget: must not be negative, got %s", o.Budget)}
+	}
+	if o.Baseline == "" && (len(o.Scenario.Variants) < 2 || o.Scenario.Workload.Deterministic()) {
+		return &Error{Code: ExitError, Err: errors.New("--until-decided stops when a comparison is decided: give --baseline REF, or a scenario of two or more open-loop variants")}
+	}
+	o.Harness = append(o.Harness, harness.WithRounds(harness.Rounds{
+		Min: compare.MinRounds, Max: o.MaxRounds, Budget: o.Budget,
+		Stop: func(res *results.Results, round int) (bool, string) {
+			pairs, _, _, err := pairsFor(res, *o)
+			if err != nil {
+				return false, ""
+			}
+			vs, err := compare.Compare(pairs, o.lookAt(round))
+			if err != nil || !compare.Decided(vs) {
+				return false, ""
+			}
+			return true, fmt.Sprintf("every judged metric decided after %d rounds (look %d of at most %d)", round, round-compare.MinRounds+1, o.MaxRounds-compare.MinRounds+1)
+		},
+	}))
+	return nil
+}
+
+// lookAt is o's comparison at the look after round (until decided), or
+// as it is (a fixed number of rounds).
+func (o Options) lookAt(round int) compare.Options {
+	c := o.Compare
+	if o.UntilDecided {
+		c.Look = max(1, round-compare.MinRounds+1)
+		c.MaxLooks = o.MaxRounds - compare.MinRounds + 1
+	}
+	return c
 }
 
 // run runs the scenario on d, checkpointing results.json and summary.txt
@@ -264,19 +340,29 @@ func StoppedEarly(ctx context.Context, err error, res *results.Results, saved in
 
 // announce says what the scenario will run, for how long, and where its
 // results go.
-func announce(w io.Writer, s scenario.Scenario, out string) {
+func announce(w io.Writer, o Options) {
 	if w == nil {
 		return
 	}
-	runs := s.Repeat * len(s.Variants)
+	s := o.Scenario
+	runs := fmt.Sprintf("%d runs", s.Repeat*len(s.Variants))
+	rounds := s.Repeat
+	if o.UntilDecided {
+		runs = fmt.Sprintf("rounds of %d runs until decided (%d to %d rounds", len(s.Variants), compare.MinRounds, o.MaxRounds)
+		if o.Budget > 0 {
+			runs += fmt.Sprintf(", within %s", o.Budget)
+		}
+		runs += ")"
+		rounds = compare.MinRounds
+	}
 	if s.Workload.Deterministic() {
-		fmt.Fprintf(w, "lbbench: scenario %s: %d runs (each: %s); results in %s\n",
-			s.Name, runs, reports.DeterministicString(s.Workload), out)
+		fmt.Fprintf(w, "lbbench: scenario %s: %s (each: %s); results in %s\n", s.Name, runs, reports.DeterministicString(s.Workload), o.Out)
 		return
 	}
 	perRun := s.Workload.WarmupTime() + s.Workload.Duration
-	fmt.Fprintf(w, "lbbench: scenario %s: %d runs of about %s each (about %s); results in %s\n",
-		s.Name, runs, perRun.Round(time.Second), (time.Duration(runs) * (perRun + 2*time.Second)).Round(time.Second), out)
+	fmt.Fprintf(w, "lbbench: scenario %s: %s of about %s each (%sabout %s); results in %s\n",
+		s.Name, runs, perRun.Round(time.Second), map[bool]string{true: "at least ", false: ""}[o.UntilDecided],
+		(time.Duration(rounds*len(s.Variants)) * (perRun + 2*time.Second)).Round(time.Second), o.Out)
 }
 
 // comparison is the comparison at the end of a job. A nil *comparison
@@ -297,30 +383,25 @@ func compareRun(res *results.Results, runErr error, o Options) (*comparison, err
 		return nil, nil
 	}
 	c := &comparison{gate: o.Baseline != ""}
-	var pairs []compare.Pair
-	var title, head string
-	if c.gate {
-		pairs = compare.PairBuilds(res)
-		title = fmt.Sprintf("%s: baseline %s vs this build", res.Scenario.Name, o.Baseline)
-		head = fmt.Sprintf("\ncomparison with the baseline %s (variant vs variant%s%s):\n", o.Baseline, scenario.BuildSeparator, baseline.BuildName)
-	} else {
-		if len(res.Scenario.Variants) < 2 || res.Scenario.Workload.Deterministic() {
-			// A closed-loop run's latency is response time: comparing
-			// variants on it would rank what coordinated omission hides.
-			return nil, nil
-		}
-		first := res.Scenario.Variants[0].Name
-		var err error
-		if pairs, err = compare.PairWith(res, first); err != nil {
-			return nil, err
-		}
-		title = fmt.Sprintf("%s: variants vs %s", res.Scenario.Name, first)
-		head = fmt.Sprintf("\ncomparison with the first variant, %s (for information; the exit status does not depend on it):\n", first)
+	if !c.gate && (len(res.Scenario.Variants) < 2 || res.Scenario.Workload.Deterministic()) {
+		// A closed-loop run's latency is response time: comparing
+		// variants on it would rank what coordinated omission hides.
+		return nil, nil
+	}
+	pairs, title, head, err := pairsFor(res, o)
+	if err != nil {
+		return nil, err
+	}
+	copts := o.Compare
+	if res.Stop != nil {
+		copts = o.lookAt(res.Stop.Rounds)
 	}
 	var buf bytes.Buffer
 	buf.WriteString(head)
-	var err error
-	c.verdicts, err = reports.Comparison{Pairs: pairs, Options: o.Compare, Calibrate: o.Calibrate, Title: title, Scenario: res.Scenario.Name,
+	if st := res.Stop; st != nil {
+		fmt.Fprintf(&buf, "rounds: %d of at most %d: %s\n", st.Rounds, st.MaxRounds, st.Reason)
+	}
+	c.verdicts, err = reports.Comparison{Pairs: pairs, Options: copts, Calibrate: o.Calibrate, Title: title, Scenario: res.Scenario.Name,
 		Dir: o.Out, StepSummary: o.StepSummary}.Write(&buf)
 	if errors.Is(err, reports.ErrOneSided) {
 		// A run's own comparison says so and goes on: the run's exit
@@ -331,6 +412,24 @@ func compareRun(res *results.Results, runErr error, o Options) (*comparison, err
 	}
 	c.table = buf.Bytes()
 	return c, err
+}
+
+// pairsFor pairs the runs of res for the job's comparison: with a
+// baseline, every variant against its baseline build; otherwise every
+// variant against the first. title and head name the comparison.
+func pairsFor(res *results.Results, o Options) (pairs []compare.Pair, title, head string, err error) {
+	if o.Baseline != "" {
+		title = fmt.Sprintf("%s: baseline %s vs this build", res.Scenario.Name, o.Baseline)
+		head = fmt.Sprintf("\ncomparison with the baseline %s (variant vs variant%s%s):\n", o.Baseline, scenario.BuildSeparator, baseline.BuildName)
+		return compare.PairBuilds(res), title, head, nil
+	}
+	first := res.Scenario.Variants[0].Name
+	if pairs, err = compare.PairWith(res, first); err != nil {
+		return nil, "", "", err
+	}
+	title = fmt.Sprintf("%s: variants vs %s", res.Scenario.Name, first)
+	head = fmt.Sprintf("\ncomparison with the first variant, %s (for information; the exit status does not depend on it):\n", first)
+	return pairs, title, head, nil
 }
 
 // reportOptions shows the verdicts in the HTML report.

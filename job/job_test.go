@@ -255,3 +255,36 @@ func TestVerdictExit(t *testing.T) {
 		}
 	}
 }
+
+// TestUntilDecided: a large change is decided in a few rounds and the run
+// stops there, recording why; the verdicts are the paired method's.
+func TestUntilDecided(t *testing.T) {
+	var out bytes.Buffer
+	o := options(t, testScenario(t, 3, []string{"slow", "fast"}), &fakeDriver{scale: map[string]float64{"fast": 0.5}}, &out)
+	o.UntilDecided, o.MaxRounds = true, 8
+	o.Compare = compare.Options{Metrics: []string{results.MetricP99}}
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	st := res.Stop
+	if st == nil || !st.Decided || st.Rounds != compare.MinRounds || len(res.Runs) != 2*st.Rounds || len(res.Order) != len(res.Runs) {
+		t.Fatalf("stop %+v, %d runs of %d planned", st, len(res.Runs), len(res.Order))
+	}
+	vs, err := compare.ReadVerdicts(filepath.Join(o.Out, "verdicts.json"))
+	if err != nil || len(vs) != 1 || vs[0].Outcome != compare.Pass || vs[0].Method != compare.MethodPaired {
+		t.Fatalf("verdicts %+v, %v", vs, err)
+	}
+	for _, want := range []string{"until decided (3 to 8 rounds", "rounds: 3 of at most 8: every judged metric decided after 3 rounds"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	// No comparison to decide: refused up front.
+	one := options(t, testScenario(t, 3, []string{"a"}), &fakeDriver{}, &out)
+	one.UntilDecided = true
+	if _, err := Run(context.Background(), one); code(t, err) != ExitError || !strings.Contains(err.Error(), "--until-decided") {
+		t.Errorf("one variant until decided: %v", err)
+	}
+}

@@ -27,6 +27,9 @@ func cells(v compare.Verdict) (ratio, ci, tol, p string) {
 	}
 	if v.CILow != 0 || v.CIHigh != 0 {
 		ci = "[" + numfmt.Ratio(v.CILow) + ", " + numfmt.Ratio(v.CIHigh) + "]"
+		if v.Level != 0 && v.Level != compare.ConfidenceLevel {
+			ci += " " + levelString(v.Level)
+		}
 	}
 	if v.Tolerance != 0 {
 		m, _ := results.LookupMetric(v.Metric)
@@ -43,7 +46,7 @@ func cells(v compare.Verdict) (ratio, ci, tol, p string) {
 func WriteVerdictsText(w io.Writer, vs []compare.Verdict) error {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "variant\tbaseline\tmetric\tverdict\tratio\t95% CI\ttolerance\tp (Holm)\t")
+	fmt.Fprintln(tw, "variant\tbaseline\tmetric\tverdict\tratio\tinterval (95% unless said)\ttolerance\tp (Holm)\t")
 	for _, v := range vs {
 		ratio, ci, tol, p := cells(v)
 		out := string(v.Outcome)
@@ -73,7 +76,7 @@ func WriteComparisonMarkdown(w io.Writer, title string, vs []compare.Verdict) er
 	pass, fail, inc := compare.CountOutcomes(vs)
 	word := map[compare.Outcome]string{compare.Pass: "pass", compare.Fail: "REGRESSION", compare.Inconclusive: "inconclusive"}[compare.Overall(vs)]
 	fmt.Fprintf(&b, "### lbbench compare: %s\n\n**Verdict: %s** (%d fail, %d inconclusive, %d pass)\n\n", mdEscape(title), word, fail, inc, pass)
-	b.WriteString("| variant | baseline | metric | verdict | ratio | 95% CI | tolerance | p (Holm) |\n|:--|:--|:--|:--|--:|--:|--:|--:|\n")
+	b.WriteString("| variant | baseline | metric | verdict | ratio | interval (95% unless said) | tolerance | p (Holm) |\n|:--|:--|:--|:--|--:|--:|--:|--:|\n")
 	for _, v := range vs {
 		ratio, ci, tol, p := cells(v)
 		out := string(v.Outcome)
@@ -152,3 +155,8 @@ func verdictSentence(v compare.Verdict) string {
 
 // isFinite reports whether x is neither NaN nor infinite.
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// levelString says a confidence level: 95%, 97.5%.
+func levelString(level float64) string {
+	return strconv.FormatFloat(100*level, 'f', -1, 64) + "%"
+}

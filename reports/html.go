@@ -289,9 +289,9 @@ func buildHeader(r *results.Results, o options) *page {
 	p := &page{
 		Title:    "lbbench: " + s.Name,
 		Scenario: s,
-		Load: fmt.Sprintf("%d workers (concurrency %d), %s arrivals at %s req/s (mean) for %s after %s of warm-up, %d connections (keep-alive %s), %d runs per variant",
+		Load: fmt.Sprintf("%d workers (concurrency %d), %s arrivals at %s req/s (mean) for %s after %s of warm-up, %d connections (keep-alive %s), %s",
 			s.Workers.Count, s.Workers.Concurrency, wl.Arrival.Kind, strconv.FormatFloat(wl.Arrival.MeanRate(wl.Duration), 'f', -1, 64), wl.Duration, wl.WarmupTime(),
-			wl.Clients.Connections, onOff(wl.Clients.KeepAliveOn()), s.Repeat),
+			wl.Clients.Connections, onOff(wl.Clients.KeepAliveOn()), r.RoundsString()),
 		Started: r.Started.Format(time.RFC3339),
 		Bound: fmt.Sprintf("a run is invalid when its achieved rate is more than %s below the intended rate or its send-lag p99 exceeds %s",
 			strconv.FormatFloat(100*s.Validity.MaxRateError, 'f', -1, 64)+"%", s.Validity.MaxSendLagP99),
@@ -508,16 +508,8 @@ func buildClients(sums []VariantSummary, styles map[string]style) []clientView {
 // are empty without verdicts.
 func buildVerdicts(vs []compare.Verdict) (rows []verdictView, sum string) {
 	for _, v := range vs {
-		vv := verdictView{Verdict: v, Class: string(v.Outcome), Sentence: verdictSentence(v), Ratio: "-", CI: "-", Tol: "-"}
-		if v.Ratio != 0 {
-			vv.Ratio = numfmt.Ratio(v.Ratio)
-		}
-		if v.CILow != 0 || v.CIHigh != 0 {
-			vv.CI = "[" + numfmt.Ratio(v.CILow) + ", " + numfmt.Ratio(v.CIHigh) + "]"
-		}
-		if v.Tolerance != 0 {
-			vv.Tol = "±" + strconv.FormatFloat(100*v.Tolerance, 'g', 4, 64) + "%"
-		}
+		vv := verdictView{Verdict: v, Class: string(v.Outcome), Sentence: verdictSentence(v)}
+		vv.Ratio, vv.CI, vv.Tol, _ = cells(v)
 		rows = append(rows, vv)
 	}
 	if len(vs) > 0 {

@@ -30,13 +30,13 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []compare.Verdict) 
 		fmt.Fprintf(&b, "%s\n\n", mdEscape(s.Description))
 	}
 	if wl.Deterministic() {
-		fmt.Fprintf(&b, "%d workers (concurrency %d), %s, %d runs per variant.\n\n**%s.**\n\n",
-			s.Workers.Count, s.Workers.Concurrency, mdEscape(DeterministicString(wl)), s.Repeat, mdEscape(ClosedLoopNote))
+		fmt.Fprintf(&b, "%d workers (concurrency %d), %s, %s.\n\n**%s.**\n\n",
+			s.Workers.Count, s.Workers.Concurrency, mdEscape(DeterministicString(wl)), r.RoundsString(), mdEscape(ClosedLoopNote))
 	} else {
-		fmt.Fprintf(&b, "%d workers (concurrency %d), %s %s req/s for %s (+%s warm-up), %d runs per variant. "+
+		fmt.Fprintf(&b, "%d workers (concurrency %d), %s %s req/s for %s (+%s warm-up), %s. "+
 			"Latency from the intended send time; percentiles of all valid runs merged.\n\n",
 			s.Workers.Count, s.Workers.Concurrency, mdEscape(wl.Arrival.Kind), strconv.FormatFloat(wl.Arrival.MeanRate(wl.Duration), 'f', -1, 64),
-			wl.Duration, wl.WarmupTime(), s.Repeat)
+			wl.Duration, wl.WarmupTime(), r.RoundsString())
 	}
 	if len(verdicts) > 0 {
 		pass, fail, inc := compare.CountOutcomes(verdicts)
@@ -90,22 +90,13 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []compare.Verdict) 
 	}
 	writeClaimsMarkdown(&b, claims.Judge(r))
 	if len(verdicts) > 0 {
-		b.WriteString("\n| variant | baseline | metric | verdict | ratio | 95% CI | tolerance |\n|:--|:--|:--|:--|--:|--:|--:|\n")
+		b.WriteString("\n| variant | baseline | metric | verdict | ratio | interval (95% unless said) | tolerance |\n|:--|:--|:--|:--|--:|--:|--:|\n")
 		for _, v := range verdicts {
 			outcome := string(v.Outcome)
 			if v.Outcome == compare.Fail {
 				outcome = "**FAIL**"
 			}
-			ratio, ci, tol := "-", "-", "-"
-			if v.Ratio != 0 {
-				ratio = numfmt.Ratio(v.Ratio)
-			}
-			if v.CILow != 0 || v.CIHigh != 0 {
-				ci = "[" + numfmt.Ratio(v.CILow) + ", " + numfmt.Ratio(v.CIHigh) + "]"
-			}
-			if v.Tolerance != 0 {
-				tol = "±" + strconv.FormatFloat(100*v.Tolerance, 'g', 4, 64) + "%"
-			}
+			ratio, ci, tol, _ := cells(v)
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n",
 				mdEscape(v.Variant), mdEscape(v.Baseline), mdEscape(v.Metric), outcome, ratio, ci, tol)
 		}

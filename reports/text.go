@@ -23,13 +23,13 @@ func WriteText(w io.Writer, r *results.Results) error {
 	}
 	wl := r.Scenario.Workload
 	if wl.Deterministic() {
-		fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s, %d runs per variant\n",
-			r.Scenario.Name, r.Scenario.Workers.Count, r.Scenario.Workers.Concurrency, DeterministicString(wl), r.Scenario.Repeat)
+		fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s, %s\n",
+			r.Scenario.Name, r.Scenario.Workers.Count, r.Scenario.Workers.Concurrency, DeterministicString(wl), r.RoundsString())
 		fmt.Fprintf(w, "%s\n\n", ClosedLoopNote)
 	} else {
-		fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s %.0f req/s for %s (+%s warm-up), %d runs per variant\n",
+		fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s %.0f req/s for %s (+%s warm-up), %s\n",
 			r.Scenario.Name, r.Scenario.Workers.Count, r.Scenario.Workers.Concurrency,
-			wl.Arrival.Kind, wl.Arrival.MeanRate(wl.Duration), wl.Duration, wl.WarmupTime(), r.Scenario.Repeat)
+			wl.Arrival.Kind, wl.Arrival.MeanRate(wl.Duration), wl.Duration, wl.WarmupTime(), r.RoundsString())
 		fmt.Fprintf(w, "latency from intended send time; percentiles of all valid runs merged\n\n")
 	}
 

@@ -34,11 +34,28 @@ type Results struct {
 	Complete bool `json:"complete"`
 	// Error says why the scenario stopped early, if it did.
 	Error string `json:"error,omitempty"`
-	// Order is the planned run order: variant names, repetition by
-	// repetition.
+	// Order is the planned run order: run IDs, round by round. A
+	// scenario that stopped when decided (Stop) plans only the rounds it
+	// made.
 	Order []string `json:"order"`
+	// Stop, when the scenario ran round after round until decided,
+	// records how it ended; nil for a fixed number of rounds.
+	Stop *Stop `json:"stop,omitempty"`
 	// Runs are the finished runs in the order they ran.
 	Runs []Run `json:"runs"`
+}
+
+// Stop is how a scenario run until decided (run --until-decided) ended.
+type Stop struct {
+	// Rounds is the number of rounds made; MaxRounds the most it could
+	// have made.
+	Rounds    int `json:"rounds"`
+	MaxRounds int `json:"max_rounds"`
+	// Decided is true when every judged metric was pass or fail; false
+	// when the rounds or the time budget ran out first.
+	Decided bool `json:"decided"`
+	// Reason says why it stopped, in a sentence.
+	Reason string `json:"reason"`
 }
 
 // RunResult is one variant × workload × repetition: the unit of statistics.
@@ -300,4 +317,18 @@ func (r *Results) RunsOf(variant string) []Run {
 		}
 	}
 	return out
+}
+
+// RoundsString says how many rounds r's scenario ran, for a report's
+// heading: "3 runs per variant", or "4 runs per variant (until decided:
+// decided after 4 rounds)" when it ran until decided.
+func (r *Results) RoundsString() string {
+	if r.Stop == nil {
+		return fmt.Sprintf("%d runs per variant", r.Scenario.Repeat)
+	}
+	how := "not decided"
+	if r.Stop.Decided {
+		how = fmt.Sprintf("decided after %d rounds", r.Stop.Rounds)
+	}
+	return fmt.Sprintf("%d runs per variant (until decided, at most %d: %s)", r.Stop.Rounds, r.Stop.MaxRounds, how)
 }

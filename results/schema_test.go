@@ -222,7 +222,7 @@ func fullScenario() scenario.Scenario {
 					PolicyArgs: map[string]string{"alpha": "0.5"}, CloseAfter: 100, MaxIdle: 8, Retries: 1, Threads: 2,
 					Pools: []scenario.Pool{{Name: "read", Prefix: "/", Policy: "p2c", PolicyArgs: map[string]string{"d": "2"}, Workers: []int{0, 1}}}},
 				Clients: &workloads.Clients{Connections: 32, KeepAlive: ptr(false)}},
-			{Name: "shared", Topology: scenario.Shared, Accept: worker.AcceptEpollExclusive, MaxConns: 1, AcceptWhen: scenario.AcceptIdle},
+			{Name: "shared", Topology: scenario.Shared, Accept: worker.AcceptEpollExclusive, MaxConns: 1, AcceptWhen: scenario.AcceptIdle, ServiceScale: 1.2},
 			{Name: "nginx", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{Engine: scenario.Nginx, Policy: "least_conn", UpstreamKeepAlive: ptr(false)}},
 		},
 		Repeat:   1,
@@ -335,6 +335,7 @@ func fullResults(t *testing.T) *results.Results {
 		Complete:  true,
 		Error:     "run 3 of 3: context canceled",
 		Order:     []string{"001-pools-r1", "002-nginx-r1", "003-reuseport-r1"},
+		Stop:      &results.Stop{Rounds: 1, MaxRounds: 4, Decided: true, Reason: "decided"},
 		Runs:      []results.Run{proxied, invalid},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,11 +65,18 @@ type Scenario struct {
 }
 
 // WorkloadFor returns the workload variant v is run with: the scenario's,
-// with v's client model in place of the scenario's when v has one.
+// with v's client model in place of the scenario's when v has one, and
+// its service times scaled by v's ServiceScale.
 func (s Scenario) WorkloadFor(v Variant) workloads.Spec {
 	spec := s.Workload
 	if v.Clients != nil {
 		spec.Clients = *v.Clients
+	}
+	if v.ServiceScale != 0 && v.ServiceScale != 1 {
+		spec.Classes = slices.Clone(spec.Classes)
+		for i := range spec.Classes {
+			spec.Classes[i].Service = spec.Classes[i].Service.Scaled(v.ServiceScale)
+		}
 	}
 	return spec
 }

@@ -94,6 +94,11 @@ type Variant struct {
 	// (workers.target, or the built-in worker), so that one scenario can
 	// compare several servers; nil keeps the workers' setting.
 	Target *Target `yaml:"target,omitempty" json:"target,omitempty"`
+	// ServiceScale multiplies every class's service time for this
+	// variant: a synthetic change of the server, for checking that a
+	// comparison catches it ("lbbench run --inject-slowdown 1.2"). Zero
+	// means 1.
+	ServiceScale float64 `yaml:"service_scale,omitempty" json:"service_scale,omitempty"`
 	// Build names another build of lbbench whose binary runs this
 	// variant's lbbench processes (set by "lbbench run --baseline", never
 	// by a scenario file); empty means the running binary. The harness
@@ -408,7 +413,7 @@ func validatePools(pools []Pool, policies []string, check func(string, map[strin
 const Shared = "shared"
 
 // validateWorkerOptions checks the worker options of v: Accept and
-// MaxConns, which belong to the shared topology.
+// MaxConns, which belong to the shared topology, and ServiceScale.
 func (v Variant) validateWorkerOptions(accept []string) error {
 	if v.Accept != "" {
 		if v.Topology != Shared {
@@ -417,6 +422,9 @@ func (v Variant) validateWorkerOptions(accept []string) error {
 		if !slices.Contains(accept, v.Accept) {
 			return fieldErr("accept", "unknown accept strategy %q (known: %v)", v.Accept, accept)
 		}
+	}
+	if v.ServiceScale != 0 && !(v.ServiceScale >= 0.1 && v.ServiceScale <= 10) {
+		return fieldErr("service_scale", "must be between 0.1 and 10 (0: 1), got %g", v.ServiceScale)
 	}
 	if v.MaxConns != 0 {
 		if v.Topology != Shared {

@@ -241,6 +241,16 @@ type Service struct {
 	Alpha float64 `yaml:"alpha,omitempty" json:"alpha,omitempty"`
 }
 
+// Scaled returns s with every duration of its distribution multiplied by
+// f: the same shape, f times slower (f > 1) or faster.
+func (s Service) Scaled(f float64) Service {
+	scale := func(d *time.Duration) { *d = time.Duration(math.Round(float64(*d) * f)) }
+	for _, d := range []*time.Duration{&s.Value, &s.Mean, &s.Min, &s.Max, &s.Median, &s.Low, &s.High} {
+		scale(d)
+	}
+	return s
+}
+
 // Clients is the client connection model.
 type Clients struct {
 	// Connections caps the connections the generator opens to the entry

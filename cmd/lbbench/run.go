@@ -35,6 +35,10 @@ type runOptions struct {
 	baseline     string       // git ref; see baseline.go
 	compare      compareFlags // see compare.go
 	failOnClaims bool
+	untilDecided bool
+	maxRounds    int
+	budget       time.Duration
+	slowdown     float64
 }
 
 func newRunCmd() *cobra.Command {
@@ -84,6 +88,10 @@ finished.`,
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
 	f.StringVar(&o.baseline, "baseline", "", "git ref to build the baseline lbbench from; compare and exit with the verdict")
 	f.BoolVar(&o.failOnClaims, "fail-on-claims", false, "exit with status 4 when one of the scenario's claims fails")
+	f.BoolVar(&o.untilDecided, "until-decided", false, "run round after round until every judged metric is pass or fail (from 3 rounds to --max-rounds, within --budget), instead of --repeat")
+	f.IntVar(&o.maxRounds, "max-rounds", job.DefaultMaxRounds, "with --until-decided, the most rounds made")
+	f.DurationVar(&o.budget, "budget", 0, "with --until-decided, do not start a round that would end past this time (0: no bound)")
+	f.Float64Var(&o.slowdown, "inject-slowdown", 0, "with --baseline, make this build's variants this many times slower (their service times scaled), to check that the gate fails a known regression")
 	o.compare.register(f)
 	return cmd
 }
@@ -139,7 +147,8 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 			return newDriver(ctx, o, exe, out, live, stderr)
 		},
 		Harness: hopts, Compare: copts, Calibrate: o.compare.calibrate, Inconclusive: o.compare.inconclusive,
-		Baseline: o.baseline, FailOnClaims: o.failOnClaims, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY"),
+		Baseline: o.baseline, InjectSlowdown: o.slowdown, FailOnClaims: o.failOnClaims, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY"),
+		UntilDecided: o.untilDecided, MaxRounds: o.maxRounds, Budget: o.budget,
 		Stdout: stdout, Stderr: stderr, AfterRuns: endProgress,
 	})
 	return err
