@@ -15,6 +15,7 @@ import (
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/stats"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Outcome is a claim's judgement.
@@ -60,10 +61,68 @@ type MaxLoadComparison struct {
 	ExactMean, MeasuredMean float64
 }
 
-// Judge judges every claim of r's scenario on r's valid runs. A
-// claim whose check does not parse (results written by another version)
-// is inconclusive, with the parse error as evidence.
-func Judge(r *results.Results) []Result {
+// DefaultAlpha is the false-alarm rate of a scenario's claims (and of a
+// claims suite's) together: each statistical or model claim is judged at
+// DefaultAlpha divided by their number (Bonferroni), so that a correct
+// tree fails none of them by chance more often than that.
+const DefaultAlpha = 0.05
+
+// Options says at which level claims are judged. The zero value is
+// DefaultAlpha over the claims being judged.
+type Options struct {
+	// Alpha is the family's false-alarm rate; zero means DefaultAlpha.
+	Alpha float64
+	// Family is how many claims share Alpha: every statistical and model
+	// claim of a suite, when a suite judges its scenarios one by one;
+	// zero means those of the results being judged.
+	Family int
+}
+
+// level is the one-sided level each statistical or model claim of r is
+// judged at.
+func (o Options) level(r *results.Results) float64 {
+	alpha := o.Alpha
+	if alpha == 0 {
+		alpha = DefaultAlpha
+	}
+	n := o.Family
+	if n == 0 {
+		n = Statistical(r)
+	}
+	return alpha / float64(max(n, 1))
+}
+
+// Statistical counts r's claims that are judged at a level: ratios of a
+// statistical metric and model claims (exact claims, and bounds that every
+// run must meet, are true or false on every run).
+func Statistical(r *results.Results) int {
+	n := 0
+	for _, c := range r.Scenario.Claims {
+		chk, err := scenario.ParseCheck(c.Check)
+		if err != nil {
+			continue
+		}
+		switch kindOf(chk) {
+		case scenario.KindModel:
+			n++
+		case scenario.KindStat:
+			if chk.Right != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Judge judges every claim of r's scenario on r's valid runs at the
+// default level (Options). A claim whose check does not parse (results
+// written by another version) is inconclusive, with the parse error as
+// evidence.
+func Judge(r *results.Results) []Result { return JudgeWith(r, Options{}) }
+
+// JudgeWith is Judge at o's level.
+func JudgeWith(r *results.Results, o Options) []Result {
+	level := o.level(r)
 	out := make([]Result, 0, len(r.Scenario.Claims))
 	for _, c := range r.Scenario.Claims {
 		cr := Result{Scenario: r.Scenario.Name, Say: c.Say, Check: c.Check, Outcome: Undecided}
@@ -76,11 +135,11 @@ func Judge(r *results.Results) []Result {
 		cr.Kind = kindOf(chk)
 		switch cr.Kind {
 		case scenario.KindModel:
-			judgeModel(r, chk, &cr)
+			judgeModel(r, chk, &cr, level)
 		case scenario.KindExact:
 			judgeExact(r, chk, &cr)
 		default:
-			judgeStat(r, chk, &cr)
+			judgeStat(r, chk, &cr, level)
 		}
 		out = append(out, cr)
 	}
@@ -105,13 +164,15 @@ func validRuns(r *results.Results, v string) []*results.Run {
 	return out
 }
 
-// statValue is run r's value of a statistical metric.
-func statValue(r *results.Run, name string) (float64, bool) {
-	m, ok := results.LookupMetric(name)
-	if !ok {
+// statValue is run r's value of a statistical term (its metric with its
+// second argument: cpu_per_request(v, proxy)).
+func statValue(r *results.Run, t scenario.Term) (float64, bool) {
+	m, ok := results.LookupMetric(t.Metric)
+	if !ok || m.Read == nil {
 		return 0, false
 	}
-	return m.Value(r)
+	v, why := m.Read(r, t.Arg, t.Index)
+	return v, why == ""
 }
 
 // statString says a value of the named metric in its unit.
@@ -120,10 +181,10 @@ func statString(name string, v float64) string {
 	return m.Format(v)
 }
 
-func statValues(runs []*results.Run, name string) []float64 {
+func statValues(runs []*results.Run, t scenario.Term) []float64 {
 	var vs []float64
 	for _, r := range runs {
-		if v, ok := statValue(r, name); ok && !math.IsNaN(v) {
+		if v, ok := statValue(r, t); ok && !math.IsNaN(v) {
 			vs = append(vs, v)
 		}
 	}
@@ -138,17 +199,19 @@ func listString(name string, vs []float64) string {
 	return strings.Join(parts, " / ")
 }
 
-// judgeStat judges a statistical claim. A ratio A op F × B is judged on
-// the confidence interval of median(A)/median(B) that Compare uses (the
-// Hodges-Lehmann interval of the ratio, from the runs' values): it holds
-// when the whole interval lies on the claimed side of F, fails when it
-// lies wholly on the other side, and is inconclusive otherwise (always
-// with fewer than 4 valid runs a side, where no 95% interval exists). A
+// judgeStat judges a statistical claim. A ratio A op F × B is judged
+// round by round, as verdicts are (compare.RoundRatio): the variants ran
+// in the same rounds, so the per-round ratios cancel the machine's drift.
+// It holds when the whole interval of the mean ratio, at one-sided level
+// alpha each way, lies on the claimed side of F and so does the median
+// round; fails when both lie wholly on the other side; and is inconclusive
+// otherwise (always with fewer than compare.MinRounds paired rounds). A
 // bound A op X holds when every valid run satisfies it, fails when none
 // does, and is inconclusive when runs disagree.
-func judgeStat(r *results.Results, c scenario.Check, cr *Result) {
+func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) {
 	name := c.Left.Metric
-	a := statValues(validRuns(r, c.Left.Variant), name)
+	left := validRuns(r, c.Left.Variant)
+	a := statValues(left, c.Left)
 	if len(a) == 0 {
 		cr.Evidence = fmt.Sprintf("no valid run of %s with %s", c.Left.Variant, name)
 		return
@@ -170,27 +233,39 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result) {
 		cr.Evidence = fmt.Sprintf("%s(%s) by run: %s; %d of %d runs %s %s", name, c.Left.Variant, listString(name, a), n, len(a), c.Op, statString(name, x))
 		return
 	}
-	b := statValues(validRuns(r, c.Right.Variant), name)
+	right := validRuns(r, c.Right.Variant)
+	b := statValues(right, *c.Right)
 	if len(b) == 0 {
 		cr.Evidence = fmt.Sprintf("no valid run of %s with %s", c.Right.Variant, name)
 		return
 	}
-	ci := compare.RatioInterval(b, a)
-	ratio := stats.Median(a) / stats.Median(b)
+	ratio, ci, median, rounds := compare.RoundRatio(byRound(left, c.Left), byRound(right, *c.Right), alpha)
 	f := c.Right.Factor
 	switch {
-	case math.IsNaN(ci.Low) || math.IsNaN(ci.High) || math.IsInf(ci.Low, 0) || math.IsInf(ci.High, 0):
-	case c.Holds(ci.High, f) && c.Holds(ci.Low, f):
+	case len(rounds) < compare.MinRounds || math.IsInf(ci.Low, 0) || math.IsInf(ci.High, 0):
+	case c.Holds(ci.High, f) && c.Holds(ci.Low, f) && c.Holds(median, f):
 		cr.Outcome = Holds
-	case !c.Holds(ci.High, f) && !c.Holds(ci.Low, f):
+	case !c.Holds(ci.High, f) && !c.Holds(ci.Low, f) && !c.Holds(median, f):
 		cr.Outcome = Fails
 	}
-	cr.Evidence = fmt.Sprintf("%s(%s)/%s(%s) = %s, 95%% CI [%s, %s], claimed %s %s; %s by run: %s; %s by run: %s",
-		name, c.Left.Variant, name, c.Right.Variant, numfmt.Ratio(ratio), numfmt.Ratio(ci.Low), numfmt.Ratio(ci.High), c.Op,
+	level := strconv.FormatFloat(100*(1-2*alpha), 'g', 4, 64) + "%"
+	cr.Evidence = fmt.Sprintf("%s(%s)/%s(%s) = %s over %d paired rounds (median round %s), %s CI [%s, %s], claimed %s %s; %s by run: %s; %s by run: %s",
+		name, c.Left.Variant, name, c.Right.Variant, numfmt.Ratio(ratio), len(rounds), numfmt.Ratio(median), level, numfmt.Ratio(ci.Low), numfmt.Ratio(ci.High), c.Op,
 		strconv.FormatFloat(f, 'g', -1, 64), c.Left.Variant, listString(name, a), c.Right.Variant, listString(name, b))
-	if cr.Outcome == Undecided && (len(a) < 4 || len(b) < 4) {
-		cr.Evidence += fmt.Sprintf(" (%d and %d valid runs: at least 4 a side are needed for a 95%% interval)", len(a), len(b))
+	if cr.Outcome == Undecided && len(rounds) < compare.MinRounds {
+		cr.Evidence += fmt.Sprintf(" (%d paired rounds: at least %d are needed)", len(rounds), compare.MinRounds)
 	}
+}
+
+// byRound maps each run's round to its value of term t.
+func byRound(runs []*results.Run, t scenario.Term) map[int]float64 {
+	out := map[int]float64{}
+	for _, r := range runs {
+		if v, ok := statValue(r, t); ok && !math.IsNaN(v) {
+			out[r.Rep] = v
+		}
+	}
+	return out
 }
 
 // exactValue is run r's value of an exact term, scaled by its factor, or
@@ -281,7 +356,7 @@ const modelTrials = 1000
 // exact probability that some worker gets at least K of Size tasks under
 // random dispatch. It holds when the exact figure lies inside the
 // interval and fails when it lies outside.
-func judgeModel(r *results.Results, c scenario.Check, cr *Result) {
+func judgeModel(r *results.Results, c scenario.Check, cr *Result, alpha float64) {
 	k := c.Left.Index
 	cmp, maxes, skipped, random, err := compareMaxLoad(validRuns(r, c.Left.Variant), k)
 	if err != nil {
@@ -297,14 +372,17 @@ func judgeModel(r *results.Results, c scenario.Check, cr *Result) {
 	exact := random.Some.Value
 	n := len(maxes)
 	p := float64(hits) / float64(n)
-	lo, hi := stats.Wilson(hits, n, stats.Z95)
+	// Two-sided at alpha: the exact figure outside the interval is the
+	// claim failing, which must happen by chance at most alpha of the time.
+	z := distuv.UnitNormal.Quantile(1 - alpha/2)
+	lo, hi := stats.Wilson(hits, n, z)
 	if exact >= lo && exact <= hi {
 		cr.Outcome = Holds
 	} else {
 		cr.Outcome = Fails
 	}
-	cr.Evidence = fmt.Sprintf("measured P(max load ≥ %d) = %d/%d = %.3f, 95%% CI [%.3f, %.3f]; model balls (%d tasks, %d workers, random dispatch) exactly %.4f (%s)",
-		k, hits, n, p, lo, hi, cmp.Tasks, cmp.Workers, exact, random.Some.Exact)
+	cr.Evidence = fmt.Sprintf("measured P(max load ≥ %d) = %d/%d = %.3f, %s CI [%.3f, %.3f]; model balls (%d tasks, %d workers, random dispatch) exactly %.4f (%s)",
+		k, hits, n, p, strconv.FormatFloat(100*(1-alpha), 'g', 4, 64)+"%", lo, hi, cmp.Tasks, cmp.Workers, exact, random.Some.Exact)
 	if skipped > 0 {
 		cr.Evidence += fmt.Sprintf("; %d bursts with an unanswered request left out", skipped)
 	}

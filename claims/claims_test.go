@@ -27,7 +27,8 @@ func TestJudgeRatioClaims(t *testing.T) {
 		{"p99(fast) < 0.2 * p99(slow)", 5, Holds},     // the ratio is about 0.1
 		{"p99(fast) < 0.05 * p99(slow)", 5, Fails},    // 0.1 is not below 0.05
 		{"p99(fast) > 0.05 * p99(slow)", 5, Holds},    // the benefit is smaller than that
-		{"p99(fast) < 0.2 * p99(slow)", 3, Undecided}, // 3 a side: no 95% interval
+		{"p99(fast) < 0.2 * p99(slow)", 2, Undecided}, // 2 rounds: fewer than compare.MinRounds
+		{"p99(fast) < 0.2 * p99(slow)", 3, Holds},     // 3 paired rounds of tiny spread decide
 		{"p99(fast) < 0.1 * p99(slow)", 5, Undecided}, // the interval straddles 0.1
 	} {
 		r := resultstest.ClaimResults(tc.runs, scenario.Claim{Say: "x", Check: tc.check})
@@ -35,7 +36,7 @@ func TestJudgeRatioClaims(t *testing.T) {
 		if got.Outcome != tc.want {
 			t.Errorf("%s with %d runs: %s (%s), want %s", tc.check, tc.runs, got.Outcome, got.Evidence, tc.want)
 		}
-		if !strings.Contains(got.Evidence, "95% CI") {
+		if !strings.Contains(got.Evidence, "% CI [") {
 			t.Errorf("%s: evidence without its interval: %s", tc.check, got.Evidence)
 		}
 	}

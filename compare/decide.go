@@ -86,6 +86,25 @@ func RatioInterval(base, cand []float64) stats.Interval {
 	return intervalOf(results.Metric{HigherIsWorse: true}, base, cand, IntervalShift, 0, DefaultSeed)
 }
 
+// RunsInterval is the 95% interval of a figure across runs (a latency
+// percentile of each run, say): a t interval on the logarithms of the
+// values, so a geometric mean's, mapped back. NaN without at least two
+// positive values.
+func RunsInterval(values []float64) stats.Interval {
+	logs := make([]float64, 0, len(values))
+	for _, v := range values {
+		if !(v > 0) {
+			return stats.Interval{Low: math.NaN(), High: math.NaN()}
+		}
+		logs = append(logs, math.Log(v))
+	}
+	if len(logs) < 2 {
+		return stats.Interval{Low: math.NaN(), High: math.NaN()}
+	}
+	_, ci := stats.MeanInterval(logs, ConfidenceLevel)
+	return stats.Interval{Low: math.Exp(ci.Low), High: math.Exp(ci.High)}
+}
+
 func estimateOf(m results.Metric, base, cand []float64, o Options, seed uint64) estimate {
 	f := stats.Ratio
 	if m.Absolute {

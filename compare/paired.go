@@ -282,3 +282,31 @@ func pairedEvidence(it pairedItem) string {
 func paired(pairs []Pair) bool {
 	return len(pairs) > 0 && !slices.ContainsFunc(pairs, func(p Pair) bool { return !p.Paired })
 }
+
+// RoundRatio is the paired comparison of one figure of two variants run
+// in the same rounds: the mean of the per-round ratios a/b (geometric: a
+// t interval on their logarithms) with its two-sided interval at one-sided
+// level alpha each way, the median per-round ratio, and the rounds it
+// rests on (those with a positive value on both sides). Claims judge
+// their ratios with it. With fewer than MinRounds rounds the interval is
+// infinite.
+func RoundRatio(a, b map[int]float64, alpha float64) (ratio float64, ci stats.Interval, median float64, rounds []int) {
+	var logs []float64
+	for r, av := range a {
+		if bv, ok := b[r]; ok && av > 0 && bv > 0 {
+			rounds = append(rounds, r)
+		}
+	}
+	sort.Ints(rounds)
+	for _, r := range rounds {
+		logs = append(logs, math.Log(a[r]/b[r]))
+	}
+	if len(logs) == 0 {
+		return math.NaN(), stats.Interval{Low: math.NaN(), High: math.NaN()}, math.NaN(), nil
+	}
+	t := pairedTest{bad: logs}
+	t.mean, _ = stats.MeanInterval(logs, 0.5)
+	t.se = stats.SD(logs) / math.Sqrt(float64(len(logs)))
+	iv := t.interval(alpha)
+	return math.Exp(t.mean), stats.Interval{Low: math.Exp(iv.Low), High: math.Exp(iv.High)}, math.Exp(stats.Median(logs)), rounds
+}

@@ -4,9 +4,15 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/lbbench/lbbench/engines"
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/balancer"
+	"github.com/lbbench/lbbench/targets/prefork"
+	"github.com/lbbench/lbbench/targets/worker"
+	"github.com/lbbench/lbbench/topologies"
 )
 
 // fill sets every field reachable from v to a non-zero value, growing
@@ -46,11 +52,15 @@ func TestCountersCopyEveryField(t *testing.T) {
 	fill(reflect.ValueOf(&ps).Elem(), &n)
 	var es engines.Stats
 	fill(reflect.ValueOf(&es).Elem(), &n)
+	// The proxy's own CPU time is not a counter: it goes to
+	// harness.Stats.CPU (TestDecodeProxyCPU), beside every other process's.
+	counted := ps
+	counted.CPU = 0
 	for _, tc := range []struct {
 		name     string
 		src, dst any
 	}{
-		{"proxy", ps, proxyCounters(&ps)},
+		{"proxy", counted, proxyCounters(&ps)},
 		{"engine", es, engineCounters(&es)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,5 +73,26 @@ func TestCountersCopyEveryField(t *testing.T) {
 	}
 	if proxyCounters(nil) != nil || engineCounters(nil) != nil {
 		t.Error("nil counters must stay nil")
+	}
+}
+
+// TestDecodeProxyCPU: the CPU times a proxy and a workers' supervisor
+// report become harness.Stats.CPU rows, by role.
+func TestDecodeProxyCPU(t *testing.T) {
+	var st harness.Stats
+	body, _ := json.Marshal(balancer.Stats{Mode: "l7", CPU: 1500 * time.Millisecond})
+	if err := DecodeStats(topologies.StatsProxy, body, &st); err != nil {
+		t.Fatal(err)
+	}
+	body, _ = json.Marshal(prefork.StatsReport{Workers: []worker.Stats{{Index: 0, CPU: time.Second}, {Index: 1}}})
+	if err := DecodeStats(topologies.StatsWorkers, body, &st); err != nil {
+		t.Fatal(err)
+	}
+	want := []results.ProcessCPU{
+		{Role: results.RoleProxy, Name: "lbbench proxy", Worker: -1, Time: 1500 * time.Millisecond},
+		{Role: results.RoleWorkers, Name: "worker 0", Worker: 0, Time: time.Second},
+	}
+	if !reflect.DeepEqual(st.CPU, want) {
+		t.Errorf("CPU %+v, want %+v", st.CPU, want)
 	}
 }

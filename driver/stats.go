@@ -28,12 +28,20 @@ func DecodeStats(kind string, body []byte, st *harness.Stats) error {
 		}
 		st.Workers = workerCounters(rep.Workers)
 		st.Dead = append(st.Dead, deadWorkers(rep.Status)...)
+		for _, w := range rep.Workers {
+			if w.CPU > 0 {
+				st.CPU = append(st.CPU, results.ProcessCPU{Role: results.RoleWorkers, Name: fmt.Sprintf("worker %d", w.Index), Worker: w.Index, Time: w.CPU})
+			}
+		}
 	case topologies.StatsProxy:
 		var ps balancer.Stats
 		if err := json.Unmarshal(body, &ps); err != nil {
 			return fmt.Errorf("proxy stats: %w", err)
 		}
 		st.Proxy = proxyCounters(&ps)
+		if ps.CPU > 0 {
+			st.CPU = append(st.CPU, results.ProcessCPU{Role: results.RoleProxy, Name: "lbbench proxy", Worker: -1, Time: ps.CPU})
+		}
 	case topologies.StatsNginx:
 		ns, err := engines.ParseNginxStatus(bytes.NewReader(body))
 		if err != nil {

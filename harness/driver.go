@@ -67,4 +67,8 @@ type Stats struct {
 	// driver started, or a worker its supervisor reports as exited or
 	// restarted.
 	Dead []results.Failure
+	// CPU is the CPU time each process has used since it started (Run
+	// asks before and after the load and keeps the difference); empty
+	// when the driver cannot tell.
+	CPU []results.ProcessCPU
 }

@@ -223,6 +223,10 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 		}
 	}()
 
+	// The processes' CPU so far (bring-up, readiness probes), to take
+	// from what they report after the load. A driver that cannot tell
+	// reports none.
+	before, _ := dep.Stats(ctx)
 	started := time.Now()
 	m, err := dep.Attack(ctx, s.WorkloadFor(v))
 	if err != nil {
@@ -237,12 +241,35 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 	}
 	run = &results.Run{ID: id, Variant: v.Name, Started: started, Entry: dep.Entry(), BringUp: bringUp, Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine}
 	run.Summary = run.Latency.Summarize()
-	judge(run, s.Validity)
+	judge(run, s.Validity, s.WorkloadFor(v).WarmupTime())
 	if len(stats.Dead) > 0 {
 		failed(run, stats.Dead, err)
 	}
 	run.Workers = workerResults(s.Workers.Count, m.ByWorker, stats.Workers)
+	run.CPU = cpuDuring(before.CPU, stats.CPU, m.Generator)
 	return run, nil
+}
+
+// cpuDuring is each process's CPU time during the load: after minus
+// before, matched by role and name (a process that restarted, whose time
+// went down, counts from zero), and the generator's.
+func cpuDuring(before, after []results.ProcessCPU, g results.Generator) []results.ProcessCPU {
+	var out []results.ProcessCPU
+	for _, a := range after {
+		d := a.Time
+		for _, b := range before {
+			if b.Role == a.Role && b.Name == a.Name && b.Time <= a.Time {
+				d = a.Time - b.Time
+				break
+			}
+		}
+		a.Time = d
+		out = append(out, a)
+	}
+	if g.CPU > 0 {
+		out = append(out, results.ProcessCPU{Role: results.RoleGenerator, Name: "generator", Worker: -1, Time: g.CPU})
+	}
+	return out
 }
 
 // failed marks run failed: a failed run is a result, recorded and invalid,

@@ -119,7 +119,8 @@ type fakeDeployment struct {
 	plan topologies.Plan
 
 	// Set by Attack.
-	spec workloads.Spec
+	spec     workloads.Spec
+	attacked bool
 
 	// Set by Down: the number of calls, and the state of the first call's
 	// ctx when it was made.
@@ -134,7 +135,7 @@ func (f *fakeDeployment) Entry() string { return f.plan.Entry }
 
 func (f *fakeDeployment) Attack(ctx context.Context, spec workloads.Spec) (*results.Measurement, error) {
 	f.d.mu.Lock()
-	f.spec = spec
+	f.spec, f.attacked = spec, true
 	f.d.attacks++
 	n, hook := f.d.attacks, f.d.attack
 	f.d.mu.Unlock()
@@ -144,9 +145,14 @@ func (f *fakeDeployment) Attack(ctx context.Context, spec workloads.Spec) (*resu
 	return syntheticMeasurement(time.Millisecond), nil
 }
 
+// Stats answers the stats hook after the load; before it (Run's CPU
+// baseline) it answers nothing, and the hook does not count the call.
 func (f *fakeDeployment) Stats(ctx context.Context) (Stats, error) {
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()
+	if !f.attacked {
+		return Stats{}, nil
+	}
 	f.d.nstats++
 	if f.d.stats != nil {
 		return f.d.stats(f.d.nstats)

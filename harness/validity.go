@@ -2,13 +2,27 @@ package harness
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 )
 
-// judge fills run's validity from its measurement.
-func judge(run *results.Run, v scenario.Validity) {
+// generatorBusy is the share of its CPUs past which the generator is taken
+// to have been the limit of a run: CPU time over the run's time, per CPU
+// it could use.
+const generatorBusy = 0.9
+
+// judge fills run's validity from its measurement (measurement.md, "Who
+// fell behind: generator or target"). A run whose sends were late or too
+// few is invalid when the generator was the limit: it had free in-flight
+// slots, or its CPU was used up. When instead the in-flight cap was
+// reached (requests waited for a slot, or were never sent) and the
+// generator had CPU to spare, the target could not keep up: the run is a
+// valid measurement of a saturated target, marked so, its percentiles
+// lower bounds. A run in which every request failed is invalid for
+// latency: its histograms hold only errors.
+func judge(run *results.Run, v scenario.Validity, warmup time.Duration) {
 	run.Valid = true
 	invalid := func(format string, args ...any) {
 		run.Valid = false
@@ -20,19 +34,54 @@ func judge(run *results.Run, v scenario.Validity) {
 	if run.Unmapped > 0 {
 		invalid("%d results could not be mapped to their intended send time", run.Unmapped)
 	}
+	if run.Requests > 0 && run.Errors == run.Requests {
+		invalid("every one of the %d measured requests failed (%s): nothing to measure latency on", run.Requests, results.ErrorKindsString(run.ErrorKinds))
+	}
+	g := run.Generator
+	capped := g.Held > 0 || g.Unsent > 0
+	cpuBound, cpuWhy := generatorCPUBound(run, warmup)
+	saturated := capped && !cpuBound
+	behind := func(what string) {
+		switch {
+		case saturated:
+			run.Saturated = fmt.Sprintf("%s: the target could not keep up (%d requests waited at the generator's cap of %d in flight, %d never sent; the generator had CPU to spare)",
+				what, g.Held, g.MaxInFlight, g.Unsent)
+		case cpuBound:
+			invalid("%s: the generator fell behind (%s)", what, cpuWhy)
+		default:
+			invalid("%s: the generator fell behind (it had free in-flight slots, yet sent late)", what)
+		}
+	}
 	if run.IntendedRate > 0 {
 		if e := 1 - run.AchievedRate/run.IntendedRate; e > v.MaxRateError {
-			invalid("achieved rate %.1f/s is %.1f%% below intended %.1f/s (tolerance %.1f%%): the generator fell behind",
-				run.AchievedRate, 100*e, run.IntendedRate, 100*v.MaxRateError)
+			behind(fmt.Sprintf("achieved rate %.1f/s is %.1f%% below intended %.1f/s (tolerance %.1f%%)",
+				run.AchievedRate, 100*e, run.IntendedRate, 100*v.MaxRateError))
 		}
 	}
 	if run.Requests > 0 && run.SendLag != nil {
 		if p99 := run.SendLag.Quantile(0.99); p99 > v.MaxSendLagP99 {
-			why := "the generator fell behind"
-			if g := run.Generator; g.Held > 0 {
-				why = fmt.Sprintf("the generator fell behind (%d requests held back at its cap of %d in flight)", g.Held, g.MaxInFlight)
-			}
-			invalid("send lag p99 %s exceeds %s: %s", p99, v.MaxSendLagP99, why)
+			behind(fmt.Sprintf("send lag p99 %s exceeds %s", p99, v.MaxSendLagP99))
 		}
 	}
+	if capped && run.Saturated == "" && run.Valid {
+		// The cap was reached briefly, without distorting the sends.
+		run.Saturated = fmt.Sprintf("%d requests waited at the generator's cap of %d in flight", g.Held, g.MaxInFlight)
+	}
+}
+
+// generatorCPUBound says whether the generator used up its CPUs during
+// the run: its CPU time over the run's time (warmup included) at least
+// generatorBusy of the CPUs it could use. Unknown (results without
+// Generator.CPUs) counts as not bound.
+func generatorCPUBound(run *results.Run, warmup time.Duration) (bool, string) {
+	g := run.Generator
+	wall := run.Duration + warmup
+	if g.CPUs <= 0 || wall <= 0 {
+		return false, ""
+	}
+	used := g.CPU.Seconds() / wall.Seconds() / float64(g.CPUs)
+	if used < generatorBusy {
+		return false, ""
+	}
+	return true, fmt.Sprintf("its CPU time was %.0f%% of its %d CPUs over the run", 100*used, g.CPUs)
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,29 +14,42 @@ import (
 // it is given.
 func TestJudge(t *testing.T) {
 	v := scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * time.Millisecond}
-	lagging := func(held int) results.Measurement {
+	lagging := func(held, cpus int, cpu time.Duration) results.Measurement {
 		m := *syntheticMeasurement(20 * time.Millisecond)
 		m.Generator.Held, m.Generator.MaxInFlight = uint64(held), 16
+		m.Generator.CPUs, m.Generator.CPU = cpus, cpu
 		return m
 	}
 	for _, tc := range []struct {
-		name string
-		m    results.Measurement
-		want []string
+		name      string
+		m         results.Measurement
+		want      []string
+		saturated string
 	}{
-		{"clean", *syntheticMeasurement(time.Millisecond), nil},
-		{"no requests", results.Measurement{}, []string{"no measured requests"}},
+		{"clean", *syntheticMeasurement(time.Millisecond), nil, ""},
+		{"no requests", results.Measurement{}, []string{"no measured requests"}, ""},
 		{"slow sender", func() results.Measurement {
 			m := *syntheticMeasurement(time.Millisecond)
 			m.AchievedRate = 80
 			return m
-		}(), []string{"achieved rate 80.0/s is 20.0% below intended 100.0/s"}},
-		{"send lag", lagging(0), []string{"exceeds 5ms: the generator fell behind"}},
-		{"send lag at the cap", lagging(40), []string{"(40 requests held back at its cap of 16 in flight)"}},
+		}(), []string{"achieved rate 80.0/s is 20.0% below intended 100.0/s"}, ""},
+		{"send lag with free slots", lagging(0, 2, 0), []string{"exceeds 5ms: the generator fell behind (it had free in-flight slots"}, ""},
+		{"send lag at the cap, CPU to spare", lagging(40, 2, 100*time.Millisecond), nil, "the target could not keep up (40 requests waited at the generator's cap of 16 in flight"},
+		{"send lag at the cap, CPU used up", lagging(40, 1, 950*time.Millisecond), []string{"the generator fell behind (its CPU time was 95% of its 1 CPUs"}, ""},
+		{"unsent requests", func() results.Measurement {
+			m := lagging(40, 2, 0)
+			m.Generator.Unsent, m.AchievedRate = 30, 60
+			return m
+		}(), nil, "30 never sent"},
+		{"every request failed", func() results.Measurement {
+			m := *syntheticMeasurement(time.Millisecond)
+			m.Errors, m.ErrorKinds = m.Requests, map[string]uint64{"404": m.Requests}
+			return m
+		}(), []string{"every one of the 100 measured requests failed (404: 100)"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := results.Run{Measurement: tc.m}
-			judge(&run, v)
+			judge(&run, v, 0)
 			if run.Valid != (len(tc.want) == 0) || len(run.Invalid) != len(tc.want) {
 				t.Fatalf("valid=%v reasons %q, want %q", run.Valid, run.Invalid, tc.want)
 			}
@@ -44,6 +58,35 @@ func TestJudge(t *testing.T) {
 					t.Errorf("reason %q lacks %q", run.Invalid[i], w)
 				}
 			}
+			if !strings.Contains(run.Saturated, tc.saturated) || (tc.saturated == "") != (run.Saturated == "") {
+				t.Errorf("saturated %q, want %q", run.Saturated, tc.saturated)
+			}
 		})
+	}
+}
+
+// TestCPUDuring: a process's CPU during the load is its time after minus
+// before, matched by role and name; one whose time went down (it
+// restarted) counts from zero; the generator is added.
+func TestCPUDuring(t *testing.T) {
+	before := []results.ProcessCPU{
+		{Role: results.RoleWorkers, Name: "worker 0", Worker: 0, Time: 100 * time.Millisecond},
+		{Role: results.RoleWorkers, Name: "worker 1", Worker: 1, Time: 900 * time.Millisecond},
+		{Role: results.RoleProxy, Name: "nginx", Worker: -1, Time: 50 * time.Millisecond},
+	}
+	after := []results.ProcessCPU{
+		{Role: results.RoleWorkers, Name: "worker 0", Worker: 0, Time: 400 * time.Millisecond},
+		{Role: results.RoleWorkers, Name: "worker 1", Worker: 1, Time: 200 * time.Millisecond}, // restarted
+		{Role: results.RoleProxy, Name: "nginx", Worker: -1, Time: 250 * time.Millisecond},
+	}
+	got := cpuDuring(before, after, results.Generator{CPU: 70 * time.Millisecond})
+	want := []results.ProcessCPU{
+		{Role: results.RoleWorkers, Name: "worker 0", Worker: 0, Time: 300 * time.Millisecond},
+		{Role: results.RoleWorkers, Name: "worker 1", Worker: 1, Time: 200 * time.Millisecond},
+		{Role: results.RoleProxy, Name: "nginx", Worker: -1, Time: 200 * time.Millisecond},
+		{Role: results.RoleGenerator, Name: "generator", Worker: -1, Time: 70 * time.Millisecond},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -81,7 +82,7 @@ func openLoop(ctx context.Context, entry string, spec workloads.Spec, o Options)
 	cpu0 := processCPU()
 	live := startLive(ctx, spec) // live.go: nil (a no-op) unless LiveContext
 	defer live.stop()
-	send(ctx, streams, live)
+	send(ctx, streams, live, spec.WarmupTime()+spec.Duration+spec.Timeout)
 	if rawBuf != nil {
 		if err := rawBuf.Flush(); err != nil {
 			return nil, fmt.Errorf("loadgen: raw results: %w", err)
@@ -94,6 +95,7 @@ func openLoop(ctx context.Context, entry string, spec workloads.Spec, o Options)
 	total.Generator.CPU = processCPU() - cpu0
 	total.Generator.MaxRSS = maxRSS()
 	total.Generator.Processes = 1
+	total.Generator.CPUs = runtime.GOMAXPROCS(0)
 	total.Summarize()
 	return total, ctx.Err()
 }
@@ -120,7 +122,7 @@ func newStreams(ctx context.Context, entry string, u *url.URL, spec workloads.Sp
 	for i, s := range ss {
 		st, c := out[i], s.Spec.Clients
 		st.pacer = workloads.NewPacer(s.Spec)
-		st.capped = newCappedPacer(ctx, st.pacer, s.Spec.InFlightCap())
+		st.capped = newCappedPacer(ctx, st.pacer, s.Spec.InFlightCap(), s.Spec.Timeout)
 		st.rec = newRecorder(st.pacer, s.Spec, raw)
 		st.rec.sink = sink
 		st.rec.literal = len(o.Targets) > 0
@@ -151,10 +153,19 @@ func newStreams(ctx context.Context, entry string, u *url.URL, spec workloads.Sp
 }
 
 // send runs every stream's attack until its schedule ends or ctx does,
-// recording each result as it comes.
-func send(ctx context.Context, streams []*stream, live *liveMeter) {
+// recording each result as it comes. At the latest after limit (the
+// schedule's length plus the request timeout) the requests still
+// outstanding are cut off: they count as errors, and the run ends.
+func send(ctx context.Context, streams []*stream, live *liveMeter, limit time.Duration) {
 	var wg sync.WaitGroup
 	attackDone := make(chan struct{})
+	cut := time.AfterFunc(limit, func() {
+		for _, st := range streams {
+			st.atk.Stop()
+			st.tr.abort()
+		}
+	})
+	defer cut.Stop()
 	for _, st := range streams {
 		wg.Go(func() {
 			results := st.atk.Attack(st.tg, st.capped, 0, "")
@@ -193,6 +204,9 @@ func collect(streams []*stream, cut bool) (*results.Measurement, error) {
 	for _, st := range streams {
 		st.tr.CloseIdleConnections()
 		st.rec.cut = cut
+		if st.capped.backlog {
+			st.rec.unsent(st.capped.handed, st.spec.Timeout)
+		}
 		m, err := st.rec.finish()
 		if err != nil {
 			return nil, err
@@ -200,7 +214,7 @@ func collect(streams []*stream, cut bool) (*results.Measurement, error) {
 		c := st.spec.Clients
 		m.Generator = results.Generator{Streams: 1, Connections: c.Connections, Opened: st.tr.opened.Load(),
 			KeepAlive: c.KeepAliveOn(), RequestsPerConn: c.RequestsPerConn,
-			MaxInFlight: st.capped.limit(), PeakInFlight: st.capped.peak, Held: st.capped.held}
+			MaxInFlight: st.capped.limit(), PeakInFlight: st.capped.peak, Held: st.capped.held, Unsent: st.rec.m.Generator.Unsent}
 		if err := total.Merge(m); err != nil {
 			return nil, err
 		}

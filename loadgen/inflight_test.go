@@ -191,3 +191,44 @@ func TestAttackCancelStuckTarget(t *testing.T) {
 		t.Errorf("measurement errors %v, want every stuck request counted as cancelled", m.ErrorKinds)
 	}
 }
+
+// TestRateAboveCapacityEndsInTime: a target that cannot keep up (4
+// connections, 200 ms a request, against 1000 requests a second) holds
+// requests at the cap; once one has waited past the request timeout the
+// attack ends, the rest of the schedule is counted as never sent, every
+// scheduled request is in the measurement, and the attack ends at its
+// duration plus the timeout (it once took a minute for a one-second run).
+func TestRateAboveCapacityEndsInTime(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	spec := workloads.Spec{
+		Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 1000},
+		Duration: time.Second,
+		Warmup:   -1,
+		Timeout:  500 * time.Millisecond,
+		Classes:  []workloads.Class{{Name: "a", Weight: 1}},
+		Clients:  workloads.Clients{Connections: 4, MaxInFlight: 16},
+	}.WithDefaults()
+	start := time.Now()
+	m, err := Attack(context.Background(), srv.URL, spec, Options{})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Generator
+	t.Logf("took %s: %d requests, %d errors %v, held %d, unsent %d", took, m.Requests, m.Errors, m.ErrorKinds, g.Held, g.Unsent)
+	if took > spec.Duration+spec.Timeout+time.Second {
+		t.Errorf("took %s, past the duration %s plus the timeout %s", took, spec.Duration, spec.Timeout)
+	}
+	if g.Unsent == 0 || m.ErrorKinds[ErrorUnsent] != g.Unsent {
+		t.Errorf("unsent %d, errors %v: the requests never sent must be counted as such", g.Unsent, m.ErrorKinds)
+	}
+	if m.Requests != 1000 {
+		t.Errorf("%d requests in the measurement, want all 1000 scheduled", m.Requests)
+	}
+}

@@ -155,6 +155,27 @@ func errorKind(res *vegeta.Result) string {
 	return "other"
 }
 
+// unsent records the requests the attack never sent, those after the
+// first handed (see cappedPacer): each one in the measured window is a
+// failure ("unsent") whose latency is at least the request timeout it
+// waited past; a warm-up one is counted as warm-up.
+func (r *recorder) unsent(handed uint64, timeout time.Duration) {
+	r.m.Generator.Unsent = r.pacer.Abandon(handed, func(off time.Duration) {
+		if off < r.warmup {
+			r.m.WarmupRequests++
+			return
+		}
+		r.m.Record(results.Sample{Scheduled: off - r.warmup, Latency: timeout, Uncorrected: timeout, SendLag: timeout,
+			Failed: true, ErrorKind: ErrorUnsent, Class: -1, Client: r.client})
+	})
+}
+
+// ErrorUnsent is the error kind of a request the generator never sent: it
+// was due while the backlog at the in-flight cap was older than the
+// request timeout, so the attack ended there (the target could not keep
+// up).
+const ErrorUnsent = "unsent"
+
 // finish closes the open interval and the raw stream and returns the
 // stream's measurement with its rates.
 func (r *recorder) finish() (*results.Measurement, error) {

@@ -28,11 +28,18 @@ type SuiteEntry struct {
 	Report string
 }
 
-// JudgeSuite judges the claims of every source.
+// JudgeSuite judges the claims of every source, the suite's statistical
+// and model claims sharing one false-alarm rate (claims.DefaultAlpha over
+// all of them), so that a correct tree fails none of the suite's claims by
+// chance more often than that.
 func JudgeSuite(srcs []Source, dir string) []SuiteEntry {
+	family := 0
+	for _, s := range srcs {
+		family += claims.Statistical(s.Results)
+	}
 	out := make([]SuiteEntry, len(srcs))
 	for i, s := range srcs {
-		out[i] = SuiteEntry{Source: s, Claims: claims.Judge(s.Results)}
+		out[i] = SuiteEntry{Source: s, Claims: claims.JudgeWith(s.Results, claims.Options{Family: family})}
 		if rel, err := filepath.Rel(dir, filepath.Join(filepath.Dir(s.Path), HTMLFile)); err == nil {
 			out[i].Report = filepath.ToSlash(rel)
 		}

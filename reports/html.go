@@ -141,10 +141,13 @@ type variantView struct {
 	Errors    string
 	P50, P90  string
 	P99, P999 string
-	Max       string
-	RunP99    string
-	Skew      string
-	SendLag   string
+	// P50CI, P99CI and P999CI are the 95% intervals across the merged
+	// runs ("" with fewer than two).
+	P50CI, P99CI, P999CI string
+	Max                  string
+	RunP99               string
+	Skew                 string
+	SendLag              string
 	// Tail is the row of the percentile table: value per hdrMarks plus max.
 	Tail []cell
 }
@@ -343,8 +346,10 @@ func buildSummary(sums []VariantSummary, styles map[string]style) (rows []varian
 		rows = append(rows, variantView{
 			Name: vs.Name, Style: st, Runs: runs, Requests: vs.Requests,
 			Rate: strconv.FormatFloat(vs.Rate, 'f', 1, 64), Errors: errorsCell(vs.Errors, vs.Requests),
-			P50: numfmt.Dur(vs.Latency.P50), P90: numfmt.Dur(vs.Latency.P90), P99: numfmt.Dur(vs.Latency.P99), P999: numfmt.Dur(vs.Latency.P999),
-			Max: numfmt.Dur(vs.Latency.Max), RunP99: durList(vs.RunP99), Skew: numfmt.Skew(vs.Skew), SendLag: numfmt.Dur(vs.SendLagP99),
+			P50: lowerBound(vs) + numfmt.Dur(vs.Latency.P50), P90: lowerBound(vs) + numfmt.Dur(vs.Latency.P90),
+			P99: lowerBound(vs) + numfmt.Dur(vs.Latency.P99), P999: lowerBound(vs) + numfmt.Dur(vs.Latency.P999),
+			P50CI: acrossCell(vs, results.MetricP50), P99CI: acrossCell(vs, results.MetricP99), P999CI: acrossCell(vs, results.MetricP999),
+			Max: lowerBound(vs) + numfmt.Dur(vs.Latency.Max), RunP99: durList(vs.RunP99), Skew: numfmt.Skew(vs.Skew), SendLag: numfmt.Dur(vs.SendLagP99),
 			Tail: tailCells(vs.Histogram),
 		})
 		curves = append(curves, hdrCurve{name: vs.Name, style: st, h: vs.Histogram})

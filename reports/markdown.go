@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/compare"
@@ -50,11 +51,19 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []compare.Verdict) 
 		if v.Valid != v.Runs {
 			runs = fmt.Sprintf("%d (%d valid)", v.Runs, v.Valid)
 		}
+		q := func(d time.Duration, name string) string {
+			out := mdEscape(lowerBound(v)) + numfmt.Dur(d)
+			if c := acrossCell(v, name); c != "" {
+				out += " " + c
+			}
+			return out
+		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			mdEscape(v.Name), runs, v.Requests, v.Rate, errorsCell(v.Errors, v.Requests),
-			numfmt.Dur(v.Latency.P50), numfmt.Dur(v.Latency.P90), numfmt.Dur(v.Latency.P99), numfmt.Dur(v.Latency.P999), numfmt.Dur(v.Latency.Max),
+			q(v.Latency.P50, results.MetricP50), q(v.Latency.P90, ""), q(v.Latency.P99, results.MetricP99), q(v.Latency.P999, results.MetricP999), q(v.Latency.Max, ""),
 			durList(v.RunP99), numfmt.Skew(v.Skew), numfmt.Dur(v.SendLagP99))
 	}
+	b.WriteString("\nPercentiles of all valid runs merged; in brackets the 95% interval of the runs' own values; `>=` marks a lower bound (a saturated run).\n")
 
 	b.WriteString("\n<details><summary>Responses per worker</summary>\n\n| variant | responses per worker (valid runs summed) |\n|:--|:--|\n")
 	for _, v := range sums {

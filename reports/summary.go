@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -40,6 +41,20 @@ type VariantSummary struct {
 	Classes []ClassSummary
 	// Invalid lists why runs were invalid, prefixed with the run ID.
 	Invalid []string
+	// Saturated lists the merged runs whose target could not keep up,
+	// prefixed with the run ID: their percentiles are lower bounds.
+	Saturated []string
+	// CPUPerRequest is, per role (results.CPURoles, "all" included), the
+	// merged runs' CPU time over their requests, warm-up included; nil
+	// when no run measured CPU. WorkerCPU sums each worker's CPU time
+	// over the merged runs; CPUSkew is the median over runs of the
+	// workers' max/min CPU time.
+	CPUPerRequest map[string]time.Duration
+	WorkerCPU     []time.Duration
+	CPUSkew       float64
+	// Across holds, for p50, p99 and p99.9, the 95% interval of the merged
+	// runs' own values (compare.RunsInterval); zero without two runs.
+	Across map[string][2]time.Duration
 	// Proxy sums the built-in proxy's counters over merged runs; nil when
 	// the variant has no built-in proxy.
 	Proxy *ProxyTotals
@@ -117,9 +132,40 @@ func summarize(name string, runs []results.Run) (VariantSummary, error) {
 	if err != nil {
 		return s, fmt.Errorf("reports: %w", err)
 	}
-	var skews []float64
+	var skews, cpuSkews []float64
+	perRun := map[string][]float64{}
+	cpu := map[string]time.Duration{}
+	var cpuRequests uint64
 	for _, run := range merged {
+		if len(run.CPU) > 0 {
+			cpuRequests += run.Requests + run.WarmupRequests
+			for _, role := range results.CPURoles {
+				if c, ok := run.CPUOf(role); ok {
+					cpu[role] += c
+				}
+			}
+			for _, c := range run.CPU {
+				if c.Role == results.RoleWorkers && c.Worker >= 0 {
+					for len(s.WorkerCPU) <= c.Worker {
+						s.WorkerCPU = append(s.WorkerCPU, 0)
+					}
+					s.WorkerCPU[c.Worker] += c.Time
+				}
+			}
+			if k := run.CPUSkew(); k != 0 {
+				cpuSkews = append(cpuSkews, k)
+			}
+		}
 		s.Merged = append(s.Merged, run.ID)
+		if run.Saturated != "" {
+			s.Saturated = append(s.Saturated, run.ID+": "+run.Saturated)
+		}
+		for _, name := range acrossMetrics {
+			m, _ := results.LookupMetric(name)
+			if v, ok := m.Value(&run); ok {
+				perRun[name] = append(perRun[name], v)
+			}
+		}
 		s.Proxy = addProxy(s.Proxy, run.Proxy)
 		s.Rate += run.AchievedRate / float64(len(merged))
 		s.RunP99 = append(s.RunP99, run.Latency.Quantile(0.99))
@@ -130,6 +176,21 @@ func summarize(name string, runs []results.Run) (VariantSummary, error) {
 		for i, w := range run.Workers {
 			s.Workers[i] += w.Responses
 		}
+	}
+	for name, vs := range perRun {
+		if ci := compare.RunsInterval(vs); !math.IsNaN(ci.Low) {
+			if s.Across == nil {
+				s.Across = map[string][2]time.Duration{}
+			}
+			s.Across[name] = [2]time.Duration{time.Duration(ci.Low), time.Duration(ci.High)}
+		}
+	}
+	if cpuRequests > 0 {
+		s.CPUPerRequest = map[string]time.Duration{}
+		for role, c := range cpu {
+			s.CPUPerRequest[role] = c / time.Duration(cpuRequests)
+		}
+		s.CPUSkew = median(cpuSkews)
 	}
 	s.Requests, s.Errors = m.Requests, m.Errors
 	s.Latency = m.Latency.Summarize()
@@ -151,6 +212,9 @@ func summarize(name string, runs []results.Run) (VariantSummary, error) {
 	}
 	return s, nil
 }
+
+// acrossMetrics are the percentiles given an interval across runs.
+var acrossMetrics = []string{results.MetricP50, results.MetricP99, results.MetricP999}
 
 // addProxy adds a run's proxy counters p to the totals t (nil: none yet);
 // a run without a proxy leaves t as it is.

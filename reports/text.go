@@ -45,15 +45,18 @@ func WriteText(w io.Writer, r *results.Results) error {
 		if s.Valid != s.Runs {
 			runs = fmt.Sprintf("%d (%d valid)", s.Runs, s.Valid)
 		}
+		q := func(d time.Duration) string { return lowerBound(s) + numfmt.Dur(d) }
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			fmt.Sprintf("%-*s", width, s.Name), runs, s.Requests, s.Rate, errorsCell(s.Errors, s.Requests),
-			numfmt.Dur(s.Latency.P50), numfmt.Dur(s.Latency.P90), numfmt.Dur(s.Latency.P99), numfmt.Dur(s.Latency.P999), numfmt.Dur(s.Latency.Max),
+			q(s.Latency.P50), q(s.Latency.P90), q(s.Latency.P99), q(s.Latency.P999), q(s.Latency.Max),
 			durList(s.RunP99), numfmt.Skew(s.Skew), numfmt.Dur(s.SendLagP99))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 
+	writeAcross(w, sums, width)
+	writeCPU(w, sums, width)
 	fmt.Fprintf(w, "\nresponses per worker (all merged runs)\n")
 	for _, s := range sums {
 		parts := make([]string, len(s.Workers))
@@ -66,9 +69,16 @@ func WriteText(w io.Writer, r *results.Results) error {
 	writeEngineCounters(w, r)
 	writeClients(w, sums)
 	writeSteps(w, sums)
-	var invalid []string
+	var invalid, saturated []string
 	for _, s := range sums {
 		invalid = append(invalid, s.Invalid...)
+		saturated = append(saturated, s.Saturated...)
+	}
+	if len(saturated) > 0 {
+		fmt.Fprintf(w, "\nsaturated runs (kept: the target could not keep up; percentiles marked >= are lower bounds):\n")
+		for _, why := range saturated {
+			fmt.Fprintf(w, "  %s\n", why)
+		}
 	}
 	if len(invalid) > 0 {
 		fmt.Fprintf(w, "\ninvalid runs (left out of the figures above):\n")
@@ -176,4 +186,85 @@ func writeEngineCounters(w io.Writer, r *results.Results) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t\n", e.Run, e.Engine, e.ClientConns, e.Requests, e.UpstreamConns, e.Reused, e.PerWorker)
 	}
 	tw.Flush()
+}
+
+// lowerBound is ">=" for a variant whose merged runs include a saturated
+// one: its percentiles are lower bounds.
+func lowerBound(s VariantSummary) string {
+	if len(s.Saturated) > 0 {
+		return ">="
+	}
+	return ""
+}
+
+// writeAcross writes the 95% interval of p50, p99 and p99.9 across each
+// variant's merged runs, when a variant has two or more.
+func writeAcross(w io.Writer, sums []VariantSummary, width int) {
+	has := false
+	for _, s := range sums {
+		has = has || len(s.Across) > 0
+	}
+	if !has {
+		return
+	}
+	fmt.Fprintf(w, "\npercentiles across runs (95%% interval of the runs' own values, geometric)\n")
+	fmt.Fprintf(w, "  %-*s  %-22s  %-22s  %-22s\n", width, "variant", "p50", "p99", "p99.9")
+	for _, s := range sums {
+		cell := func(name string) string {
+			if c := acrossCell(s, name); c != "" {
+				return c
+			}
+			return "-"
+		}
+		fmt.Fprintf(w, "  %-*s  %-22s  %-22s  %-22s\n", width, s.Name, cell(results.MetricP50), cell(results.MetricP99), cell(results.MetricP999))
+	}
+}
+
+// acrossCell says a variant's 95% interval of a percentile across its
+// runs, "[67.1ms, 76.3ms]", or "" with fewer than two runs.
+func acrossCell(s VariantSummary, name string) string {
+	ci, ok := s.Across[name]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("[%s, %s]", numfmt.Dur(ci[0]), numfmt.Dur(ci[1]))
+}
+
+// writeCPU writes each variant's CPU time per request by role and the
+// spread of CPU over its workers, when runs measured CPU.
+func writeCPU(w io.Writer, sums []VariantSummary, width int) {
+	has := false
+	for _, s := range sums {
+		has = has || s.CPUPerRequest != nil
+	}
+	if !has {
+		return
+	}
+	fmt.Fprintf(w, "\nCPU per request (user+system time over the load, warm-up included) and workers' CPU\n")
+	fmt.Fprintf(w, "  %-*s  %9s  %9s  %9s  %9s  %9s  %s\n", width, "variant", "workers", "proxy", "generator", "all", "cpu skew", "CPU share per worker")
+	for _, s := range sums {
+		if s.CPUPerRequest == nil {
+			fmt.Fprintf(w, "  %-*s  not measured\n", width, s.Name)
+			continue
+		}
+		cell := func(role string) string {
+			if d, ok := s.CPUPerRequest[role]; ok {
+				return numfmt.Dur(d)
+			}
+			return "-"
+		}
+		var total time.Duration
+		for _, c := range s.WorkerCPU {
+			total += c
+		}
+		shares := make([]string, len(s.WorkerCPU))
+		for i, c := range s.WorkerCPU {
+			shares[i] = "-"
+			if total > 0 {
+				shares[i] = strconv.FormatFloat(100*float64(c)/float64(total), 'f', 1, 64) + "%"
+			}
+		}
+		fmt.Fprintf(w, "  %-*s  %9s  %9s  %9s  %9s  %9s  %s\n", width, s.Name, cell(results.RoleWorkers), cell(results.RoleProxy),
+			cell(results.RoleGenerator), cell("all"), numfmt.Skew(s.CPUSkew), strings.Join(shares, " "))
+	}
 }

@@ -1,5 +1,7 @@
 package results
 
+import "time"
+
 // The counter structs below are the results format's own record of what the
 // targets counted. Drivers fill them from the processes' answers (the
 // built-in proxy's /stats, nginx's stub_status, HAProxy's "show stat"), so a
@@ -18,6 +20,28 @@ type WorkerStats struct {
 	// requests waiting for a slot ever was.
 	Requests, Connections uint64
 	MaxQueue              int64
+}
+
+// Roles of ProcessCPU.
+const (
+	RoleWorkers   = "workers"
+	RoleProxy     = "proxy"
+	RoleGenerator = "generator"
+)
+
+// ProcessCPU is the CPU time one process (with its descendants) used
+// during a run's load, warm-up included: user plus system time, from /proc
+// on the host or in the process's container (its supervisor reads it
+// there), or from the container's cgroup.
+type ProcessCPU struct {
+	// Role is RoleWorkers, RoleProxy or RoleGenerator.
+	Role string `json:"role"`
+	// Name says which: "worker 3", "lbbench proxy", "nginx".
+	Name string `json:"name"`
+	// Worker is a worker's index, -1 for other roles.
+	Worker int `json:"worker"`
+	// Time is the CPU time used.
+	Time time.Duration `json:"time_ns"`
 }
 
 // ProxyStats holds the built-in proxy's counters for a run's bring-up:

@@ -3,6 +3,8 @@ package results
 import (
 	"fmt"
 	"slices"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -133,6 +135,16 @@ type Generator struct {
 	MaxInFlight  int    `json:"max_in_flight,omitempty"`
 	PeakInFlight int    `json:"peak_in_flight,omitempty"`
 	Held         uint64 `json:"held,omitempty"`
+	// Unsent counts the requests never sent: the attack ended when one
+	// waited at the cap past its request timeout (the target could not
+	// keep up), and the rest of the schedule was recorded as failed
+	// ("unsent"), so that a run ends at its duration plus the timeout.
+	Unsent uint64 `json:"unsent,omitempty"`
+	// CPUs is how many CPUs the generating processes could run on at once
+	// (GOMAXPROCS, which follows their CPU affinity), summed over
+	// processes; 0 in results written before it was recorded. CPU over
+	// the run's time near it means the generator was short of CPU.
+	CPUs int `json:"cpus,omitempty"`
 }
 
 // Merge adds o to m. Both must come from the same workload; histograms
@@ -195,6 +207,8 @@ func (m *Measurement) Merge(o *Measurement) error {
 	g.MaxInFlight += og.MaxInFlight
 	g.PeakInFlight += og.PeakInFlight
 	g.Held += og.Held
+	g.Unsent += og.Unsent
+	g.CPUs += og.CPUs
 	return nil
 }
 
@@ -341,4 +355,23 @@ func (m *Measurement) Summarize() {
 	for i := range m.Steps {
 		m.Steps[i].Summary = m.Steps[i].Latency.Summarize()
 	}
+}
+
+// ErrorKindsString says error kinds and their counts, most first: "500:
+// 30, eof: 2".
+func ErrorKindsString(kinds map[string]uint64) string {
+	type kc struct {
+		k string
+		n uint64
+	}
+	var l []kc
+	for k, n := range kinds {
+		l = append(l, kc{k, n})
+	}
+	sort.Slice(l, func(i, j int) bool { return l[i].n > l[j].n || (l[i].n == l[j].n && l[i].k < l[j].k) })
+	parts := make([]string, len(l))
+	for i, e := range l {
+		parts[i] = fmt.Sprintf("%s: %d", e.k, e.n)
+	}
+	return strings.Join(parts, ", ")
 }

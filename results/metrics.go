@@ -47,7 +47,14 @@ const (
 	MetricThroughput = "throughput"
 	MetricErrorRate  = "error_rate"
 	MetricSkew       = "skew"
+	// MetricCPUPerRequest, MetricCPU and MetricCPUSkew read Run.CPU.
+	MetricCPUPerRequest = "cpu_per_request"
+	MetricCPU           = "cpu"
+	MetricCPUSkew       = "cpu_skew"
 )
+
+// CPURoles are the roles CPU metrics take: a ProcessCPU role, or "all".
+var CPURoles = []string{RoleWorkers, RoleProxy, RoleGenerator, "all"}
 
 // Metrics is every metric, in report order.
 var Metrics = []Metric{
@@ -77,6 +84,38 @@ var Metrics = []Metric{
 				return 0, "no per-worker counts in run " + r.ID
 			}
 			return r.Skew(), ""
+		}},
+	{MetricDef: scenario.MetricDef{Name: MetricCPUPerRequest, Kind: scenario.KindStat, Arg: scenario.ArgName, Choices: CPURoles,
+		Help: "CPU time per request of role NAME (workers, proxy, generator, or all) over each run's load, warm-up included"},
+		Unit: "ns", HigherIsWorse: true,
+		Read: func(r *Run, role string, _ int) (float64, string) {
+			cpu, ok := r.CPUOf(role)
+			if !ok {
+				return 0, fmt.Sprintf("no CPU time of %s in run %s", role, r.ID)
+			}
+			n := r.Requests + r.WarmupRequests
+			if n == 0 {
+				return 0, "no request in run " + r.ID
+			}
+			return float64(cpu) / float64(n), ""
+		}},
+	{MetricDef: scenario.MetricDef{Name: MetricCPU, Kind: scenario.KindStat, Arg: scenario.ArgName, Choices: CPURoles,
+		Help: "CPU time of role NAME over each run's load, warm-up included"},
+		Unit: "ns", HigherIsWorse: true,
+		Read: func(r *Run, role string, _ int) (float64, string) {
+			cpu, ok := r.CPUOf(role)
+			if !ok {
+				return 0, fmt.Sprintf("no CPU time of %s in run %s", role, r.ID)
+			}
+			return float64(cpu), ""
+		}},
+	{MetricDef: stat(MetricCPUSkew, "max/min of the workers' CPU time of each run"), Unit: "ratio", HigherIsWorse: true,
+		Read: func(r *Run, _ string, _ int) (float64, string) {
+			s := r.CPUSkew()
+			if s == 0 {
+				return 0, "no per-worker CPU time in run " + r.ID
+			}
+			return s, ""
 		}},
 	count("requests", "measured requests of each run", func(r *Run) float64 { return float64(r.Requests) }),
 	count("errors", "failed requests of each run", func(r *Run) float64 { return float64(r.Errors) }),

@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -74,7 +75,7 @@ func TestMetricDefs(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for i, m := range results.Metrics {
-		if defs[i] != m.MetricDef || seen[m.Name] {
+		if !reflect.DeepEqual(defs[i], m.MetricDef) || seen[m.Name] {
 			t.Errorf("metric %d (%s): definition %+v, repeated %v", i, m.Name, defs[i], seen[m.Name])
 		}
 		seen[m.Name] = true

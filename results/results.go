@@ -93,6 +93,18 @@ type Run struct {
 	// gives the reasons.
 	Valid   bool     `json:"valid"`
 	Invalid []string `json:"invalid,omitempty"`
+	// CPU is the CPU time each process of the deployment used during the
+	// load (warm-up included), the generator's too; empty when not
+	// measured.
+	CPU []ProcessCPU `json:"cpu,omitempty"`
+	// Saturated, when set, says why the target could not keep up: the
+	// generator's in-flight cap was reached (requests waited for a slot,
+	// or were never sent) while the generator itself had CPU to spare. A
+	// saturated run is valid, a measurement of a target past its
+	// capacity: its latency, measured from the intended send times,
+	// already charges the waiting to the target, and its percentiles are
+	// lower bounds of what a larger cap would have measured.
+	Saturated string `json:"saturated,omitempty"`
 	// Failed lists the processes (or containers, or an engine's master)
 	// that died during the run. A run with any is recorded, invalid, and
 	// never used in comparisons.
@@ -331,4 +343,41 @@ func (r *Results) RoundsString() string {
 		how = fmt.Sprintf("decided after %d rounds", r.Stop.Rounds)
 	}
 	return fmt.Sprintf("%d runs per variant (until decided, at most %d: %s)", r.Stop.Rounds, r.Stop.MaxRounds, how)
+}
+
+// CPUOf returns the CPU time the run's processes of role used ("all":
+// every process, the generator's included); ok is false when the run has
+// none of that role.
+func (r *Run) CPUOf(role string) (cpu time.Duration, ok bool) {
+	for _, c := range r.CPU {
+		if role == "all" || c.Role == role {
+			cpu += c.Time
+			ok = true
+		}
+	}
+	return cpu, ok
+}
+
+// CPUSkew is max/min of the workers' CPU times: 1 when even, +Inf when a
+// worker used none, 0 when the run has no per-worker CPU time.
+func (r *Run) CPUSkew() float64 {
+	var lo, hi time.Duration
+	n := 0
+	for _, c := range r.CPU {
+		if c.Role != RoleWorkers || c.Worker < 0 {
+			continue
+		}
+		if n == 0 || c.Time < lo {
+			lo = c.Time
+		}
+		hi = max(hi, c.Time)
+		n++
+	}
+	switch {
+	case n == 0:
+		return 0
+	case lo == 0:
+		return math.Inf(1)
+	}
+	return float64(hi) / float64(lo)
 }

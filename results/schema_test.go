@@ -248,7 +248,7 @@ func fullMeasurement(t *testing.T, s scenario.Scenario) results.Measurement {
 		IntendedRate: 200, AchievedRate: 199.5,
 		Generator: results.Generator{CPU: 120 * ms, MaxRSS: 30 << 20, Processes: 2, Streams: 2,
 			Connections: 64, Opened: 70, KeepAlive: true, RequestsPerConn: 5,
-			MaxInFlight: 1088, PeakInFlight: 70, Held: 3},
+			MaxInFlight: 1088, PeakInFlight: 70, Held: 3, Unsent: 2, CPUs: 2},
 		Closed: true,
 		Bursts: &results.Bursts{Size: 4, Workers: 2, Loads: [][]int{{3, 1}, {2, 1}}, Unattributed: []int{0, 1}},
 	}
@@ -288,7 +288,8 @@ func fullResults(t *testing.T) *results.Results {
 		return results.Run{
 			ID: id, Variant: variant, Rep: 1, Started: started.Add(time.Second),
 			Entry:   "http://127.0.0.1:8080",
-			BringUp: 300 * time.Millisecond, TearDown: 200 * time.Millisecond,
+			BringUp: 300 * time.Millisecond, TearDown: 200 * time.Millisecond, Saturated: "the target could not keep up",
+			CPU:         []results.ProcessCPU{{Role: results.RoleWorkers, Name: "worker 0", Worker: 0, Time: 300 * time.Millisecond}, {Role: results.RoleProxy, Name: "nginx", Worker: -1, Time: time.Second}},
 			Measurement: m,
 			Summary:     m.Latency.Summarize(),
 			Workers: []results.Worker{

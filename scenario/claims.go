@@ -341,6 +341,9 @@ func (s Scenario) validateTerm(t Term, m MetricDef) error {
 		if t.Arg == "" {
 			return fmt.Errorf("%s needs a name as second argument, %s(variant, NAME)", t.Metric, t.Metric)
 		}
+		if len(m.Choices) > 0 && !slices.Contains(m.Choices, t.Arg) {
+			return fmt.Errorf("%s's second argument must be one of %s, got %q", t.Metric, strings.Join(m.Choices, ", "), t.Arg)
+		}
 	}
 	switch t.Metric {
 	case "worker":
@@ -411,10 +414,11 @@ func (s Scenario) validateStat(c Check) error {
 	if c.Left.Factor != 1 {
 		return fmt.Errorf("put the factor on the right: %s(%s) %s F × %s(%s)", c.Left.Metric, c.Left.Variant, c.Op, c.Right.Metric, c.Right.Variant)
 	}
-	// Throughput is the one ratio a closed loop ranks: clients sending
-	// back to back measure what each variant sustains (saturation, wrk's
-	// measurement).
-	saturation := c.Left.Metric == "throughput" && s.Workload.Bursts == nil
+	// Throughput is the one ratio of performance a closed loop ranks:
+	// clients sending back to back measure what each variant sustains
+	// (saturation, wrk's measurement); CPU time per request is a cost,
+	// which a closed loop measures as well as an open one.
+	saturation := slices.Contains([]string{"throughput", "cpu_per_request", "cpu"}, c.Left.Metric) && s.Workload.Bursts == nil
 	if !saturation && (s.Workload.Deterministic() || s.variantClosed(c.Left.Variant) || s.variantClosed(c.Right.Variant)) {
 		return fmt.Errorf("a ratio of %s on a closed-loop run: closed-loop latency is response time and hides queueing (coordinated omission), so it cannot rank variants; use an open-loop workload", c.Left.Metric)
 	}

@@ -31,6 +31,9 @@ type MetricDef struct {
 	// Arg names the second argument the metric takes: "", ArgIndex or
 	// ArgName.
 	Arg string
+	// Choices, when set, are the only values the second argument may
+	// take (the roles of a CPU metric).
+	Choices []string `json:"choices,omitempty"`
 	// Help says what the metric is.
 	Help string
 }

@@ -219,6 +219,27 @@ func (p *Pacer) Intended(seq uint64) (time.Time, bool) {
 	return p.Began().Add(off), true
 }
 
+// Abandon walks the rest of the schedule after the first handed-out
+// requests (those vegeta was given before the attack ended), calling f
+// with each remaining request's offset, and returns how many there were:
+// the requests that were never sent. The schedule is used up; call it
+// once, after the attack.
+func (p *Pacer) Abandon(handed uint64, f func(off time.Duration)) uint64 {
+	var n uint64
+	for i := handed; i < p.scheduled; i++ {
+		f(time.Duration(p.ring[i%ScheduleWindow].Load()))
+		n++
+	}
+	for {
+		off := p.next()
+		if off < 0 || off >= p.end {
+			return n
+		}
+		f(off)
+		n++
+	}
+}
+
 // Scheduled is the number of requests scheduled so far.
 func (p *Pacer) Scheduled() uint64 { return p.generated.Load() }
 

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -234,7 +233,7 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 		return &exitError{code: 130, err: fmt.Errorf("interrupted: partial measurement written")}
 	}
 	if attackErr == nil && m.Requests > 0 && m.Errors == m.Requests {
-		return &exitError{code: 1, err: fmt.Errorf("attack: every one of the %d measured requests failed (%s): results written, but nothing succeeded", m.Requests, errorKinds(m.ErrorKinds))}
+		return &exitError{code: 1, err: fmt.Errorf("attack: every one of the %d measured requests failed (%s): results written, but nothing succeeded", m.Requests, results.ErrorKindsString(m.ErrorKinds))}
 	}
 	return attackErr
 }
@@ -389,24 +388,6 @@ func untilInterrupted(spec workloads.Spec) time.Duration {
 		}
 	}
 	return d
-}
-
-// errorKinds lists error kinds with their counts, most frequent first.
-func errorKinds(kinds map[string]uint64) string {
-	type kc struct {
-		k string
-		n uint64
-	}
-	var l []kc
-	for k, n := range kinds {
-		l = append(l, kc{k, n})
-	}
-	sort.Slice(l, func(i, j int) bool { return l[i].n > l[j].n || (l[i].n == l[j].n && l[i].k < l[j].k) })
-	parts := make([]string, len(l))
-	for i, e := range l {
-		parts[i] = fmt.Sprintf("%s: %d", e.k, e.n)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // attackTargets returns the entry to attack and, for literal targets,

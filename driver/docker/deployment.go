@@ -3,8 +3,10 @@ package docker
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -369,6 +371,13 @@ func (dep *deployment) failure(ctx context.Context, b *box) (results.Failure, bo
 
 // stats reads b's counters into st.
 func (dep *deployment) stats(ctx context.Context, b *box, st *harness.Stats) error {
+	if e := b.spec.Engine; e != nil {
+		// nginx and HAProxy do not report their own CPU: the container's
+		// cgroup does.
+		if cpu, err := dep.containerCPU(ctx, b); err == nil {
+			st.CPU = append(st.CPU, results.ProcessCPU{Role: results.RoleProxy, Name: e.Engine, Worker: -1, Time: cpu})
+		}
+	}
 	if b.spec.StatsKind == topologies.StatsHAProxy {
 		// The stats socket is in the working directory, which is
 		// bind-mounted from this machine: read it from here.
@@ -390,4 +399,19 @@ func (dep *deployment) stats(ctx context.Context, b *box, st *harness.Stats) err
 		return fmt.Errorf("docker: %s: stats of %s: %w", dep.plan.ID, b.role, err)
 	}
 	return nil
+}
+
+// containerCPU is the CPU time b's container has used, from its cgroup
+// (the daemon's one-shot stats).
+func (dep *deployment) containerCPU(ctx context.Context, b *box) (time.Duration, error) {
+	rd, err := dep.d.c.api.ContainerStatsOneShot(ctx, b.id)
+	if err != nil {
+		return 0, err
+	}
+	defer rd.Body.Close()
+	var sr container.StatsResponse
+	if err := json.NewDecoder(io.LimitReader(rd.Body, 1<<20)).Decode(&sr); err != nil {
+		return 0, err
+	}
+	return time.Duration(sr.CPUStats.CPUUsage.TotalUsage), nil
 }

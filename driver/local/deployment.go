@@ -12,6 +12,7 @@ import (
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/internal/hardstop"
+	"github.com/lbbench/lbbench/internal/proccpu"
 	"github.com/lbbench/lbbench/internal/safepath"
 	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/results"
@@ -95,7 +96,14 @@ func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 
 // stats reads p's counters into st. A supervisor that answers 503 naming
 // dead workers is not an error: they are added to st.Dead, with p's log.
+// An engine's CPU (its guard, master and workers) is read from /proc here:
+// nginx and HAProxy do not report their own.
 func (p *proc) stats(ctx context.Context, st *harness.Stats) error {
+	if e := p.spec.Engine; e != nil {
+		if cpu, err := proccpu.Tree(p.cmd.Process.Pid); err == nil {
+			st.CPU = append(st.CPU, results.ProcessCPU{Role: results.RoleProxy, Name: e.Engine, Worker: -1, Time: cpu})
+		}
+	}
 	if p.spec.StatsKind == topologies.StatsHAProxy {
 		return driver.ReadHAProxyStats(ctx, p.spec.Stats, st)
 	}

@@ -47,6 +47,7 @@ func ClaimResults(n int, claims ...scenario.Claim) *results.Results {
 		f := LinearRun("f", "fast", 100*time.Microsecond+jitter, 1000, []uint64{500, 500}, true)
 		f.Proxy = &results.ProxyStats{Decisions: 1000, ClientConns: 6, UpstreamConns: 2}
 		s := LinearRun("s", "slow", time.Millisecond+10*jitter, 1000, []uint64{900, 100}, true)
+		f.Rep, s.Rep = i+1, i+1 // one round each
 		r.Runs = append(r.Runs, f, s)
 	}
 	return r

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/balance"
+	"github.com/lbbench/lbbench/internal/proccpu"
 )
 
 // errNoBackend is the error of a request whose pool has no available
@@ -284,6 +285,9 @@ type Stats struct {
 	// NoBackend counts requests (l7, answered 502) or connections (l4,
 	// closed) for which no backend was available.
 	NoBackend uint64 `json:"no_backend"`
+	// CPU is the user plus system CPU time this process has used (the
+	// proxy runs alone in "lbbench proxy").
+	CPU time.Duration `json:"cpu_ns,omitempty"`
 	// Backends are every pool's backends: the default pool's in
 	// Config.Upstreams order first, then each of Config.Pools in order.
 	Backends []BackendStats `json:"backends"`
@@ -336,6 +340,7 @@ func (p *Proxy) Stats() Stats {
 		Backends:      make([]BackendStats, len(p.backends)),
 		Pools:         make([]PoolStats, len(p.pools)),
 	}
+	s.CPU, _ = proccpu.Self()
 	if p.fallback != nil {
 		s.Policy = p.fallback.policyName
 	} else {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/proccpu"
 	"github.com/lbbench/lbbench/targets/worker"
 )
 
@@ -62,10 +63,11 @@ type WorkerStatus struct {
 	LastExit string `json:"last_exit,omitempty"`
 }
 
-// Stats fetches each child's stats from its admin /stats, in index order.
-// A child that does not answer keeps only its Index and PID in the result,
-// and the error names it (and how it exited, if it did). An Exec instance
-// has only its Index and PID.
+// Stats fetches each child's stats from its admin /stats, in index order,
+// with each child's CPU time (its process and descendants, from /proc).
+// A child that does not answer keeps only its Index, PID and CPU in the
+// result, and the error names it (and how it exited, if it did). An Exec
+// instance has only its Index, PID and CPU.
 func (s *Supervisor) Stats(ctx context.Context) ([]worker.Stats, error) {
 	out := make([]worker.Stats, len(s.slots))
 	var errs []error
@@ -80,6 +82,14 @@ func (s *Supervisor) Stats(ctx context.Context) ([]worker.Stats, error) {
 			out[i] = st
 		}
 		errs = append(errs, err)
+	}
+	for i := range out {
+		// The supervisor shares its children's PID namespace (on a host,
+		// in a container or a pod): their CPU, forks included (gunicorn,
+		// an Exec instance's own workers), is in /proc.
+		if cpu, err := proccpu.Tree(out[i].PID); err == nil {
+			out[i].CPU = cpu
+		}
 	}
 	return out, errors.Join(errs...)
 }

@@ -37,6 +37,10 @@ type Stats struct {
 	MaxQueue int64 `json:"max_queue"`
 	// PID is the process the worker runs in.
 	PID int `json:"pid"`
+	// CPU is the user plus system CPU time the worker's process and its
+	// descendants have used, filled by its supervisor from /proc (zero
+	// when the worker answers for itself).
+	CPU time.Duration `json:"cpu_ns,omitempty"`
 }
 
 // Worker is an HTTP worker with a concurrency limit and a configurable

@@ -1,0 +1,50 @@
+package proccpu
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	st, err := parse([]byte("42 (a (b) c) S 7 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 100 0 0"))
+	if err != nil || st.ppid != 7 || st.cpu != 3*time.Second {
+		t.Fatalf("%+v, %v; want ppid 7, 3s", st, err)
+	}
+	if _, err := parse([]byte("42 (x")); err == nil {
+		t.Error("malformed stat parsed")
+	}
+}
+
+// TestTreeCountsChildren: a child burning CPU counts in its parent's tree
+// but not in the parent's own time.
+func TestTreeCountsChildren(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := Process(cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c >= 100*time.Millisecond {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child used %s of CPU in 30 s", c)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tree, err := Tree(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, _ := Self()
+	if tree < self+100*time.Millisecond {
+		t.Errorf("tree %s, self %s: the child's CPU is not in the tree", tree, self)
+	}
+}
