@@ -10,6 +10,11 @@ import (
 // network).
 const ProbeSubcommand = "probe"
 
+// ProbeTimedOut is the exit status of "lbbench probe" when the URL gave
+// no answer in time (TimedOut), as opposed to a refusal or an error
+// status (2).
+const ProbeTimedOut = 4
+
 // The flags of "lbbench probe".
 const (
 	FlagTimeout = "timeout"

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
+
+	"github.com/lbbench/lbbench/results"
 )
 
 // ErrExited is WaitHTTP's error when the process it waited for exited.
@@ -80,3 +83,24 @@ type HTTPStatusError struct {
 }
 
 func (e *HTTPStatusError) Error() string { return "GET " + e.URL + ": " + e.Status }
+
+// StatsTimeout bounds a driver's wait for one process's stats. A
+// supervisor asks its workers within prefork.StatsTimeout, well inside it.
+const StatsTimeout = 5 * time.Second
+
+// TimedOut reports whether err says that a process did not answer in
+// time (a deadline, or a network timeout), as opposed to refusing.
+func TimedOut(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// Unresponsive is the failure of a process that is alive but gave no
+// answer within StatsTimeout, with how it looks (from /proc, or the
+// container's state), after which it was killed.
+func Unresponsive(process, looks string) results.Failure {
+	return results.Failure{Process: process, Exit: "stopped answering: no stats within " + StatsTimeout.String() + "; it was " + looks + "; killed"}
+}

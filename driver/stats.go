@@ -66,17 +66,21 @@ func ReadHAProxyStats(ctx context.Context, path string, st *harness.Stats) error
 }
 
 // deadWorkers lists the workers a supervisor reports as not running, or
-// started again, or as having exited at all: any of them means a worker
-// died during the run.
+// started again, or as having exited at all, or as alive but not
+// answering (stopped or hung): any of them means a worker failed during
+// the run.
 func deadWorkers(status []prefork.WorkerStatus) []results.Failure {
 	var out []results.Failure
 	for _, w := range status {
-		if w.State == prefork.StateRunning && w.Restarts == 0 && w.LastExit == "" {
+		if w.State == prefork.StateRunning && w.Restarts == 0 && w.LastExit == "" && w.Unresponsive == "" {
 			continue
 		}
 		exit := w.LastExit
 		if exit == "" {
 			exit = w.State
+		}
+		if w.Unresponsive != "" {
+			exit = w.Unresponsive
 		}
 		if w.Restarts > 0 {
 			exit += fmt.Sprintf(", restarted %d times", w.Restarts)

@@ -16,14 +16,54 @@ import (
 	"github.com/lbbench/lbbench/results"
 )
 
-// TestDockerWorkersKilledIsAFailedRun: SIGKILL of the workers' container
-// during the first of two docker runs. The run is recorded as failed
-// (the workers' container named, exit status 137), the second run
-// completes, lbbench exits 0, and nothing of the session is left.
-func TestDockerWorkersKilledIsAFailedRun(t *testing.T) {
+// TestDockerWorkersFailedIsAFailedRun: the workers' container of the
+// first of two docker runs is killed (SIGKILL), or paused (docker pause: it
+// is alive and answers nothing), during the attack. The run is recorded as
+// failed (the workers' container named, exit status 137, or "stopped
+// answering ... paused"), its measurement kept, the second run completes,
+// lbbench exits 5 (runs failed), and nothing of the session is left.
+func TestDockerWorkersFailedIsAFailedRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings containers up")
 	}
+	for _, tc := range []struct {
+		name  string
+		fault func(api *client.Client, victim string) error
+		exit  string
+	}{
+		{"killed", func(api *client.Client, victim string) error {
+			return api.ContainerKill(context.Background(), victim, "KILL")
+		}, "exit status 137"},
+		{"paused", func(api *client.Client, victim string) error {
+			return api.ContainerPause(context.Background(), victim)
+		}, "stopped answering: no stats within 5s; it was paused; killed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, victim, log := dockerFault(t, tc.fault)
+			failed, next := res.Runs[0], res.Runs[1]
+			if failed.Valid || len(failed.Failed) == 0 || failed.Failed[0].Process != "workers (container "+victim+")" || failed.Failed[0].Exit != tc.exit {
+				t.Errorf("run with the workers %s: valid=%v failed=%+v, want the workers' container, %q", tc.name, failed.Valid, failed.Failed, tc.exit)
+			}
+			if failed.Requests == 0 {
+				t.Errorf("the failed run's measurement was not kept")
+			}
+			if next.Requests == 0 || len(next.Failed) != 0 {
+				t.Errorf("the next run: requests=%d failed=%v (%q), want a completed run with nothing dead", next.Requests, next.Failed, next.Invalid)
+			}
+			if !strings.Contains(log, "1 of 2 runs failed") {
+				t.Errorf("run does not say a run failed:\n%s", log)
+			}
+		})
+	}
+}
+
+// dockerFault runs two docker runs of one proxy variant and applies fault
+// to the first run's workers' container once its attack has begun. It
+// checks that lbbench exits 5 and leaves nothing of the session, and
+// returns the results (both runs recorded), the victim's name and
+// lbbench's output.
+func dockerFault(t *testing.T, fault func(api *client.Client, victim string) error) (*results.Results, string, string) {
+	t.Helper()
 	c := dockertest.Connect(t)
 	api, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
@@ -55,7 +95,7 @@ func TestDockerWorkersKilledIsAFailedRun(t *testing.T) {
 		}
 	}
 	victim := "lbbench-" + session + "-001-workers-0"
-	if err := api.ContainerKill(context.Background(), victim, "KILL"); err != nil {
+	if err := fault(api, victim); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -74,14 +114,5 @@ func TestDockerWorkersKilledIsAFailedRun(t *testing.T) {
 	if !res.Complete || len(res.Runs) != 2 {
 		t.Fatalf("complete=%v with %d runs; error %q\n%s", res.Complete, len(res.Runs), res.Error, buf.String())
 	}
-	failed, next := res.Runs[0], res.Runs[1]
-	if failed.Valid || len(failed.Failed) == 0 || failed.Failed[0].Process != "workers (container "+victim+")" || failed.Failed[0].Exit != "exit status 137" {
-		t.Errorf("killed run: valid=%v failed=%+v, want the workers' container, exit status 137", failed.Valid, failed.Failed)
-	}
-	if next.Requests == 0 || len(next.Failed) != 0 {
-		t.Errorf("the next run: requests=%d failed=%v (%q), want a completed run with nothing dead", next.Requests, next.Failed, next.Invalid)
-	}
-	if !strings.Contains(buf.String(), "1 of 2 runs failed") {
-		t.Errorf("run does not say a run failed:\n%s", buf.String())
-	}
+	return res, victim, buf.String()
 }

@@ -10,13 +10,19 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/lbbench/lbbench/internal/hardstop"
 	"github.com/lbbench/lbbench/job"
 )
 
 func main() {
-	ctx, stop := interruptContext(os.Stderr)
+	// A reader that goes away (lbbench run ... | head -1) makes writes to
+	// the terminal output fail instead of killing the process: the run
+	// goes on and its results are still written. A handled signal, unlike
+	// an ignored one, is reset for the processes lbbench starts.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, stop := interruptContext(os.Stderr, HardStopGrace, exitNow)
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
 	os.Exit(exitCode(err))
@@ -27,10 +33,12 @@ func main() {
 // its processes to stop (they get driver.DefaultStopTimeout) and saves
 // what it finished. The second ends its hard stop (package hardstop):
 // teardown kills at once instead of waiting, still removing everything it
-// started. Later signals are ignored, as before. The messages go to stderr
+// started. The messages go to stderr
 // for SIGINT only: drivers stop their serve, proxy and guard processes with
-// SIGTERM, and their logs need no word of it.
-func interruptContext(stderr io.Writer) (context.Context, func()) {
+// SIGTERM, and their logs need no word of it. If the process is still
+// running grace after the second signal, or at a third, it calls exit(130)
+// whatever it is doing.
+func interruptContext(stderr io.Writer, grace time.Duration, exit func(int)) (context.Context, func()) {
 	soft, cancelSoft := context.WithCancel(context.Background())
 	hard, cancelHard := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
@@ -39,9 +47,14 @@ func interruptContext(stderr io.Writer) (context.Context, func()) {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		for i := 0; i < 2; i++ {
+		var graceOver <-chan time.Time
+		for i := 0; ; i++ {
 			select {
 			case <-done:
+				return
+			case <-graceOver:
+				fmt.Fprintf(stderr, "lbbench: still running %s after the second interrupt: exiting (lbbench clean removes what is left)\n", grace)
+				exit(130)
 				return
 			case sig := <-sigs:
 				say := sig == os.Interrupt
@@ -50,11 +63,16 @@ func interruptContext(stderr io.Writer) (context.Context, func()) {
 						fmt.Fprintln(stderr, "lbbench: interrupted: stopping (interrupt again to kill at once)")
 					}
 					cancelSoft()
-				} else {
+				} else if i == 1 {
 					if say {
-						fmt.Fprintln(stderr, "lbbench: interrupted again: killing")
+						fmt.Fprintln(stderr, "lbbench: interrupted again: killing (interrupt a third time to exit at once)")
 					}
 					cancelHard()
+					graceOver = time.After(grace)
+				} else {
+					fmt.Fprintln(stderr, "lbbench: interrupted a third time: exiting")
+					exit(130)
+					return
 				}
 			}
 		}
@@ -67,6 +85,14 @@ func interruptContext(stderr io.Writer) (context.Context, func()) {
 		cancelHard()
 	}
 }
+
+// HardStopGrace is how long the hard stop after a second interrupt may
+// take (killing and removing what the run started) before lbbench exits
+// regardless.
+const HardStopGrace = 10 * time.Second
+
+// exitNow ends the process at once with code.
+func exitNow(code int) { os.Exit(code) }
 
 // exitCode maps an error to the process exit status: 0 success, 2 usage or
 // infrastructure error, or the code carried by an exitError.

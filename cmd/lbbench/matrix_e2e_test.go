@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lbbench/lbbench/results"
 )
 
 // outputNode is a kind of thing an output path may name, made in dir; kept
@@ -269,5 +271,55 @@ func TestFIFOInputsRefused(t *testing.T) {
 				t.Errorf("exit %d (want %d), output does not say %q:\n%s", code, tc.code, tc.want, out)
 			}
 		})
+	}
+}
+
+// TestRunSurvivesAClosedPipe: "lbbench run ... 2>&1 | head -1": the reader
+// of the terminal output goes away after the first line. The run goes on,
+// every run is recorded and results.json is complete, and lbbench exits 0.
+// (An earlier lbbench died of SIGPIPE after the first run, leaving
+// complete: false and no error.)
+func TestRunSurvivesAClosedPipe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a scenario")
+	}
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "small.yaml")
+	os.WriteFile(scen, []byte(smallScenario), 0o644)
+	out := filepath.Join(dir, "out")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", scen, "-o", out)
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	w.Close()
+	line := make([]byte, 1)
+	for line[0] != '\n' { // like head -1: one line, then gone
+		if _, err := r.Read(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run with its output's reader gone: %v, want exit 0", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("run did not end")
+	}
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete || len(res.Runs) != 2 {
+		t.Errorf("complete=%v with %d runs (error %q), want both runs recorded", res.Complete, len(res.Runs), res.Error)
 	}
 }

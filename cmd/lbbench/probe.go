@@ -23,10 +23,16 @@ func newProbeCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
 			if get {
-				return probeGet(cmd.Context(), args[0], timeout, cmd.OutOrStdout())
+				err = probeGet(cmd.Context(), args[0], timeout, cmd.OutOrStdout())
+			} else {
+				err = probeReady(cmd.Context(), args[0], timeout)
 			}
-			return probeReady(cmd.Context(), args[0], timeout)
+			if err != nil && driver.TimedOut(err) {
+				return &exitError{code: driver.ProbeTimedOut, err: err}
+			}
+			return err
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, driver.FlagTimeout, 15*time.Second, "give up after this long")

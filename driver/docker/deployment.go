@@ -63,7 +63,8 @@ type box struct {
 	name, id string
 	role     string
 	spec     topologies.Process
-	hostDir  string // mounted at WorkDir (the generator's at OutDir)
+	hostDir  string           // mounted at WorkDir (the generator's at OutDir)
+	hung     *results.Failure // set by killHung: why it was killed
 	logPath  string
 	exited   <-chan container.WaitResponse
 	waitErr  <-chan error
@@ -326,7 +327,9 @@ func (dep *deployment) Entry() string { return dep.plan.Entry }
 
 // Stats fetches every process's counters from inside the run's network.
 // A container that is no longer running is listed in Dead (with its exit
-// status and log's tail) instead of failing the call.
+// status and log's tail) instead of failing the call, and so is one that
+// is paused or gives no stats within driver.StatsTimeout, which is
+// killed.
 func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 	var st harness.Stats
 	var errs []error
@@ -343,6 +346,10 @@ func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 				st.Dead = append(st.Dead, f)
 				continue
 			}
+			if ctx.Err() == nil && driver.TimedOut(err) { // alive but hung
+				st.Dead = append(st.Dead, dep.killHung(ctx, b, "not answering"))
+				continue
+			}
 			errs = append(errs, err)
 		}
 	}
@@ -351,7 +358,13 @@ func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 
 // failure reports whether b's container has stopped, and how.
 func (dep *deployment) failure(ctx context.Context, b *box) (results.Failure, bool) {
+	if b.hung != nil {
+		return *b.hung, true
+	}
 	info, err := dep.d.c.api.ContainerInspect(ctx, b.id)
+	if err == nil && info.State != nil && info.State.Paused {
+		return dep.killHung(ctx, b, "paused"), true
+	}
 	if err != nil || info.State == nil || info.State.Running {
 		return results.Failure{}, false
 	}
@@ -367,6 +380,25 @@ func (dep *deployment) failure(ctx context.Context, b *box) (results.Failure, bo
 		f.LogTail = append(f.LogTail, strings.TrimSpace(l))
 	}
 	return driver.NameDeadWorker(f, b.role), true
+}
+
+// killHung kills b's container, alive but not answering (looks says how
+// it looked), and returns its failure, which failure reports from then
+// on. A paused container is unpaused first: the daemon kills no paused
+// container.
+func (dep *deployment) killHung(ctx context.Context, b *box, looks string) results.Failure {
+	api := dep.d.c.api
+	if info, err := api.ContainerInspect(ctx, b.id); err == nil && info.State != nil && info.State.Paused {
+		looks = "paused"
+		api.ContainerUnpause(ctx, b.id)
+	}
+	api.ContainerKill(ctx, b.id, "KILL")
+	f := driver.Unresponsive(fmt.Sprintf("%s (container %s)", b.role, b.name), looks)
+	for _, l := range dep.logLines(b) {
+		f.LogTail = append(f.LogTail, strings.TrimSpace(l))
+	}
+	b.hung = &f
+	return f
 }
 
 // stats reads b's counters into st.
@@ -388,8 +420,13 @@ func (dep *deployment) stats(ctx context.Context, b *box, st *harness.Stats) err
 		return nil
 	}
 	var out, errOut bytes.Buffer
-	code, err := dep.d.c.Exec(ctx, dep.gen.id, append([]string{ImageBinary}, driver.ProbeCommand{URL: b.spec.Stats, Get: true}.Args()...), &out, &errOut)
-	if err == nil && code != 0 {
+	probe := driver.ProbeCommand{URL: b.spec.Stats, Get: true, Timeout: driver.StatsTimeout}
+	code, err := dep.d.c.Exec(ctx, dep.gen.id, append([]string{ImageBinary}, probe.Args()...), &out, &errOut)
+	switch {
+	case err != nil:
+	case code == driver.ProbeTimedOut:
+		err = fmt.Errorf("%s: %w", strings.TrimSpace(errOut.String()), context.DeadlineExceeded)
+	case code != 0:
 		err = fmt.Errorf("%s", strings.TrimSpace(errOut.String()))
 	}
 	if err == nil {

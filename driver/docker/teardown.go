@@ -73,6 +73,9 @@ func (dep *deployment) remove(stop, cleanup context.Context, b *box) error {
 		timeout = 1
 	}
 	var errs []error
+	if info, err := api.ContainerInspect(cleanup, b.id); err == nil && info.State != nil && info.State.Paused {
+		api.ContainerUnpause(cleanup, b.id) // the daemon stops no paused container
+	}
 	if stop.Err() == nil {
 		if err := api.ContainerStop(stop, b.id, container.StopOptions{Timeout: &timeout}); err != nil && !errdefs.IsNotFound(err) && stop.Err() == nil {
 			errs = append(errs, fmt.Errorf("stop %s: %w", b.name, err))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/lbbench/lbbench/driver"
 	"github.com/lbbench/lbbench/harness"
@@ -71,7 +70,9 @@ func (dep *deployment) Attack(ctx context.Context, spec workloads.Spec) (*result
 
 // Stats fetches every process's counters. A process that died is listed
 // in Dead (with how it exited and its log's tail) instead of failing the
-// call, and so is a worker its supervisor reports dead.
+// call, and so is a worker its supervisor reports dead or not answering,
+// and a process that is alive but gives no stats within
+// driver.StatsTimeout (stopped or hung), which is killed.
 func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 	var st harness.Stats
 	var errs []error
@@ -86,6 +87,10 @@ func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 		if err := p.stats(ctx, &st); err != nil {
 			if f, dead := p.failure(); dead { // it died while asked
 				st.Dead = append(st.Dead, f)
+				continue
+			}
+			if ctx.Err() == nil && driver.TimedOut(err) { // alive but hung
+				st.Dead = append(st.Dead, p.killHung())
 				continue
 			}
 			errs = append(errs, fmt.Errorf("local: %s: stats of %s: %w", dep.plan.ID, p.spec.Role, err))
@@ -107,7 +112,7 @@ func (p *proc) stats(ctx context.Context, st *harness.Stats) error {
 	if p.spec.StatsKind == topologies.StatsHAProxy {
 		return driver.ReadHAProxyStats(ctx, p.spec.Stats, st)
 	}
-	body, err := driver.Fetch(ctx, p.spec.Stats, 5*time.Second)
+	body, err := driver.Fetch(ctx, p.spec.Stats, driver.StatsTimeout)
 	if err == nil {
 		return driver.DecodeStats(p.spec.StatsKind, body, st)
 	}

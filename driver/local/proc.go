@@ -13,6 +13,7 @@ import (
 
 	"github.com/lbbench/lbbench/driver"
 	"github.com/lbbench/lbbench/internal/logtail"
+	"github.com/lbbench/lbbench/internal/proccpu"
 	"github.com/lbbench/lbbench/internal/safepath"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
@@ -28,7 +29,8 @@ type proc struct {
 	logPath string
 	logf    *os.File
 	exited  chan struct{}
-	waitErr error // set before exited is closed
+	waitErr error            // set before exited is closed
+	hung    *results.Failure // set by killHung: why it was killed
 }
 
 // start starts spec's process for run id: its working directory (with
@@ -124,6 +126,9 @@ func (p *proc) failure() (results.Failure, bool) {
 	default:
 		return results.Failure{}, false
 	}
+	if p.hung != nil {
+		return *p.hung, true
+	}
 	exit := "exited"
 	if p.cmd.ProcessState != nil {
 		exit = p.cmd.ProcessState.String()
@@ -132,6 +137,18 @@ func (p *proc) failure() (results.Failure, bool) {
 	}
 	f := results.Failure{Process: fmt.Sprintf("%s (pid %d)", p.spec.Role, p.cmd.Process.Pid), Exit: exit, LogTail: p.tailLines()}
 	return driver.NameDeadWorker(f, p.spec.Role), true
+}
+
+// killHung kills p's process group, alive but not answering, and returns
+// its failure: how it looked before the kill, and its log's tail.
+func (p *proc) killHung() results.Failure {
+	pid := p.cmd.Process.Pid
+	f := driver.Unresponsive(fmt.Sprintf("%s (pid %d)", p.spec.Role, pid), proccpu.State(pid))
+	syscall.Kill(-pid, syscall.SIGKILL)
+	<-p.exited
+	f.LogTail = p.tailLines()
+	p.hung = &f
+	return f
 }
 
 // tailLines returns the last lines of the process's output.
@@ -148,6 +165,9 @@ func (p *proc) logTail() string {
 func (p *proc) stop(ctx context.Context) error {
 	pgid := p.cmd.Process.Pid
 	syscall.Kill(-pgid, syscall.SIGTERM)
+	// A stopped process (SIGSTOP, a debugger) handles SIGTERM only once
+	// continued.
+	syscall.Kill(-pgid, syscall.SIGCONT)
 	t := time.NewTimer(driver.DefaultStopTimeout)
 	defer t.Stop()
 	var err error

@@ -62,8 +62,32 @@ func Tree(pid int) (time.Duration, error) {
 }
 
 type stat struct {
-	ppid int
-	cpu  time.Duration
+	state byte
+	ppid  int
+	cpu   time.Duration
+}
+
+// State says, from /proc, how pid looks to someone it does not answer:
+// "stopped (SIGSTOP or a debugger)", "in uninterruptible sleep",
+// "sleeping", "running", "a zombie", or "gone" when it no longer exists.
+func State(pid int) string {
+	st, err := read(pid)
+	if err != nil {
+		return "gone"
+	}
+	switch st.state {
+	case 'T', 't':
+		return "stopped (SIGSTOP or a debugger)"
+	case 'D':
+		return "in uninterruptible sleep"
+	case 'S', 'I':
+		return "sleeping"
+	case 'R':
+		return "running"
+	case 'Z', 'X':
+		return "a zombie"
+	}
+	return "in state " + string(st.state)
 }
 
 func readAll() (map[int]stat, error) {
@@ -111,5 +135,5 @@ func parse(b []byte) (stat, error) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return stat{}, fmt.Errorf("proccpu: malformed stat %q", b)
 	}
-	return stat{ppid: ppid, cpu: time.Duration(ut+st) * time.Second / clockTicks}, nil
+	return stat{state: f[0][0], ppid: ppid, cpu: time.Duration(ut+st) * time.Second / clockTicks}, nil
 }

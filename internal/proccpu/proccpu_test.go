@@ -3,6 +3,7 @@ package proccpu
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -46,5 +47,35 @@ func TestTreeCountsChildren(t *testing.T) {
 	self, _ := Self()
 	if tree < self+100*time.Millisecond {
 		t.Errorf("tree %s, self %s: the child's CPU is not in the tree", tree, self)
+	}
+}
+
+// TestState: a child is sleeping, then stopped after SIGSTOP; a pid that
+// does not exist is gone.
+func TestState(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	waitState(t, pid, "sleeping")
+	syscall.Kill(pid, syscall.SIGSTOP)
+	waitState(t, pid, "stopped (SIGSTOP or a debugger)")
+	cmd.Process.Kill()
+	cmd.Wait()
+	if got := State(pid); got != "gone" {
+		t.Errorf("State of a reaped pid = %q, want gone", got)
+	}
+}
+
+func waitState(t *testing.T, pid int, want string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for State(pid) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("State(%d) = %q, want %q", pid, State(pid), want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

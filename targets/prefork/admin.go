@@ -3,10 +3,9 @@ package prefork
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/lbbench/lbbench/internal/proccpu"
@@ -61,28 +60,45 @@ type WorkerStatus struct {
 	// LastExit says how the last process of this worker that ended
 	// exited, for example "signal: killed"; empty if none has.
 	LastExit string `json:"last_exit,omitempty"`
+	// Unresponsive, set in a StatsReport, says that the worker's process
+	// is alive but did not answer for its stats within StatsTimeout, and
+	// how it looks from /proc ("stopped": SIGSTOP or a debugger).
+	Unresponsive string `json:"unresponsive,omitempty"`
 }
 
-// Stats fetches each child's stats from its admin /stats, in index order,
-// with each child's CPU time (its process and descendants, from /proc).
-// A child that does not answer keeps only its Index, PID and CPU in the
-// result, and the error names it (and how it exited, if it did). An Exec
-// instance has only its Index, PID and CPU.
-func (s *Supervisor) Stats(ctx context.Context) ([]worker.Stats, error) {
-	out := make([]worker.Stats, len(s.slots))
-	var errs []error
+// StatsTimeout bounds how long Stats waits for one child's answer: a
+// child that is alive but gives none in that time (stopped, or hung) is
+// reported as not answering, well within the driver's own wait for the
+// supervisor's /stats.
+const StatsTimeout = 2 * time.Second
+
+// Stats fetches each child's stats from its admin /stats, in index order
+// (the children asked at once, each within StatsTimeout), with each
+// child's CPU time (its process and descendants, from /proc). A child
+// that does not answer keeps only its Index, PID and CPU in the result,
+// and its error (at its index of errs) names it and says how it exited,
+// if it did. An Exec instance has only its Index, PID and CPU.
+func (s *Supervisor) Stats(ctx context.Context) (out []worker.Stats, errs []error) {
+	out = make([]worker.Stats, len(s.slots))
+	errs = make([]error, len(s.slots))
+	var wg sync.WaitGroup
 	for i, sl := range s.slots {
 		out[i].Index, out[i].PID = i, sl.cur.Load().pid
 		if sl.stats == "" {
 			continue
 		}
-		var st worker.Stats
-		err := s.ask(ctx, sl, sl.stats, &st)
-		if err == nil {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, StatsTimeout)
+			defer cancel()
+			var st worker.Stats
+			if err := s.ask(ctx, sl, sl.stats, &st); err != nil {
+				errs[i] = err
+				return
+			}
 			out[i] = st
-		}
-		errs = append(errs, err)
+		})
 	}
+	wg.Wait()
 	for i := range out {
 		// The supervisor shares its children's PID namespace (on a host,
 		// in a container or a pod): their CPU, forks included (gunicorn,
@@ -91,7 +107,7 @@ func (s *Supervisor) Stats(ctx context.Context) ([]worker.Stats, error) {
 			out[i].CPU = cpu
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, errs
 }
 
 // Status returns the supervisor's view of each child process, in index
@@ -137,13 +153,19 @@ func (s *Supervisor) Handler() http.Handler {
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), adminTimeout)
 		defer cancel()
-		st, err := s.Stats(ctx)
+		st, errs := s.Stats(ctx)
 		rep := StatsReport{Workers: st, Status: s.Status()}
-		if err != nil {
-			rep.Errors = strings.Split(err.Error(), "\n")
+		for i, err := range errs {
+			if err == nil {
+				continue
+			}
+			rep.Errors = append(rep.Errors, err.Error())
+			if rep.Status[i].State == StateRunning {
+				rep.Status[i].Unresponsive = "stopped answering: no stats within " + StatsTimeout.String() + "; it is " + proccpu.State(rep.Status[i].PID)
+			}
 		}
 		w.Header().Set("Content-Type", "application/json")
-		if err != nil {
+		if len(rep.Errors) > 0 {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 		json.NewEncoder(w).Encode(rep)

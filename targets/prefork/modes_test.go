@@ -114,7 +114,8 @@ func TestListenModes(t *testing.T) {
 					seen[w]++
 				}
 			}
-			stats, err := s.Stats(context.Background())
+			stats, errs := s.Stats(context.Background())
+			err := errors.Join(errs...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +192,8 @@ func TestSharedAcceptStrategies(t *testing.T) {
 					})
 				}
 				wg.Wait()
-				stats, err := s.Stats(context.Background())
+				stats, errs := s.Stats(context.Background())
+				err := errors.Join(errs...)
 				if err != nil {
 					t.Fatal(err)
 				}

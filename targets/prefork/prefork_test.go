@@ -241,7 +241,8 @@ func TestReusePortSpreadsConnections(t *testing.T) {
 		}
 		seen[w]++
 	}
-	stats, err := s.Stats(context.Background())
+	stats, errs := s.Stats(context.Background())
+	err := errors.Join(errs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +391,8 @@ func TestStopDrainsInFlight(t *testing.T) {
 	}()
 	var pids []int
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		stats, err := s.Stats(context.Background())
+		stats, errs := s.Stats(context.Background())
+		err := errors.Join(errs...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -486,13 +488,59 @@ func TestWorkerExitDetected(t *testing.T) {
 	if err := s.Healthy(context.Background()); err == nil || err.Error() != want {
 		t.Errorf("Healthy = %v, want %q", err, want)
 	}
-	stats, err := s.Stats(context.Background())
-	if err == nil || err.Error() != want || stats[0].PID == 0 || stats[1].Index != 1 {
-		t.Errorf("Stats = %+v, %v; want worker 0's stats and error %q", stats, err, want)
+	stats, errs := s.Stats(context.Background())
+	if errs[0] != nil || errs[1] == nil || errs[1].Error() != want || stats[0].PID == 0 || stats[1].Index != 1 {
+		t.Errorf("Stats = %+v, %v; want worker 0's stats and worker 1's error %q", stats, errs, want)
 	}
 	for _, path := range []string{"/healthz", "/stats"} {
 		if code, _ := get(t, admin.URL+path); code != http.StatusServiceUnavailable {
 			t.Errorf("admin %s = %d after the crash, want 503", path, code)
 		}
+	}
+}
+
+// TestStoppedWorkerReportedUnresponsive: a worker that is alive but
+// stopped (SIGSTOP) does not answer for its stats; /stats answers 503
+// within StatsTimeout and a little, naming it unresponsive and stopped,
+// with the other worker's stats; Stop still ends it (SIGCONT after
+// SIGTERM).
+func TestStoppedWorkerReportedUnresponsive(t *testing.T) {
+	s := start(t, prefork.Config{Workers: 2})
+	admin := httptest.NewServer(s.Handler())
+	defer admin.Close()
+	st, errs := s.Stats(context.Background())
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	pid := st[1].PID
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	resp, err := http.Get(admin.URL + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep prefork.StatsReport
+	err = json.NewDecoder(resp.Body).Decode(&rep)
+	resp.Body.Close()
+	took := time.Since(begin)
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || len(rep.Status) != 2 {
+		t.Fatalf("/stats = %d %+v, %v; want 503 with both workers' status", resp.StatusCode, rep, err)
+	}
+	if took > prefork.StatsTimeout+time.Second {
+		t.Errorf("/stats took %s with a stopped worker, want at most %s and a little", took, prefork.StatsTimeout)
+	}
+	want := "stopped answering: no stats within 2s; it is stopped (SIGSTOP or a debugger)"
+	if rep.Status[1].Unresponsive != want || rep.Status[0].Unresponsive != "" {
+		t.Errorf("unresponsive = %q, %q; want worker 1 %q", rep.Status[0].Unresponsive, rep.Status[1].Unresponsive, want)
+	}
+	if rep.Workers[0].PID != st[0].PID || rep.Workers[0].Index != 0 {
+		t.Errorf("worker 0's stats lost: %+v", rep.Workers[0])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Stop(ctx); err != nil {
+		t.Errorf("Stop with a stopped worker: %v, want it drained after SIGCONT", err)
 	}
 }

@@ -358,7 +358,9 @@ func (s *Supervisor) stop(ctx context.Context) error {
 	close(s.stopc)
 	// No spawn can happen from here on: every slot's process is final.
 	for _, sl := range s.slots {
-		sl.cur.Load().cmd.Process.Signal(syscall.SIGTERM) // os.ErrProcessDone if it already exited
+		pr := sl.cur.Load().cmd.Process
+		pr.Signal(syscall.SIGTERM) // os.ErrProcessDone if it already exited
+		pr.Signal(syscall.SIGCONT) // a stopped child handles it only once continued
 	}
 	var errs []error
 	for _, sl := range s.slots {

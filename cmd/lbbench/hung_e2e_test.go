@@ -1,0 +1,136 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/job"
+	"github.com/lbbench/lbbench/results"
+)
+
+// hungRun runs scenario (two runs of 5 s) and, once the first run's
+// workers serve, stops (SIGSTOP) the process victim picks. It checks that
+// the run ends within a bound, exits 5 (runs failed) and leaves no lbbench
+// process, and returns both runs' results and lbbench's output.
+func hungRun(t *testing.T, scenario string, victim func(t *testing.T, run int) int) (*results.Results, int, string) {
+	t.Helper()
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "hung.yaml")
+	os.WriteFile(scen, []byte(strings.Replace(scenario, "duration: 1s", "duration: 5s", 1)), 0o644)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", scen, "-o", out, "-q")
+	var log lockedBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	waitRunServes(t, cmd.Process.Pid, 50, 30*time.Second, log.String)
+	pid := victim(t, cmd.Process.Pid)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	select {
+	case err := <-done:
+		if code := exitStatus(err); code != job.ExitFailedRuns {
+			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s", code, err, log.String())
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatalf("run did not end 90 s after the stop:\n%s", log.String())
+	}
+	t.Logf("run ended %s after the stop", time.Since(start).Round(time.Millisecond))
+	waitNoProcs(t)
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+		t.Errorf("the stopped process %d is still there", pid)
+	}
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete || len(res.Runs) != 2 {
+		t.Fatalf("complete=%v with %d runs, want both runs recorded; error %q\n%s", res.Complete, len(res.Runs), res.Error, log.String())
+	}
+	return res, pid, log.String()
+}
+
+// checkHung checks the first run failed naming process with an exit that
+// says it stopped answering, its measurement kept, and the second run
+// completed with nothing dead.
+func checkHung(t *testing.T, res *results.Results, process, exit string) {
+	t.Helper()
+	failed, ok := res.Runs[0], res.Runs[1]
+	if failed.Valid || len(failed.Failed) != 1 || failed.Failed[0].Process != process || failed.Failed[0].Exit != exit {
+		t.Errorf("run with a stopped process: valid=%v failed=%+v, want %q: %q", failed.Valid, failed.Failed, process, exit)
+	}
+	if failed.Requests == 0 {
+		t.Errorf("the failed run's measurement was not kept")
+	}
+	if ok.Requests == 0 || len(ok.Failed) != 0 {
+		t.Errorf("the next run: requests=%d failed=%v (%q), want a completed run with nothing dead", ok.Requests, ok.Failed, ok.Invalid)
+	}
+}
+
+// TestRunWorkerStoppedIsAFailedRun: SIGSTOP of one worker mid-attack (it
+// is alive and answers nothing). Its supervisor reports it as not
+// answering its stats; the run is recorded as failed with the reason and
+// its measurement, the stopped worker is gone after the run, and the
+// scenario's second run completes.
+func TestRunWorkerStoppedIsAFailedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: two runs of 5 s")
+	}
+	scen := "name: stop-worker\n" + smallWorkers + "variants:\n  - {name: rp, topology: reuseport}\nrepeat: 2\n"
+	var victim int
+	res, _, _ := hungRun(t, scen, func(t *testing.T, run int) int {
+		admins := serveAdmins(run)
+		if len(admins) != 1 {
+			t.Fatalf("serve admins %v, want 1", admins)
+		}
+		victim = supervisorStatus(t, admins[0])[1].PID
+		return victim
+	})
+	checkHung(t, res, "workers: worker 1 (pid "+strconv.Itoa(victim)+")",
+		"stopped answering: no stats within 2s; it is stopped (SIGSTOP or a debugger)")
+}
+
+// TestRunProxyStoppedIsAFailedRun: SIGSTOP of the built-in proxy
+// mid-attack. Its stats do not come within 5 s: the run is recorded as
+// failed ("proxy (pid N)", stopped answering), the proxy is killed, the
+// measurement is kept and the second run completes.
+func TestRunProxyStoppedIsAFailedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: two runs of 5 s")
+	}
+	scen := "name: stop-proxy\n" + smallWorkers + "variants:\n  - {name: lc, topology: proxy, proxy: {policy: least_conn}}\nrepeat: 2\n"
+	res, pid, _ := hungRun(t, scen, func(t *testing.T, run int) int {
+		proxies := childrenWithArg(run, "proxy")
+		if len(proxies) != 1 {
+			t.Fatalf("proxies %v, want 1", proxies)
+		}
+		return proxies[0]
+	})
+	checkHung(t, res, "proxy (pid "+strconv.Itoa(pid)+")",
+		"stopped answering: no stats within 5s; it was stopped (SIGSTOP or a debugger); killed")
+}
+
+// childrenWithArg returns the pids of pid's live children whose first
+// argument is sub (an lbbench subcommand).
+func childrenWithArg(pid int, sub string) []int {
+	var out []int
+	for _, c := range childrenOf(pid, "") {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(c) + "/cmdline")
+		if args := strings.Split(string(cmdline), "\x00"); len(args) > 1 && args[1] == sub {
+			out = append(out, c)
+		}
+	}
+	return out
+}
