@@ -102,5 +102,5 @@ func TimedOut(err error) bool {
 // answer within StatsTimeout, with how it looks (from /proc, or the
 // container's state), after which it was killed.
 func Unresponsive(process, looks string) results.Failure {
-	return results.Failure{Process: process, Exit: "stopped answering: no stats within " + StatsTimeout.String() + "; it was " + looks + "; killed"}
+	return results.Failure{Process: process, Exit: "stopped answering: no stats within " + StatsTimeout.String() + "; it was " + looks + "; killed", Alive: true}
 }

@@ -28,6 +28,11 @@ func DecodeStats(kind string, body []byte, st *harness.Stats) error {
 		}
 		st.Workers = workerCounters(rep.Workers)
 		st.Dead = append(st.Dead, deadWorkers(rep.Status)...)
+		if rep.Foreign > 0 {
+			// Not a death, but the run measured more than its workers.
+			st.Dead = append(st.Dead, results.Failure{Process: fmt.Sprintf("port %d", rep.Port),
+				Exit: fmt.Sprintf("%d listening sockets not the workers' joined their SO_REUSEPORT group and took a share of the connections", rep.Foreign), Alive: true})
+		}
 		for _, w := range rep.Workers {
 			if w.CPU > 0 {
 				st.CPU = append(st.CPU, results.ProcessCPU{Role: results.RoleWorkers, Name: fmt.Sprintf("worker %d", w.Index), Worker: w.Index, Time: w.CPU})
@@ -79,13 +84,14 @@ func deadWorkers(status []prefork.WorkerStatus) []results.Failure {
 		if exit == "" {
 			exit = w.State
 		}
+		alive := false
 		if w.Unresponsive != "" {
-			exit = w.Unresponsive
+			exit, alive = w.Unresponsive, true
 		}
 		if w.Restarts > 0 {
 			exit += fmt.Sprintf(", restarted %d times", w.Restarts)
 		}
-		out = append(out, results.Failure{Process: fmt.Sprintf("worker %d (pid %d)", w.Index, w.PID), Exit: exit})
+		out = append(out, results.Failure{Process: fmt.Sprintf("worker %d (pid %d)", w.Index, w.PID), Exit: exit, Alive: alive})
 	}
 	return out
 }

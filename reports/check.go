@@ -7,16 +7,18 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/results"
 )
 
 // Preflight makes sure, before a scenario's first run, that everything Write
 // and the run itself will write under o.Dir can be written: the directory
-// exists (it is made) and takes new files; results.json, summary.txt and
-// the report's files are not directories; the report's folders (and the
-// caller's dirs, relative to o.Dir: logs, raw, ...) are directories that
-// take new files, or can be made. A bad output is found at once, not after
+// exists (it is made) and takes new files; results.json, summary.txt,
+// the report's and the comparison's files are not directories; the
+// report's folders (and the caller's dirs, relative to o.Dir: logs, raw,
+// ...) are directories that take new files, or can be made, and hold no
+// directory where a file may go. A bad output is found at once, not after
 // the first run.
 func (o Output) Preflight(dirs ...string) error {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
@@ -26,7 +28,8 @@ func (o Output) Preflight(dirs ...string) error {
 		return fmt.Errorf("output directory %s: %w", o.Dir, err)
 	}
 	var errs []error
-	for _, name := range []string{ResultsFileName, SummaryFile, HTMLFile, MarkdownFile, CSVFile, JUnitFile} {
+	for _, name := range []string{ResultsFileName, SummaryFile, HTMLFile, MarkdownFile, CSVFile, JUnitFile,
+		compare.VerdictsFileName, ComparisonMarkdownFile, BaseBenchFile, CandBenchFile} {
 		path := filepath.Join(o.Dir, name)
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 			errs = append(errs, fmt.Errorf("output %s is a directory: lbbench writes a file there (remove it or choose another -o)", path))
@@ -54,6 +57,32 @@ func (o Output) Preflight(dirs ...string) error {
 			if err := writable(path); err != nil {
 				errs = append(errs, fmt.Errorf("output %s: %w", path, err))
 			}
+			if name == HgrmDir || name == HlogDir {
+				errs = append(errs, checkEntries(path))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkEntries checks what is already in an output folder: lbbench writes
+// files there (hgrm/<variant>.hgrm, hlog/<run>.hlog, ...) whose names
+// depend on the results, so any directory or unwritable entry could be
+// one of them.
+func checkEntries(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("output %s: %w", dir, err)
+	}
+	var errs []error
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			errs = append(errs, fmt.Errorf("output %s is a directory, where lbbench may write a file (remove it or choose another -o)", path))
+			continue
+		}
+		if err := files.Check(path); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

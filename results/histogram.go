@@ -78,6 +78,10 @@ func (h *Histogram) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (h *Histogram) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '"' && !bytes.HasPrefix(data, histogramPrefix) {
+		// Also what keeps checkShape's count of histograms exact.
+		return fmt.Errorf("results: histogram: not a V2 compressed histogram (base64 beginning HISTF, unescaped): %.20q", data)
+	}
 	var s string
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("results: histogram: %w", err)

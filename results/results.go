@@ -111,20 +111,31 @@ type Run struct {
 	Failed []Failure `json:"failed,omitempty"`
 }
 
-// Failure is one process that died during a run.
+// Failure is one process that died during a run, or that failed it
+// alive: it stopped answering, or strangers shared its port.
 type Failure struct {
 	// Process names it: "workers", "proxy", "worker 3 (pid 1234)".
 	Process string `json:"process"`
 	// Exit is how it ended, for example "signal: killed" or
-	// "exit status 1".
+	// "exit status 1"; when Alive, what went wrong.
 	Exit string `json:"exit"`
+	// Alive says that it did not die of itself: it was killed for
+	// giving no answer ("stopped answering ..."), or others took a share
+	// of its connections.
+	Alive bool `json:"alive,omitempty"`
 	// LogTail holds the last lines of its output (for a worker, its
 	// supervisor's), when there are any.
 	LogTail []string `json:"log_tail,omitempty"`
 }
 
-// String is "workers: worker 3 (pid 1234) died (signal: killed)".
-func (f Failure) String() string { return f.Process + " died (" + f.Exit + ")" }
+// String is "workers: worker 3 (pid 1234) died (signal: killed)", or for
+// one Alive, "proxy (pid 1234): stopped answering: ...".
+func (f Failure) String() string {
+	if f.Alive {
+		return f.Process + ": " + f.Exit
+	}
+	return f.Process + " died (" + f.Exit + ")"
+}
 
 // ClassResult is one request class's share of a run.
 type Class struct {
@@ -189,9 +200,10 @@ func (r *Results) WriteFile(path string) error {
 
 // MaxFileBytes bounds a results or measurement file lbbench reads. A
 // scenario of 100 runs with per-second intervals writes a few MiB; 256 MiB
-// leaves room for far longer ones. Reading memory is proportional to the
-// file's size: every histogram in it decodes to at most about 180 KB
-// (checkEncoded bounds its geometry) and takes at least about 60 bytes.
+// leaves room for far longer ones. Reading memory is bounded too: every
+// histogram in it decodes to at most about 190 KB (checkEncoded bounds its
+// geometry), and a file holds at most MaxHistograms of them besides its
+// intervals, which are decoded one at a time when used (limits.go).
 const MaxFileBytes = 256 << 20
 
 // ReadFile reads a results file written by WriteFile and checks it: a
@@ -211,6 +223,12 @@ func ReadFile(path string) (*Results, error) {
 func Decode(name string, data []byte) (*Results, error) {
 	if len(data) > MaxFileBytes {
 		return nil, fmt.Errorf("results: %s is larger than %d MiB, more than lbbench writes", name, MaxFileBytes>>20)
+	}
+	if err := checkShape(data); err != nil {
+		if _, syntax := err.(*json.SyntaxError); syntax {
+			return nil, fmt.Errorf("results: decode results %s: %w", name, err)
+		}
+		return nil, fmt.Errorf("results: %s: %w", name, err)
 	}
 	var r *Results
 	if err := json.Unmarshal(data, &r); err != nil {

@@ -310,7 +310,8 @@ func fullResults(t *testing.T) *results.Results {
 		Active: 65, Accepts: 70, Handled: 70, Requests: 460, Reading: 1, Writing: 2, Waiting: 62}}
 	invalid := run("002-nginx-r1", "nginx")
 	invalid.Invalid = []string{"failed: proxy (pid 4242) died (signal: killed)", "achieved rate 150.0/s is 25% below the intended 200.0/s"}
-	invalid.Failed = []results.Failure{{Process: "proxy (pid 4242)", Exit: "signal: killed", LogTail: []string{"nginx: started"}}}
+	invalid.Failed = []results.Failure{{Process: "proxy (pid 4242)", Exit: "signal: killed", LogTail: []string{"nginx: started"}},
+		{Process: "workers: worker 1 (pid 4243)", Exit: "stopped answering: no stats within 2s; it is stopped (SIGSTOP or a debugger)", Alive: true}}
 	invalid.Engine = &results.EngineStats{Engine: "haproxy", HAProxy: []results.HAProxyRow{
 		{Proxy: "workers", Name: "w0", Status: "UP", Sessions: 230, MaxSessions: 4, Selected: 230, Requests: 230,
 			Connects: 8, Reuses: 222, Responses2xx: 229, Responses5xx: 1, ConnErrors: 1, RespErrors: 1},

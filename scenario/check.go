@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -217,3 +219,65 @@ func editDistance(a, b string) int {
 // CheckFinite reports the first NaN or infinite float reachable from v; see
 // field.Finite.
 func CheckFinite(v any, prefix string) error { return field.Finite(v, prefix) }
+
+// multiline are the fields whose text may span lines (and hold tabs).
+var multiline = map[string]bool{"description": true, "say": true, "check": true}
+
+// checkText walks every scalar of n, keys included, and refuses what
+// would corrupt a request, a file name, the terminal or a report: control
+// characters (a CR/LF in a class path once made every request fail while
+// the run was "valid"; only newlines and tabs, and only in multiline
+// fields), Unicode bidirectional controls (U+202E reorders what the
+// terminal, markdown and JUnit show) and invalid UTF-8. path is the YAML
+// path of n.
+func checkText(n *yaml.Node, path string) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		key := path
+		if i := strings.LastIndexAny(key, ".]"); i >= 0 {
+			key = key[i+1:]
+		}
+		if msg := badText(n.Value, multiline[key]); msg != "" {
+			return &field.Error{Line: n.Line, Field: path, Msg: msg}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			sub := join(path, k.Value)
+			if msg := badText(k.Value, false); msg != "" {
+				return &field.Error{Line: k.Line, Field: sub, Msg: "key " + msg}
+			}
+			if err := checkText(v, sub); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode, yaml.DocumentNode:
+		for i, c := range n.Content {
+			sub := path
+			if n.Kind == yaml.SequenceNode {
+				sub = fmt.Sprintf("%s[%d]", path, i)
+			}
+			if err := checkText(c, sub); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// badText says what is wrong with s as text in a scenario, or "".
+func badText(s string, lines bool) string {
+	if !utf8.ValidString(s) {
+		return fmt.Sprintf("%q is not valid UTF-8", s)
+	}
+	for _, r := range s {
+		switch {
+		case lines && (r == '\n' || r == '\t'):
+		case unicode.IsControl(r):
+			return fmt.Sprintf("%q holds the control character %U (write it escaped if it belongs in a URL: %%%02X)", s, r, r)
+		case unicode.Is(unicode.Bidi_Control, r):
+			return fmt.Sprintf("%q holds the bidirectional control %U, which reorders how the text shows", s, r)
+		}
+	}
+	return ""
+}

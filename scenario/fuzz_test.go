@@ -37,6 +37,9 @@ func seeds(f *testing.F) {
 		"name: x\nworkers: {count: 2}\nworkload: {arrival: {kind: steps, steps: [{rate: 1, duration: 2562047h}, {rate: 1, duration: 2562047h}]}, classes: [{name: a, weight: 1}]}\nvariants: [{name: r, topology: reuseport}]",
 		"a: &a [*a, *a]\nb: &b [*a, *a]\nc: [*b, *b]",
 		"---\n---\n",
+		// Text that corrupts requests or what is shown (issue 29).
+		"name: \"a\\u202Eb\"\nworkers: {count: 2}\nworkload: {arrival: {rate: 1}, classes: [{name: a, weight: 1, path: \"/w\\r\\nX: 1\"}]}\nvariants: [{name: r, topology: reuseport}]",
+		"name: x\nworkers: {count: 2}\nworkload: {warmup: 0s, arrival: {rate: 1}, classes: [{name: a, weight: 1}]}\nvariants: [{name: r, topology: reuseport}]",
 	} {
 		f.Add([]byte(s))
 	}

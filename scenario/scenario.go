@@ -293,10 +293,15 @@ func Parse(name string, data []byte, cat Catalog) (Scenario, error) {
 		err.(*FieldError).File = name
 		return Scenario{}, err
 	}
+	if err := checkText(doc, ""); err != nil {
+		err.(*FieldError).File = name
+		return Scenario{}, err
+	}
 	var s Scenario
 	if err := doc.Decode(&s); err != nil {
 		return Scenario{}, yamlError(name, err)
 	}
+	explicitNoWarmup(mapValue(doc, "workload"), &s.Workload)
 	s = s.WithDefaults()
 	if err := s.Validate(cat); err != nil {
 		var fe *FieldError
@@ -308,6 +313,28 @@ func Parse(name string, data []byte, cat Catalog) (Scenario, error) {
 		return Scenario{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return s, nil
+}
+
+// explicitNoWarmup makes "warmup: 0s" written in the workload mapping n
+// mean no warm-up, as it reads, rather than the default that an absent
+// warmup gets (the zero value of Spec.Warmup).
+func explicitNoWarmup(n *yaml.Node, spec *workloads.Spec) {
+	if v := mapValue(n, "warmup"); v != nil && v.Tag != "!!null" && spec.Warmup == 0 {
+		spec.Warmup = -1
+	}
+}
+
+// mapValue returns the value of key in the mapping n, or nil.
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // yamlError rewrites the yaml package's "line N: ..." messages as
@@ -406,9 +433,14 @@ func ParseWorkload(name string, data []byte) (workloads.Spec, error) {
 			err.(*FieldError).File = name
 			return workloads.Spec{}, err
 		}
+		if err := checkText(doc, ""); err != nil {
+			err.(*FieldError).File = name
+			return workloads.Spec{}, err
+		}
 		if err := doc.Decode(&spec); err != nil {
 			return workloads.Spec{}, yamlError(name, err)
 		}
+		explicitNoWarmup(doc, &spec)
 	}
 	spec = spec.WithDefaults()
 	if err := spec.Validate(); err != nil {

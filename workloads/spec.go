@@ -110,7 +110,8 @@ type Spec struct {
 	Duration time.Duration `yaml:"duration" json:"duration"`
 	// Warmup is sent before Duration on the same processes and connections
 	// and not recorded; zero means DefaultWarmup, a negative value none
-	// (see WarmupTime).
+	// (see WarmupTime). In a scenario file, "warmup: 0s" is none: only an
+	// absent warmup gets the default.
 	Warmup time.Duration `yaml:"warmup" json:"warmup"`
 	// Classes is the weighted mix of request kinds; each request draws one.
 	Classes []Class `yaml:"classes" json:"classes"`

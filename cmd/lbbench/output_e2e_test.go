@@ -26,6 +26,18 @@ func TestRunOutputCheckedUpFront(t *testing.T) {
 			"results.json is a directory"},
 		{"summary.txt is a directory", func(out string) error { return os.MkdirAll(filepath.Join(out, "summary.txt"), 0o755) },
 			"summary.txt is a directory"},
+		// The comparison's and the exports' files (issue: all of these ran
+		// every run, then exited 2 on "rename ... file exists").
+		{"verdicts.json is a directory", func(out string) error { return os.MkdirAll(filepath.Join(out, "verdicts.json"), 0o755) },
+			"verdicts.json is a directory"},
+		{"comparison.md is a directory", func(out string) error { return os.MkdirAll(filepath.Join(out, "comparison.md"), 0o755) },
+			"comparison.md is a directory"},
+		{"base.bench.txt is a directory", func(out string) error { return os.MkdirAll(filepath.Join(out, "base.bench.txt"), 0o755) },
+			"base.bench.txt is a directory"},
+		{"hgrm/rp.hgrm is a directory", func(out string) error { return os.MkdirAll(filepath.Join(out, "hgrm", "rp.hgrm"), 0o755) },
+			"hgrm/rp.hgrm is a directory"},
+		{"hlog/<run>.hlog is a directory", func(out string) error { return os.MkdirAll(filepath.Join(out, "hlog", "001-rp-r1.hlog"), 0o755) },
+			"001-rp-r1.hlog is a directory"},
 		{"logs is a file", func(out string) error {
 			os.MkdirAll(out, 0o755)
 			return os.WriteFile(filepath.Join(out, "logs"), nil, 0o644)

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/reaper"
 	"golang.org/x/sys/unix"
 )
 
@@ -104,6 +105,14 @@ func superviseGuarded(ctx context.Context, args []string) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("guard: %w", err)
+	}
+	// nginx's and HAProxy's workers whose master died come here rather
+	// than to an init that may not reap them (guard is PID 1 in a
+	// container).
+	reapCtx, stopReaping := context.WithCancel(context.Background())
+	defer stopReaping()
+	if _, err := reaper.Start(reapCtx, func(pid int) bool { return pid == cmd.Process.Pid }); err != nil {
+		fmt.Fprintln(os.Stderr, "lbbench guard: cannot reap orphans:", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

@@ -37,6 +37,12 @@ type StatsReport struct {
 	// Errors names each child that did not answer, and why; /stats answers
 	// 503 when there are any.
 	Errors []string `json:"errors,omitempty"`
+	// Foreign counts listening sockets on the reuseport port that are not
+	// the workers' (Supervisor.Foreign): another process sharing their
+	// connections.
+	Foreign int `json:"foreign_listeners,omitempty"`
+	// Port is the reuseport group's port, when Foreign is set.
+	Port int `json:"port,omitempty"`
 }
 
 // WorkerStatus is the supervisor's view of one child process: a worker, or
@@ -155,6 +161,9 @@ func (s *Supervisor) Handler() http.Handler {
 		defer cancel()
 		st, errs := s.Stats(ctx)
 		rep := StatsReport{Workers: st, Status: s.Status()}
+		if n, err := s.Foreign(); err == nil && n > 0 {
+			rep.Foreign, rep.Port = n, s.slots[0].socks.port
+		}
 		for i, err := range errs {
 			if err == nil {
 				continue

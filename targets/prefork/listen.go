@@ -45,6 +45,7 @@ type slotSockets struct {
 	adminAddr   string
 	port        int    // TCP port, 0 in Unix mode
 	socket      string // Unix socket path, "" in TCP modes
+	ino         uint64 // main's inode, for TCP (it outlives main: Start may close its copy)
 }
 
 func (l *layout) close() {
@@ -129,6 +130,9 @@ func (l *layout) portSlot(ctx context.Context, sl *slotSockets, cfg Config, i in
 		}
 	}
 	sl.main = f
+	if sl.ino, err = inodeOf(f); err != nil {
+		return fmt.Errorf("prefork: listen %s: %w", addr, err)
+	}
 	if *port == 0 {
 		// The first socket got a kernel-chosen port; the others join it.
 		*port, sl.port = addr.Port, addr.Port

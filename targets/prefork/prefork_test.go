@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/targets/prefork"
+	"golang.org/x/sys/unix"
 )
 
 // TestMain doubles as the worker command: the supervisor under test runs
@@ -542,5 +543,42 @@ func TestStoppedWorkerReportedUnresponsive(t *testing.T) {
 	defer cancel()
 	if err := s.Stop(ctx); err != nil {
 		t.Errorf("Stop with a stopped worker: %v, want it drained after SIGCONT", err)
+	}
+}
+
+// TestForeignReuseportMemberReported: a same-user socket that joins the
+// workers' SO_REUSEPORT group after they started (the kernel lets it) is
+// counted by Foreign and reported by /stats; the workers' own sockets are
+// not.
+func TestForeignReuseportMemberReported(t *testing.T) {
+	s := start(t, prefork.Config{Workers: 2, Listen: prefork.ReusePort})
+	if n, err := s.Foreign(); err != nil || n != 0 {
+		t.Fatalf("Foreign = %d, %v before any stranger, want 0", n, err)
+	}
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, unix.SO_REUSEPORT, 1) })
+		return serr
+	}}
+	stranger, err := lc.Listen(context.Background(), "tcp", s.Endpoints()[0])
+	if err != nil {
+		t.Fatalf("a same-user SO_REUSEPORT bind to the workers' port: %v", err)
+	}
+	defer stranger.Close()
+	if n, err := s.Foreign(); err != nil || n != 1 {
+		t.Errorf("Foreign = %d, %v with one stranger in the group, want 1", n, err)
+	}
+	admin := httptest.NewServer(s.Handler())
+	defer admin.Close()
+	resp, err := http.Get(admin.URL + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep prefork.StatsReport
+	json.NewDecoder(resp.Body).Decode(&rep)
+	resp.Body.Close()
+	_, port, _ := net.SplitHostPort(s.Endpoints()[0])
+	if rep.Foreign != 1 || strconv.Itoa(rep.Port) != port {
+		t.Errorf("/stats foreign_listeners %d on port %d, want 1 on %s", rep.Foreign, rep.Port, port)
 	}
 }

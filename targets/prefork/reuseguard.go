@@ -27,7 +27,9 @@ import (
 // Both steps together leave no window in which a listener that was there
 // before ours goes unnoticed. One that binds after step 2 joins a group
 // that is already ours, as SO_REUSEPORT lets any socket of the same user
-// do; that is not something a bind can prevent.
+// do; that is not something a bind can prevent, so it is detected instead:
+// Foreign counts the listening sockets on the port that are not the
+// workers', and every /stats answer reports them (StatsReport.Foreign).
 
 // probeExclusive binds addr without SO_REUSEPORT and closes it at once; it
 // fails when anything listens there already.
@@ -123,3 +125,36 @@ func (e *sharedPortError) Error() string {
 }
 
 func (e *sharedPortError) Unwrap() error { return e.err }
+
+// Foreign counts the sockets listening on the reuseport group's address
+// that are not the workers' own: a same-user process that bound the port
+// with SO_REUSEPORT after the workers did takes a share of their
+// connections. It is 0 in other modes, and when the workers bind their
+// own sockets (an Exec without {fd}), which cannot be told apart.
+func (s *Supervisor) Foreign() (int, error) {
+	if s.cfg.Listen != ReusePort || len(s.slots) == 0 {
+		return 0, nil
+	}
+	own := map[uint64]bool{}
+	for _, sl := range s.slots {
+		if sl.socks.ino == 0 {
+			return 0, nil
+		}
+		own[sl.socks.ino] = true
+	}
+	addr, err := net.ResolveTCPAddr("tcp", s.slots[0].socks.endpoint)
+	if err != nil {
+		return 0, err
+	}
+	all, err := otherListeners(addr.IP, addr.Port, 0)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, ino := range all {
+		if !own[ino] {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/internal/httpdrain"
+	"github.com/lbbench/lbbench/internal/reaper"
 	"github.com/lbbench/lbbench/targets/worker"
 )
 
@@ -166,6 +167,14 @@ func Serve(ctx context.Context, stdout, stderr io.Writer, c ServeConfig) error {
 			adminLn.Close()
 		}
 		return err
+	}
+	// Orphans below the workers (a forking server's workers whose master
+	// died) come to serve rather than to an init that may not reap them
+	// (serve is PID 1 in a container or pod).
+	reapCtx, stopReaping := context.WithCancel(context.Background())
+	defer stopReaping()
+	if _, err := reaper.Start(reapCtx, sup.Owns); err != nil {
+		fmt.Fprintln(stderr, "lbbench serve: cannot reap orphans:", err)
 	}
 
 	adminAt := ""

@@ -229,6 +229,17 @@ func (s *Supervisor) command(sl *slot) *exec.Cmd {
 	return cmd
 }
 
+// Owns reports whether pid is the current process of one of the
+// supervisor's slots: one it waits for itself.
+func (s *Supervisor) Owns(pid int) bool {
+	for _, sl := range s.slots {
+		if p := sl.cur.Load(); p != nil && p.pid == pid {
+			return true
+		}
+	}
+	return false
+}
+
 // spawn starts a process for sl and its reaper.
 func (s *Supervisor) spawn(sl *slot) error {
 	if s.cfg.Exec != nil && sl.socks.main == nil && sl.socks.socket != "" {

@@ -1,0 +1,57 @@
+package reaper
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestOrphansReapedOwnedLeft: this test process becomes a subreaper; a
+// shell starts a grandchild and exits at once, so the grandchild is
+// re-parented here. When it exits it is reaped, and a child owned by an
+// exec.Cmd is left for its Wait, which still gets its exit status.
+func TestOrphansReapedOwnedLeft(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	owned := exec.Command("sh", "-c", "exit 7")
+	var mine atomic.Int64
+	reaped, err := Start(ctx, func(pid int) bool { return int64(pid) == mine.Load() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The orphan: sh prints the pid of a 0.3 s sleep in the background
+	// and exits without waiting for it.
+	out, err := exec.Command("sh", "-c", "sleep 0.3 & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := owned.Start(); err != nil {
+		t.Fatal(err)
+	}
+	mine.Store(int64(owned.Process.Pid))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(orphan)); err != nil && reaped() >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			st, _ := os.ReadFile("/proc/" + strconv.Itoa(orphan) + "/stat")
+			t.Fatalf("orphan %d not reaped after 10 s (reaped %d): %s", orphan, reaped(), st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(2 * Recheck) // the owned child has long exited: left alone
+	err = owned.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
+		t.Errorf("owned child's Wait = %v, want exit status 7 (its status taken by the reaper?)", err)
+	}
+}
