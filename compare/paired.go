@@ -278,6 +278,10 @@ func pairedEvidence(it pairedItem) string {
 	return b.String()
 }
 
+// AllPaired reports whether every pair was made in the same rounds, so
+// that Compare judges them round by round.
+func AllPaired(pairs []Pair) bool { return paired(pairs) }
+
 // paired reports whether every pair was made in the same rounds.
 func paired(pairs []Pair) bool {
 	return len(pairs) > 0 && !slices.ContainsFunc(pairs, func(p Pair) bool { return !p.Paired })

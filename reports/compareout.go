@@ -133,6 +133,49 @@ func WriteCalibrationText(w io.Writer, cals []compare.Calibration) error {
 	return err
 }
 
+// CalibrationRounds and CalibrationTrials are the sequential design and
+// the trials of the paired calibration "compare --calibrate" prints: the
+// design of "run --until-decided --max-rounds 10".
+const (
+	CalibrationRounds = 10
+	CalibrationTrials = 2000
+)
+
+// WritePairedCalibrationText writes the paired calibration of cals as a
+// table, with what its columns mean.
+func WritePairedCalibrationText(w io.Writer, cals []compare.PairedCalibration) error {
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "variant	baseline	metric	rounds	sd of log ratio	A/A false-fail (95% CI)	fail at the tolerance	rounds to fail 10% / 20% / 40%	")
+	for _, c := range cals {
+		sd, ff, bf, need := "-", "-", "-", "-"
+		if isFinite(c.SD) {
+			sd = strconv.FormatFloat(c.SD, 'f', 3, 64)
+			ff = fmt.Sprintf("%.4f [%.4f, %.4f]", c.FalseFail, c.FalseFailLow, c.FalseFailHigh)
+			bf = fmt.Sprintf("%.4f", c.BoundaryFail)
+			parts := make([]string, len(c.RoundsFor))
+			for i, n := range c.RoundsFor {
+				parts[i] = ">" + strconv.Itoa(c.MaxRounds)
+				if n > 0 {
+					parts[i] = strconv.Itoa(n)
+				}
+			}
+			need = strings.Join(parts, " / ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t\n", c.Variant, c.Baseline, c.Metric, c.Rounds, sd, ff, bf, need)
+	}
+	tw.Flush()
+	if len(cals) > 0 {
+		c := cals[0]
+		fmt.Fprintf(&b, "\nsd of log ratio: how much the per-round ratio varies here (from your rounds). The rates and rounds are\n"+
+			"simulated at that sd (%d trials each): a sequential comparison looking after rounds %d to %d, alpha %.3g per test\n"+
+			"(%.3g shared by %d tests), the metric's tolerance; rounds to fail: by which round 80%% of the trials had failed.\n",
+			CalibrationTrials, compare.MinRounds, c.MaxRounds, c.Alpha, c.Alpha*float64(c.Tests), c.Tests)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
 // verdictSentence says a verdict in one line: "p99 of least_conn vs
 // reuseport: ratio 0.620 [0.550, 0.700], tolerance 10%".
 func verdictSentence(v compare.Verdict) string {

@@ -31,7 +31,29 @@ func CalibrateVariants(w io.Writer, r *results.Results, o compare.Options) error
 		return err
 	}
 	fmt.Fprintf(w, "A/A calibration: each variant's valid runs split in two interleaved halves\n\n")
-	return WriteCalibrationText(w, cals)
+	if err := WriteCalibrationText(w, cals); err != nil {
+		return err
+	}
+	// The variants were made in the same rounds: how their round-by-round
+	// comparison with the first variant behaves at this noise.
+	if len(r.Scenario.Variants) < 2 {
+		return nil
+	}
+	paired, err := compare.PairWith(r, r.Scenario.Variants[0].Name)
+	if err != nil {
+		return err
+	}
+	return writePairedCalibration(w, paired, o)
+}
+
+// writePairedCalibration prints the paired calibration of pairs.
+func writePairedCalibration(w io.Writer, pairs []compare.Pair, o compare.Options) error {
+	pcs, err := compare.CalibratePaired(pairs, o, CalibrationRounds, CalibrationTrials)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nPaired calibration: the round-to-round noise of each comparison, and what a round-by-round comparison decides at it\n\n")
+	return WritePairedCalibrationText(w, pcs)
 }
 
 // Comparison is one comparison with everything it writes: the verdicts of
@@ -67,6 +89,11 @@ func (c Comparison) Write(w io.Writer) ([]compare.Verdict, error) {
 		fmt.Fprintf(w, "A/A calibration: each baseline's valid runs split in two interleaved halves\n\n")
 		if err := WriteCalibrationText(w, cals); err != nil {
 			return nil, err
+		}
+		if compare.AllPaired(pairs) {
+			if err := writePairedCalibration(w, pairs, o); err != nil {
+				return nil, err
+			}
 		}
 		fmt.Fprintln(w)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,13 +14,32 @@ import (
 
 	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/targets/prefork"
+	"golang.org/x/sys/unix"
 )
 
 // hungRun runs scenario (two runs of 5 s) and, once the first run's
 // workers serve, stops (SIGSTOP) the process victim picks. It checks that
 // the run ends within a bound, exits 5 (runs failed) and leaves no lbbench
-// process, and returns both runs' results and lbbench's output.
+// process and not the stopped one, and returns both runs' results, the
+// victim and lbbench's output.
 func hungRun(t *testing.T, scenario string, victim func(t *testing.T, run int) int) (*results.Results, int, string) {
+	t.Helper()
+	return faultRun(t, scenario, func(t *testing.T, run int) int {
+		pid := victim(t, run)
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	})
+}
+
+// faultRun runs scenario (two runs of 5 s) and applies fault once the
+// first run's workers serve; fault returns a process that must be gone
+// afterwards, or 0. It checks that the run ends within a bound, exits 5
+// (runs failed) and leaves no lbbench process, and returns both runs'
+// results, fault's pid and lbbench's output.
+func faultRun(t *testing.T, scenario string, fault func(t *testing.T, run int) int) (*results.Results, int, string) {
 	t.Helper()
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "hung.yaml")
@@ -34,10 +55,7 @@ func hungRun(t *testing.T, scenario string, victim func(t *testing.T, run int) i
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	waitRunServes(t, cmd.Process.Pid, 50, 30*time.Second, log.String)
-	pid := victim(t, cmd.Process.Pid)
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	pid := fault(t, cmd.Process.Pid)
 	start := time.Now()
 	select {
 	case err := <-done:
@@ -45,11 +63,11 @@ func hungRun(t *testing.T, scenario string, victim func(t *testing.T, run int) i
 			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s", code, err, log.String())
 		}
 	case <-time.After(90 * time.Second):
-		t.Fatalf("run did not end 90 s after the stop:\n%s", log.String())
+		t.Fatalf("run did not end 90 s after the fault:\n%s", log.String())
 	}
-	t.Logf("run ended %s after the stop", time.Since(start).Round(time.Millisecond))
+	t.Logf("run ended %s after the fault", time.Since(start).Round(time.Millisecond))
 	waitNoProcs(t)
-	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); pid != 0 && err == nil {
 		t.Errorf("the stopped process %d is still there", pid)
 	}
 	res, err := results.ReadFile(filepath.Join(out, "results.json"))
@@ -133,4 +151,70 @@ func childrenWithArg(pid int, sub string) []int {
 		}
 	}
 	return out
+}
+
+// TestRunReuseportStrangerIsAFailedRun: a same-user process binds the
+// reuseport workers' port with SO_REUSEPORT during the first run (the
+// kernel lets it join their group and gives it a share of the
+// connections). The run is recorded as failed, naming the port; the
+// second run, without the stranger, completes. (An earlier lbbench let
+// the stranger take 15 of 40 connections unnoticed.)
+func TestRunReuseportStrangerIsAFailedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: two runs of 5 s")
+	}
+	scen := "name: stranger\n" + smallWorkers + "variants:\n  - {name: rp, topology: reuseport}\nrepeat: 2\n"
+	var port string
+	res, _, _ := faultRun(t, scen, func(t *testing.T, run int) int {
+		serves := childrenWithArg(run, prefork.ServeSubcommand)
+		if len(serves) != 1 {
+			t.Fatalf("serve processes %v, want 1", serves)
+		}
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(serves[0]) + "/cmdline")
+		args := strings.Split(string(cmdline), "\x00")
+		for i, a := range args[:len(args)-1] {
+			if a == "--"+prefork.FlagPort {
+				port = args[i+1]
+			}
+		}
+		lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, unix.SO_REUSEPORT, 1) })
+			return serr
+		}}
+		ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:"+port)
+		if err != nil {
+			t.Fatalf("join the workers' port %s: %v", port, err)
+		}
+		// Accept and drop: a stranger serving nothing. Closed when the
+		// first run's stats have seen it, before the second run.
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		go func() {
+			// Gone with the first run's serve, before the next one binds.
+			for {
+				if _, err := os.Stat("/proc/" + strconv.Itoa(serves[0])); err != nil {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			ln.Close()
+		}()
+		return 0
+	})
+	failed, ok := res.Runs[0], res.Runs[1]
+	want := "1 listening sockets not the workers' joined their SO_REUSEPORT group and took a share of the connections"
+	if failed.Valid || len(failed.Failed) != 1 || failed.Failed[0].Process != "port "+port || failed.Failed[0].Exit != want || !failed.Failed[0].Alive {
+		t.Errorf("run with a stranger on the port: valid=%v failed=%+v, want port %s: %q", failed.Valid, failed.Failed, port, want)
+	}
+	if ok.Requests == 0 || len(ok.Failed) != 0 {
+		t.Errorf("the next run: requests=%d failed=%v (%q), want a completed run with nothing wrong", ok.Requests, ok.Failed, ok.Invalid)
+	}
 }
