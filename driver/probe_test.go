@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lbbench/lbbench/targets/prefork"
 )
 
 // waitLong is a WaitHTTP timeout no test below should come near: a call
@@ -155,5 +157,13 @@ func TestWaitHTTPCancelWhilePolling(t *testing.T) {
 	}
 	if took := time.Since(start); took > waitLong/2 {
 		t.Errorf("WaitHTTP took %s to return after cancellation", took)
+	}
+}
+
+// TestServeDrainsWithinTheStop: serve kills workers that have not drained
+// before a driver, which gives it DefaultStopTimeout, kills serve.
+func TestServeDrainsWithinTheStop(t *testing.T) {
+	if prefork.DefaultServeStopTimeout >= DefaultStopTimeout {
+		t.Errorf("serve drains for %s, the driver kills it after %s: a slow drain would be cut with serve in it", prefork.DefaultServeStopTimeout, DefaultStopTimeout)
 	}
 }

@@ -125,6 +125,13 @@ func TestCompareVerdictEndToEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// One file of every repetition's runs, each run under an ID
+			// of its own (a results file names each run once) and in
+			// the round of its repetition.
+			for i := range res.Runs {
+				res.Runs[i].ID = fmt.Sprintf("rep%d-%s", reps, res.Runs[i].ID)
+				res.Runs[i].Rep = reps + 1
+			}
 			if *sc.res == nil {
 				*sc.res = res
 			} else {
@@ -238,7 +245,7 @@ func TestCompareVerdictEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, code := runBin(t, dir, nil, "compare", few, "--baseline-variant", "a")
-		if code != 3 || !strings.Contains(out, "too few valid runs") {
+		if code != 3 || !strings.Contains(out, "too few paired rounds to decide") {
 			t.Errorf("exit %d, want 3\n%s", code, out)
 		}
 		for mapping, want := range map[string]int{"pass": 0, "fail": 1} {

@@ -328,11 +328,16 @@ func (dep *deployment) Entry() string { return dep.plan.Entry }
 // Stats fetches every process's counters from inside the run's network.
 // A container that is no longer running is listed in Dead (with its exit
 // status and log's tail) instead of failing the call, and so is one that
-// is paused or gives no stats within driver.StatsTimeout, which is
-// killed.
+// is paused, or that gives no stats within driver.StatsTimeout while no
+// other container died, which is killed.
 func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 	var st harness.Stats
 	var errs []error
+	type silentBox struct {
+		b   *box
+		err error
+	}
+	var silent []silentBox
 	for _, b := range dep.boxes {
 		if f, dead := dep.failure(ctx, b); dead {
 			st.Dead = append(st.Dead, f)
@@ -346,12 +351,22 @@ func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 				st.Dead = append(st.Dead, f)
 				continue
 			}
-			if ctx.Err() == nil && driver.TimedOut(err) { // alive but hung
-				st.Dead = append(st.Dead, dep.killHung(ctx, b, "not answering"))
+			if ctx.Err() == nil && driver.TimedOut(err) { // alive but hung?
+				silent = append(silent, silentBox{b, err})
 				continue
 			}
 			errs = append(errs, err)
 		}
+	}
+	for _, s := range silent {
+		// A container that shares a dead one's network (the proxy shares
+		// the workers') cannot be reached either: then its silence is
+		// one more reason, not a hang of its own.
+		if len(st.Dead) > 0 {
+			errs = append(errs, s.err)
+			continue
+		}
+		st.Dead = append(st.Dead, dep.killHung(ctx, s.b, "not answering"))
 	}
 	return st, errors.Join(errs...)
 }

@@ -9,15 +9,14 @@
 // Start reaps only processes the caller does not own: a child the caller
 // started with os/exec is waited for by its exec.Cmd, and reaping it here
 // would take its exit status. An untracked zombie is reaped once seen on
-// two scans in a row, so that a child that exits at once, before its
-// pid is known to the caller, is not taken from it.
+// two scans in a row (ScanEvery apart), so that a child that exits at
+// once, before its pid is known to the caller, is not taken from it.
 package reaper
 
 import (
 	"bytes"
 	"context"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,41 +26,34 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Recheck is how soon Start looks again at a zombie it has seen once and
-// not reaped yet.
-const Recheck = time.Second
+// ScanEvery is how often Start looks for zombies: a look reads
+// /proc/self/task/*/children and the stat of each child, a few tens of
+// microseconds. (A SIGCHLD handler would need os/signal, which only the
+// programs use.)
+const ScanEvery = time.Second
 
 // Start makes this process a child subreaper and reaps, until ctx ends,
-// each zombie child for which owned reports false. It scans on SIGCHLD
-// only (and Recheck after a scan that left one to reap), so an idle
-// process costs nothing. It returns a function that reports how many it
-// has reaped so far.
+// each zombie child for which owned reports false. It returns a function
+// that reports how many it has reaped so far.
 func Start(ctx context.Context, owned func(pid int) bool) (reaped func() int, err error) {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return nil, err
 	}
 	count := make(chan int, 1)
 	count <- 0
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGCHLD)
 	go func() {
-		defer signal.Stop(sigs)
+		t := time.NewTicker(ScanEvery)
+		defer t.Stop()
 		seen := map[int]bool{}
-		var again <-chan time.Time
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-sigs:
-			case <-again:
+			case <-t.C:
 			}
 			n := 0
 			seen, n = reap(seen, owned)
 			count <- <-count + n
-			again = nil
-			if len(seen) > 0 {
-				again = time.After(Recheck)
-			}
 		}
 	}()
 	return func() int { n := <-count; count <- n; return n }, nil

@@ -49,7 +49,7 @@ func TestOrphansReapedOwnedLeft(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(2 * Recheck) // the owned child has long exited: left alone
+	time.Sleep(3 * ScanEvery) // the owned child has long exited: left alone
 	err = owned.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
 		t.Errorf("owned child's Wait = %v, want exit status 7 (its status taken by the reaper?)", err)

@@ -49,8 +49,12 @@ const (
 )
 
 // DefaultServeStopTimeout bounds how long Serve waits for its workers to
-// drain once asked to stop.
-const DefaultServeStopTimeout = 30 * time.Second
+// drain once asked to stop; then it kills those still running. It is
+// shorter than the 10 s a driver gives serve to exit (driver's
+// DefaultStopTimeout), so that a server that is slow to drain (uvicorn
+// waiting on a connection) is killed by serve, which then exits and says
+// so, rather than serve itself being killed mid-drain.
+const DefaultServeStopTimeout = 8 * time.Second
 
 // ServeConfig is the configuration of "lbbench serve": the supervisor's
 // Config plus what the command adds around it. Topologies render it; Args
