@@ -170,52 +170,26 @@ func TestRunNginxMasterKilledIsAFailedRun(t *testing.T) {
 		t.Skip("nginx is not installed")
 	}
 	nginx, _ = filepath.EvalSymlinks(nginx)
-	dir := t.TempDir()
-	scen := filepath.Join(dir, "ng.yaml")
-	os.WriteFile(scen, []byte(strings.NewReplacer("duration: 1s", "duration: 3s", "repeat: 1", "repeat: 2").Replace(`name: ng-kill
-`+smallWorkers+`variants:
+	scen := strings.NewReplacer("duration: 1s", "duration: 3s").Replace(`name: ng-kill
+` + smallWorkers + `variants:
   - {name: ng, topology: proxy, proxy: {engine: nginx, policy: least_conn, upstream_keepalive: false}}
-repeat: 1
-`)), 0o644)
-	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", scen, "-o", out, "-q")
-	var log lockedBuffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	waitRunServes(t, cmd.Process.Pid, 50, 30*time.Second, log.String)
-	// run -> guard (the lbbench binary) -> nginx master.
-	var master []int
-	for _, g := range childrenOf(cmd.Process.Pid, bin) {
-		master = append(master, childrenOf(g, nginx)...)
-	}
-	if len(master) != 1 {
-		t.Fatalf("nginx masters %v, want 1\n%s", master, log.String())
-	}
-	if err := syscall.Kill(master[0], syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if code := exitStatus(err); code != job.ExitFailedRuns {
-			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s", code, err, log.String())
+repeat: 2
+`)
+	res, _, _, out := faultRun(t, scen, func(t *testing.T, run int) int {
+		// run -> guard (the lbbench binary) -> nginx master.
+		var master []int
+		for _, g := range childrenOf(run, bin) {
+			master = append(master, childrenOf(g, nginx)...)
 		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("run did not end:\n%s", log.String())
-	}
-	waitNoProcs(t)
+		if len(master) != 1 {
+			t.Fatalf("nginx masters %v, want 1", master)
+		}
+		if err := syscall.Kill(master[0], syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		return master[0]
+	})
 	waitNoEngineProcs(t, out)
-	res, err := results.ReadFile(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Complete || len(res.Runs) != 2 {
-		t.Fatalf("complete=%v with %d runs; error %q", res.Complete, len(res.Runs), res.Error)
-	}
 	failed, ok := res.Runs[0], res.Runs[1]
 	want := "proxy: " + nginx + " (the engine's master process)"
 	if failed.Valid || len(failed.Failed) != 1 || failed.Failed[0].Process != want || !strings.HasPrefix(failed.Failed[0].Exit, "signal: killed") {

@@ -25,21 +25,22 @@ import (
 // victim and lbbench's output.
 func hungRun(t *testing.T, scenario string, victim func(t *testing.T, run int) int) (*results.Results, int, string) {
 	t.Helper()
-	return faultRun(t, scenario, func(t *testing.T, run int) int {
+	res, pid, log, _ := faultRun(t, scenario, func(t *testing.T, run int) int {
 		pid := victim(t, run)
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
 		return pid
 	})
+	return res, pid, log
 }
 
 // faultRun runs scenario (two runs of 5 s) and applies fault once the
 // first run's workers serve; fault returns a process that must be gone
 // afterwards, or 0. It checks that the run ends within a bound, exits 5
 // (runs failed) and leaves no lbbench process, and returns both runs'
-// results, fault's pid and lbbench's output.
-func faultRun(t *testing.T, scenario string, fault func(t *testing.T, run int) int) (*results.Results, int, string) {
+// results, fault's pid, lbbench's output and the output directory.
+func faultRun(t *testing.T, scenario string, fault func(t *testing.T, run int) int) (*results.Results, int, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "hung.yaml")
@@ -77,7 +78,7 @@ func faultRun(t *testing.T, scenario string, fault func(t *testing.T, run int) i
 	if !res.Complete || len(res.Runs) != 2 {
 		t.Fatalf("complete=%v with %d runs, want both runs recorded; error %q\n%s", res.Complete, len(res.Runs), res.Error, log.String())
 	}
-	return res, pid, log.String()
+	return res, pid, log.String(), out
 }
 
 // checkHung checks the first run failed naming process with an exit that
@@ -165,7 +166,7 @@ func TestRunReuseportStrangerIsAFailedRun(t *testing.T) {
 	}
 	scen := "name: stranger\n" + smallWorkers + "variants:\n  - {name: rp, topology: reuseport}\nrepeat: 2\n"
 	var port string
-	res, _, _ := faultRun(t, scen, func(t *testing.T, run int) int {
+	res, _, _, _ := faultRun(t, scen, func(t *testing.T, run int) int {
 		serves := childrenWithArg(run, prefork.ServeSubcommand)
 		if len(serves) != 1 {
 			t.Fatalf("serve processes %v, want 1", serves)
