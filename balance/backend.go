@@ -141,7 +141,22 @@ func (b *Backend) MarkDown(d time.Duration) {
 // b. It is safe for concurrent use and does not allocate.
 func (b *Backend) Acquire() {
 	b.requests.Add(1)
-	n := b.active.Add(1)
+	b.notePeak(b.active.Add(1))
+}
+
+// acquireAt acquires b only if its active count is still seen, and says
+// whether it did.
+func (b *Backend) acquireAt(seen int64) bool {
+	if !b.active.CompareAndSwap(seen, seen+1) {
+		return false
+	}
+	b.requests.Add(1)
+	b.notePeak(seen + 1)
+	return true
+}
+
+// notePeak raises the peak active count to n if n is higher.
+func (b *Backend) notePeak(n int64) {
 	for {
 		peak := b.peak.Load()
 		if n <= peak || b.peak.CompareAndSwap(peak, n) {

@@ -22,6 +22,35 @@ type Policy interface {
 	Pick(pool []*Backend, r *http.Request) *Backend
 }
 
+// Acquirer is implemented by policies whose pick and the acquisition of
+// the picked backend are one step (least_conn), so that concurrent
+// requests cannot all take the backend they saw least loaded. It must be
+// safe for concurrent use and should not allocate.
+type Acquirer interface {
+	Policy
+	// PickAcquire picks a backend as Pick does and acquires it, or
+	// returns nil if none is available.
+	PickAcquire(pool []*Backend, r *http.Request) *Backend
+}
+
+// PickAcquire picks a backend of pool with pol and acquires it (the caller
+// releases it when the request or connection ends), in one step when pol
+// is an Acquirer. It returns nil if none is available.
+func PickAcquire(pol Policy, pool []*Backend, r *http.Request) *Backend {
+	if a, ok := pol.(Acquirer); ok {
+		return a.PickAcquire(pool, r)
+	}
+	b := pol.Pick(pool, r)
+	if b != nil {
+		b.Acquire()
+	}
+	return b
+}
+
+// maxAcquireRetries bounds an Acquirer's scans when concurrent requests
+// keep taking the backend it saw least loaded.
+const maxAcquireRetries = 8
+
 // Observer is implemented by policies that learn from response times
 // (peak_ewma). The proxy calls Observe after each layer-7 response's
 // headers arrived from b, rtt after the request was handed to it. It must

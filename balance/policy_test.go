@@ -668,6 +668,9 @@ func TestPickDoesNotAllocate(t *testing.T) {
 		if n := testing.AllocsPerRun(100, func() { p.Pick(backends, r) }); n != 0 {
 			t.Errorf("%s: Pick allocates %.1f times per call, want 0", name, n)
 		}
+		if n := testing.AllocsPerRun(100, func() { PickAcquire(p, backends, r).Release() }); n != 0 {
+			t.Errorf("%s: PickAcquire allocates %.1f times per call, want 0", name, n)
+		}
 	}
 	for _, key := range []string{"header:X-User", "query:user"} {
 		p := mustPolicy(t, "hash", map[string]string{"key": key})

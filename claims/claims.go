@@ -51,7 +51,10 @@ type Result struct {
 // exact distribution of random dispatch (`lbbench model balls`).
 type MaxLoadComparison struct {
 	Tasks, Workers int
-	Bursts         int
+	// Bursts counts the bursts compared; Unanswered and Late those left
+	// out (a request unanswered; a request written after the burst's
+	// first answer, see results.Bursts.Late).
+	Bursts, Unanswered, Late int
 	// Measured[k] counts bursts whose largest load was k; Exact[k] is
 	// the model's probability of k, for k = 0..Tasks.
 	Measured []int
@@ -338,6 +341,7 @@ func judgeExact(r *results.Results, c scenario.Check, cr *Result) {
 		if !holds {
 			mark = " (false)"
 		}
+		mark += leftOut(run)
 		ev = append(ev, fmt.Sprintf("%s: %s = %s %s %s%s", run.ID, c.Left, numfmt.Num(l), c.Op, rs, mark))
 	}
 	cr.Outcome = Fails
@@ -345,6 +349,31 @@ func judgeExact(r *results.Results, c scenario.Check, cr *Result) {
 		cr.Outcome = Holds
 	}
 	cr.Evidence = strings.Join(ev, "; ")
+}
+
+// LeftOut says which bursts were left out and why, as a clause to follow
+// the bursts' description ("; 3 bursts that ... left out"), or "".
+func (m *MaxLoadComparison) LeftOut() string { return burstsLeftOut(m.Unanswered, m.Late) }
+
+// leftOut says which of run's bursts a burst metric left out, or "".
+func leftOut(run *results.Run) string {
+	if run.Bursts == nil {
+		return ""
+	}
+	_, unanswered, late := run.Bursts.MaxLoads()
+	return burstsLeftOut(unanswered, late)
+}
+
+// burstsLeftOut says how many bursts were left out and why, or "".
+func burstsLeftOut(unanswered, late int) string {
+	s := ""
+	if unanswered > 0 {
+		s += fmt.Sprintf("; %d bursts with an unanswered request left out", unanswered)
+	}
+	if late > 0 {
+		s += fmt.Sprintf("; %d bursts that did not arrive together (a request written after the burst's first answer) left out", late)
+	}
+	return s
 }
 
 // modelTrials is how many power-of-two-choices trials JudgeClaims asks
@@ -358,7 +387,7 @@ const modelTrials = 1000
 // interval and fails when it lies outside.
 func judgeModel(r *results.Results, c scenario.Check, cr *Result, alpha float64) {
 	k := c.Left.Index
-	cmp, maxes, skipped, random, err := compareMaxLoad(validRuns(r, c.Left.Variant), k)
+	cmp, maxes, unanswered, late, random, err := compareMaxLoad(validRuns(r, c.Left.Variant), k)
 	if err != nil {
 		cr.Evidence = err.Error()
 		return
@@ -383,28 +412,27 @@ func judgeModel(r *results.Results, c scenario.Check, cr *Result, alpha float64)
 	}
 	cr.Evidence = fmt.Sprintf("measured P(max load ≥ %d) = %d/%d = %.3f, %s CI [%.3f, %.3f]; model balls (%d tasks, %d workers, random dispatch) exactly %.4f (%s)",
 		k, hits, n, p, strconv.FormatFloat(100*(1-alpha), 'g', 4, 64)+"%", lo, hi, cmp.Tasks, cmp.Workers, exact, random.Some.Exact)
-	if skipped > 0 {
-		cr.Evidence += fmt.Sprintf("; %d bursts with an unanswered request left out", skipped)
-	}
+	cr.Evidence += burstsLeftOut(unanswered, late)
 	cr.MaxLoad = cmp
 }
 
 // compareMaxLoad gathers the largest load of every fully answered burst of
-// runs and sets its distribution beside the exact one of random dispatch
+// runs that arrived together and sets its distribution beside the exact one of random dispatch
 // (model balls, asked about at least k).
-func compareMaxLoad(runs []*results.Run, k int) (cmp *MaxLoadComparison, maxes []int, skipped int, random model.DispatchResult, err error) {
+func compareMaxLoad(runs []*results.Run, k int) (cmp *MaxLoadComparison, maxes []int, unanswered, late int, random model.DispatchResult, err error) {
 	size, workers := 0, 0
 	for _, run := range runs {
 		if run.Bursts == nil {
 			continue
 		}
 		size, workers = run.Bursts.Size, run.Bursts.Workers
-		m, s := run.Bursts.MaxLoads()
+		m, u, l := run.Bursts.MaxLoads()
 		maxes = append(maxes, m...)
-		skipped += s
+		unanswered += u
+		late += l
 	}
 	if len(maxes) == 0 {
-		return nil, nil, skipped, random, fmt.Errorf("no fully answered burst")
+		return nil, nil, unanswered, late, random, fmt.Errorf("no fully answered burst that arrived together%s", burstsLeftOut(unanswered, late))
 	}
 	measured := make([]int, size+1)
 	sum := 0
@@ -418,15 +446,15 @@ func compareMaxLoad(runs []*results.Run, k int) (cmp *MaxLoadComparison, maxes [
 	defer cancel()
 	br, err := model.Balls(ctx, model.BallsSpec{Tasks: size, Workers: workers, AtLeast: max(k, 1), Trials: modelTrials})
 	if err != nil {
-		return nil, nil, skipped, random, fmt.Errorf("model: %w", err)
+		return nil, nil, unanswered, late, random, fmt.Errorf("model: %w", err)
 	}
 	random = br.Dispatch[0]
-	cmp = &MaxLoadComparison{Tasks: size, Workers: workers, Bursts: len(maxes), Measured: measured,
+	cmp = &MaxLoadComparison{Tasks: size, Workers: workers, Bursts: len(maxes), Unanswered: unanswered, Late: late, Measured: measured,
 		MeasuredMean: float64(sum) / float64(len(maxes)), ExactMean: random.MeanMax.Value}
 	for _, pr := range random.MaxLoad {
 		cmp.Exact = append(cmp.Exact, pr.Value)
 	}
-	return cmp, maxes, skipped, random, nil
+	return cmp, maxes, unanswered, late, random, nil
 }
 
 // VariantMaxLoad is one variant's bursts beside the model.
@@ -442,7 +470,7 @@ type VariantMaxLoad struct {
 func BurstComparisons(r *results.Results) []VariantMaxLoad {
 	var out []VariantMaxLoad
 	for _, v := range r.Scenario.Variants {
-		cmp, _, _, _, err := compareMaxLoad(validRuns(r, v.Name), 0)
+		cmp, _, _, _, _, err := compareMaxLoad(validRuns(r, v.Name), 0)
 		if err != nil {
 			continue
 		}

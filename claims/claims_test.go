@@ -94,4 +94,17 @@ func TestJudgeModelClaim(t *testing.T) {
 	if got := judgeOne(t, r); got.Outcome != Holds {
 		t.Errorf("maxload: %s: %s", got.Outcome, got.Evidence)
 	}
+	// One burst dispatched 3 to a worker: the exact claim fails, unless
+	// that burst did not arrive together; then it is left out, and said.
+	bs := r.Runs[0].Bursts
+	bs.Loads[5] = []int{1, 2, 3, 2, 2, 2, 2, 2}
+	if got := judgeOne(t, r); got.Outcome != Fails {
+		t.Errorf("maxload with a burst of 3: %s: %s", got.Outcome, got.Evidence)
+	}
+	bs.Late = make([]int, len(bs.Loads))
+	bs.Late[5] = 1
+	got = judgeOne(t, r)
+	if got.Outcome != Holds || !strings.Contains(got.Evidence, "1 bursts that did not arrive together") {
+		t.Errorf("maxload with that burst late: %s: %s", got.Outcome, got.Evidence)
+	}
 }

@@ -25,8 +25,8 @@ const (
 )
 
 // Verdict is the answer for one candidate variant and one metric compared
-// with a baseline. It is the minimal shape reports render; the comparison
-// that produces verdicts lives elsewhere.
+// with a baseline: the shape reports render. Pair and Compare (in this
+// package) produce them.
 type Verdict struct {
 	// Variant is the candidate; Baseline what it was compared with.
 	Variant  string `json:"variant"`

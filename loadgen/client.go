@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -127,6 +128,17 @@ func (t *clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	err := out.Write(c.bw)
 	if err == nil {
 		err = c.bw.Flush()
+	}
+	// A client trace (bursts use one) hears when the request was written
+	// whole and when the answer's first byte came.
+	trace := httptrace.ContextClientTrace(ctx)
+	if err == nil && trace != nil && trace.WroteRequest != nil {
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	if err == nil && trace != nil && trace.GotFirstResponseByte != nil {
+		if _, err = c.br.Peek(1); err == nil {
+			trace.GotFirstResponseByte()
+		}
 	}
 	var resp *http.Response
 	if err == nil {

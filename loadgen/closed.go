@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"sync"
@@ -211,6 +212,40 @@ func (c *closedRecorder) finish(took time.Duration, spec workloads.Spec, cpu0 ti
 	return m, nil
 }
 
+// burstTimes is when one request of a burst was written whole and when
+// its answer's first byte came back (zero: never).
+type burstTimes struct{ wrote, answered time.Time }
+
+// trace returns ctx with a client trace filling t.
+func (t *burstTimes) trace(ctx context.Context) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest:         func(httptrace.WroteRequestInfo) { t.wrote = time.Now() },
+		GotFirstResponseByte: func() { t.answered = time.Now() },
+	})
+}
+
+// lateRequests counts the requests of a burst written after its first
+// answer came back: then the burst did not arrive together (the generator
+// was held up between its requests), and an answered request had already
+// freed its worker when a later one was dispatched. It is a lower bound:
+// a request written just before the first answer reached the generator
+// may still have reached the proxy after that answer left it.
+func lateRequests(ts []burstTimes) int {
+	var first time.Time
+	for _, t := range ts {
+		if !t.answered.IsZero() && (first.IsZero() || t.answered.Before(first)) {
+			first = t.answered
+		}
+	}
+	n := 0
+	for _, t := range ts {
+		if !first.IsZero() && t.wrote.After(first) {
+			n++
+		}
+	}
+	return n
+}
+
 // bursts runs a burst workload (spec.Bursts) against entry: each burst
 // opens Size new connections at the same moment (goroutines released
 // together), sends one request on each, and waits for every answer; the
@@ -235,6 +270,7 @@ func bursts(ctx context.Context, entry string, spec workloads.Spec) (*results.Me
 	rec.start = time.Now()
 	reqs := make([]workloads.Request, b.Size)
 	workers := make([]int, b.Size)
+	times := make([]burstTimes, b.Size)
 	for k := 0; k < b.Count; k++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -252,11 +288,12 @@ func bursts(ctx context.Context, entry string, spec workloads.Spec) (*results.Me
 		for i := range reqs {
 			ready.Add(1)
 			done.Add(1)
+			times[i] = burstTimes{}
 			go func() {
 				defer done.Done()
 				ready.Done()
 				<-gate
-				workers[i] = rec.doFrom(ctx, tr, &reqs[i], spec.Timeout, -1, t0)
+				workers[i] = rec.doFrom(times[i].trace(ctx), tr, &reqs[i], spec.Timeout, -1, t0)
 			}()
 		}
 		ready.Wait()
@@ -278,6 +315,7 @@ func bursts(ctx context.Context, entry string, spec workloads.Spec) (*results.Me
 		}
 		m.Bursts.Loads = append(m.Bursts.Loads, load)
 		m.Bursts.Unattributed = append(m.Bursts.Unattributed, un)
+		m.Bursts.Late = append(m.Bursts.Late, lateRequests(times))
 		if b.Gap > 0 && k+1 < b.Count {
 			select {
 			case <-time.After(b.Gap):

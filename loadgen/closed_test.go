@@ -2,8 +2,11 @@ package loadgen
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -95,4 +98,93 @@ func TestClosedLoopNoKeepAlive(t *testing.T) {
 	if m.Requests != 12 || m.Generator.Opened != 12 {
 		t.Errorf("%d requests over %d connections, want 12 and 12", m.Requests, m.Generator.Opened)
 	}
+}
+
+// TestBurstsLate: a burst whose requests all reach the server before any
+// answer leaves counts no late request; a burst whose second request is
+// still being written (its body held up by the server) when the first
+// answer came back counts one, so its loads can be left out of claims on
+// simultaneous dispatch.
+func TestBurstsLate(t *testing.T) {
+	run := func(t *testing.T, body int, handler func(n int, w http.ResponseWriter, r *http.Request)) []int {
+		var mu sync.Mutex
+		n := 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			i := n
+			n++
+			mu.Unlock()
+			w.Header().Set("X-Worker", strconv.Itoa(i%2))
+			handler(i, w, r)
+		}))
+		defer srv.Close()
+		spec := workloads.Spec{
+			Bursts:  &workloads.Bursts{Size: 2, Count: 3},
+			Classes: []workloads.Class{{Name: "task", Path: "/work", Weight: 1, BodyBytes: body}},
+		}.WithDefaults()
+		if err := spec.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Attack(context.Background(), srv.URL, spec, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Errors != 0 || len(m.Bursts.Loads) != 3 {
+			t.Fatalf("errors %d (%v), %d bursts", m.Errors, m.ErrorKinds, len(m.Bursts.Loads))
+		}
+		return m.Bursts.Late
+	}
+	t.Run("together", func(t *testing.T) {
+		// Each pair answers only once both of its requests arrived.
+		var mu sync.Mutex
+		arrived := map[int]chan struct{}{}
+		late := run(t, 0, func(i int, w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			pair := i / 2
+			ch, ok := arrived[pair]
+			if !ok {
+				ch = make(chan struct{})
+				arrived[pair] = ch
+			} else {
+				close(ch)
+			}
+			mu.Unlock()
+			<-ch
+		})
+		if !slices.Equal(late, []int{0, 0, 0}) {
+			t.Errorf("late %v, want none", late)
+		}
+	})
+	t.Run("apart", func(t *testing.T) {
+		// The first request of each pair is read and answered; the second's
+		// 16 MiB body (more than the sockets buffer) is read only 50 ms
+		// after that answer, so its write ends after the answer came back.
+		var mu sync.Mutex
+		answered := map[int]chan struct{}{}
+		ch := func(pair int) chan struct{} {
+			mu.Lock()
+			defer mu.Unlock()
+			if answered[pair] == nil {
+				answered[pair] = make(chan struct{})
+			}
+			return answered[pair]
+		}
+		late := run(t, 16<<20, func(i int, w http.ResponseWriter, r *http.Request) {
+			if i%2 == 1 {
+				<-ch(i / 2)
+				time.Sleep(50 * time.Millisecond)
+			}
+			if _, err := io.Copy(io.Discard, r.Body); err != nil {
+				t.Error(err)
+			}
+			if i%2 == 0 {
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush()
+				close(ch(i / 2))
+			}
+		})
+		if !slices.Equal(late, []int{1, 1, 1}) {
+			t.Errorf("late %v, want one in each burst", late)
+		}
+	})
 }

@@ -16,8 +16,8 @@ import (
 // the model.
 func writeBurstsText(w io.Writer, r *results.Results) {
 	for _, b := range claims.BurstComparisons(r) {
-		fmt.Fprintf(w, "\nlargest load per burst, %s (%d bursts of %d over %d workers): share of bursts, measured vs model balls (random dispatch, exact)\n",
-			b.Variant, b.Bursts, b.Tasks, b.Workers)
+		fmt.Fprintf(w, "\nlargest load per burst, %s (%d bursts of %d over %d workers%s): share of bursts, measured vs model balls (random dispatch, exact)\n",
+			b.Variant, b.Bursts, b.Tasks, b.Workers, b.LeftOut())
 		for _, row := range b.Rows {
 			fmt.Fprintf(w, "  %2d: %.3f  %.3f\n", row.K, row.Measured, row.Exact)
 		}

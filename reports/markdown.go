@@ -90,8 +90,8 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []compare.Verdict) 
 	}
 
 	for _, bc := range claims.BurstComparisons(r) {
-		fmt.Fprintf(&b, "\nLargest load per burst, %s: %d bursts of %d over %d workers, measured against `model balls` (random dispatch, exact)\n\n| largest load | measured | model |\n|--:|--:|--:|\n",
-			mdEscape(bc.Variant), bc.Bursts, bc.Tasks, bc.Workers)
+		fmt.Fprintf(&b, "\nLargest load per burst, %s: %d bursts of %d over %d workers%s, measured against `model balls` (random dispatch, exact)\n\n| largest load | measured | model |\n|--:|--:|--:|\n",
+			mdEscape(bc.Variant), bc.Bursts, bc.Tasks, bc.Workers, bc.LeftOut())
 		for _, row := range bc.Rows {
 			fmt.Fprintf(&b, "| %d | %.3f | %.3f |\n", row.K, row.Measured, row.Exact)
 		}

@@ -16,15 +16,29 @@ type Bursts struct {
 	Loads [][]int `json:"loads"`
 	// Unattributed counts, per burst, the requests no worker answered.
 	Unattributed []int `json:"unattributed"`
+	// Late counts, per burst, the requests the generator finished writing
+	// only after the burst's first answer had come back: such a burst did
+	// not arrive together (the generator was held up), so its loads say
+	// nothing of how simultaneous requests are dispatched. Omitted in
+	// files written before it was recorded (no burst is known late).
+	Late []int `json:"late,omitempty"`
 }
 
-// MaxLoads returns the largest load of each fully attributed burst (bursts
-// with an unattributed request are left out: their largest load is
-// unknown) and how many bursts were left out.
-func (b *Bursts) MaxLoads() (maxes []int, skipped int) {
+// LateAt says whether burst i arrived apart (see Late).
+func (b *Bursts) LateAt(i int) bool { return i < len(b.Late) && b.Late[i] > 0 }
+
+// MaxLoads returns the largest load of each fully attributed burst that
+// arrived together, and how many bursts were left out: those with an
+// unattributed request (their largest load is unknown) as unanswered, and
+// those with a late request (see Late) as late.
+func (b *Bursts) MaxLoads() (maxes []int, unanswered, late int) {
 	for i, l := range b.Loads {
 		if i < len(b.Unattributed) && b.Unattributed[i] > 0 {
-			skipped++
+			unanswered++
+			continue
+		}
+		if b.LateAt(i) {
+			late++
 			continue
 		}
 		m := 0
@@ -33,14 +47,14 @@ func (b *Bursts) MaxLoads() (maxes []int, skipped int) {
 		}
 		maxes = append(maxes, m)
 	}
-	return maxes, skipped
+	return maxes, unanswered, late
 }
 
 // MaxLoadCounts returns how many fully attributed bursts had each largest
 // load k, for k = 0..Size.
 func (b *Bursts) MaxLoadCounts() []int {
 	counts := make([]int, b.Size+1)
-	maxes, _ := b.MaxLoads()
+	maxes, _, _ := b.MaxLoads()
 	for _, m := range maxes {
 		if m >= 0 && m <= b.Size {
 			counts[m]++
@@ -53,6 +67,11 @@ func (b *Bursts) MaxLoadCounts() []int {
 func (b *Bursts) merge(o *Bursts) error {
 	if b.Size != o.Size || b.Workers != o.Workers {
 		return fmt.Errorf("results: merge: bursts of %d over %d workers into bursts of %d over %d", o.Size, o.Workers, b.Size, b.Workers)
+	}
+	if len(b.Late) > 0 || len(o.Late) > 0 {
+		b.Late = append(b.Late, make([]int, max(0, len(b.Loads)-len(b.Late)))...)
+		b.Late = append(b.Late, o.Late...)
+		b.Late = append(b.Late, make([]int, max(0, len(o.Loads)-len(o.Late)))...)
 	}
 	b.Loads = append(b.Loads, o.Loads...)
 	b.Unattributed = append(b.Unattributed, o.Unattributed...)

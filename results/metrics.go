@@ -171,14 +171,14 @@ var Metrics = []Metric{
 			}
 			return float64(r.Proxy.Pools[i].Requests), ""
 		}},
-	{MetricDef: exact("maxload", "", "largest load of any burst in each run (burst workloads)"), Unit: "count",
+	{MetricDef: exact("maxload", "", "largest load of any burst that arrived together in each run (burst workloads)"), Unit: "count",
 		Read: func(r *Run, _ string, _ int) (float64, string) {
 			if r.Bursts == nil {
 				return 0, "no bursts in run " + r.ID
 			}
-			maxes, _ := r.Bursts.MaxLoads()
+			maxes, _, _ := r.Bursts.MaxLoads()
 			if len(maxes) == 0 {
-				return 0, "no fully answered burst in run " + r.ID
+				return 0, "no fully answered burst that arrived together in run " + r.ID
 			}
 			return float64(slices.Max(maxes)), ""
 		}},

@@ -250,7 +250,7 @@ func fullMeasurement(t *testing.T, s scenario.Scenario) results.Measurement {
 			Connections: 64, Opened: 70, KeepAlive: true, RequestsPerConn: 5,
 			MaxInFlight: 1088, PeakInFlight: 70, Held: 3, Unsent: 2, CPUs: 2},
 		Closed: true,
-		Bursts: &results.Bursts{Size: 4, Workers: 2, Loads: [][]int{{3, 1}, {2, 1}}, Unattributed: []int{0, 1}},
+		Bursts: &results.Bursts{Size: 4, Workers: 2, Loads: [][]int{{3, 1}, {2, 1}}, Unattributed: []int{0, 1}, Late: []int{1, 0}},
 	}
 	for _, c := range s.Workload.Classes {
 		m.Classes = append(m.Classes, results.Class{Name: c.Name, Requests: 66, Errors: 1, Latency: hist(ms, 5*ms)})
@@ -260,7 +260,7 @@ func fullMeasurement(t *testing.T, s scenario.Scenario) results.Measurement {
 	}
 	var start time.Duration
 	for _, st := range s.Workload.Arrival.Steps {
-		m.Steps = append(m.Steps, results.Step{RatePerSec: st.RatePerSec, Start: start, Duration: st.Duration,
+		m.Steps = append(m.Steps, results.Step{RatePerSec: float64(st.RatePerSec), Start: start, Duration: st.Duration,
 			Requests: 100, Errors: 1, Latency: hist(ms, 3*ms)})
 		start += st.Duration
 	}

@@ -106,10 +106,11 @@ func New(cfg Config) (*Proxy, error) {
 // pick makes one decision in rt's pool: it picks a backend with the pool's
 // policy, counts the decision on the proxy and the pool (or, when no
 // backend is available, counts that and returns nil), and acquires the
-// backend, which its caller releases when the exchange is over. r is the
+// backend in the same step (balance.PickAcquire), which its caller
+// releases when the exchange is over. r is the
 // request for policies that need one (nil in layer 4).
 func (p *Proxy) pick(rt *route, r *http.Request) *balance.Backend {
-	b := rt.policy.Pick(rt.backends, r)
+	b := balance.PickAcquire(rt.policy, rt.backends, r)
 	if b == nil {
 		p.noBackend.Add(1)
 		rt.noBackend.Add(1)
@@ -117,7 +118,6 @@ func (p *Proxy) pick(rt *route, r *http.Request) *balance.Backend {
 	}
 	p.decisions.Add(1)
 	rt.decisions.Add(1)
-	b.Acquire()
 	return b
 }
 
