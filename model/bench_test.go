@@ -23,7 +23,7 @@ func scaledDefault(tb testing.TB, workers, requests int, variants ...scenario.Va
 		Name:    "scaled",
 		Workers: scenario.Workers{Count: workers},
 		Workload: workloads.Spec{
-			Arrival:  workloads.Arrival{Kind: workloads.Poisson, RatePerSec: rate},
+			Arrival:  workloads.Arrival{Kind: workloads.Poisson, RatePerSec: workloads.Rate(rate)},
 			Duration: time.Duration(float64(requests) / rate * float64(time.Second)),
 			Warmup:   -1,
 			Classes: []workloads.Class{

@@ -22,7 +22,7 @@ func queueScenario(t *testing.T, workers, slots int, rate float64, mean time.Dur
 		Name:    "queue",
 		Workers: scenario.Workers{Count: workers, Concurrency: slots},
 		Workload: workloads.Spec{
-			Arrival:  workloads.Arrival{Kind: workloads.Poisson, RatePerSec: rate},
+			Arrival:  workloads.Arrival{Kind: workloads.Poisson, RatePerSec: workloads.Rate(rate)},
 			Duration: dur,
 			Warmup:   dur / 50,
 			Classes:  []workloads.Class{{Name: "exp", Weight: 1, Service: workloads.Service{Dist: workloads.Exp, Mean: mean}}},

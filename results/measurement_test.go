@@ -347,7 +347,7 @@ func TestNewMeasurement(t *testing.T) {
 		t.Fatalf("%d steps, want 3", len(m.Steps))
 	}
 	for i, s := range m.Steps {
-		if s.Start != wantStarts[i] || s.RatePerSec != spec.Arrival.Steps[i].RatePerSec || s.Duration != spec.Arrival.Steps[i].Duration || s.Latency == nil {
+		if s.Start != wantStarts[i] || s.RatePerSec != float64(spec.Arrival.Steps[i].RatePerSec) || s.Duration != spec.Arrival.Steps[i].Duration || s.Latency == nil {
 			t.Errorf("step %d = %+v, want start %s", i, s, wantStarts[i])
 		}
 	}

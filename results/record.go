@@ -26,7 +26,7 @@ func NewMeasurement(spec workloads.Spec) Measurement {
 	if spec.Arrival.Kind == workloads.Steps {
 		start := time.Duration(0)
 		for _, s := range spec.Arrival.Steps {
-			m.Steps = append(m.Steps, Step{RatePerSec: s.RatePerSec, Start: start, Duration: s.Duration, Latency: NewHistogram()})
+			m.Steps = append(m.Steps, Step{RatePerSec: float64(s.RatePerSec), Start: start, Duration: s.Duration, Latency: NewHistogram()})
 			start += s.Duration
 		}
 	}

@@ -14,13 +14,17 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lbbench/lbbench/internal/field"
+	"github.com/lbbench/lbbench/workloads"
 )
 
 // The checks in this file are generic: they walk the YAML document against
 // the yaml tags of the Go type it decodes into, so a field another part of
 // lbbench adds is covered by them without any change here.
 
-var durationType = reflect.TypeFor[time.Duration]()
+var (
+	durationType = reflect.TypeFor[time.Duration]()
+	rateType     = reflect.TypeFor[workloads.Rate]()
+)
 
 // checkNode walks n against type t and reports the first key that t has no
 // field for (with the YAML path, the valid keys and the nearest one), and
@@ -40,7 +44,13 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 		}
 		return nil
 	}
-	if reflect.PointerTo(t).Implements(reflect.TypeFor[yaml.Unmarshaler]()) {
+	if t == rateType && n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		if _, err := workloads.ParseRate(n.Value); err != nil {
+			return &field.Error{Line: n.Line, Field: path, Msg: err.Error()}
+		}
+		return nil
+	}
+	if t != rateType && reflect.PointerTo(t).Implements(reflect.TypeFor[yaml.Unmarshaler]()) {
 		return nil
 	}
 	switch t.Kind() {

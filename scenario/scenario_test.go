@@ -4,12 +4,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/scenarios"
 	"github.com/lbbench/lbbench/topologies"
+	"github.com/lbbench/lbbench/workloads"
 )
 
 func TestScenarioFixtures(t *testing.T) {
@@ -110,5 +112,38 @@ func TestScheduleBalanced(t *testing.T) {
 	}
 	if id := scenario.RunID(3, "reuseport", 2); id != "003-reuseport-r2" {
 		t.Errorf("RunID = %q", id)
+	}
+}
+
+// TestRateSpellingsInScenarios: a scenario file's rates read vegeta's
+// spelling as well as a number per second, in every arrival that has one.
+func TestRateSpellingsInScenarios(t *testing.T) {
+	for doc, want := range map[string][]workloads.Rate{
+		"arrival: {rate: 50/1s}":                                                               {50},
+		"arrival: {kind: poisson, rate: '1/100ms'}":                                            {10},
+		"arrival: {kind: ramp, from: 30/m, to: 960}":                                           {0.5, 960},
+		"arrival: {kind: steps, steps: [{rate: 5/s, duration: 1s}, {rate: 20, duration: 1s}]}": {5, 20},
+	} {
+		data := "name: r\nworkers: {count: 2}\nworkload:\n  " + doc + "\n  classes: [{name: only, weight: 1}]\nvariants:\n  - {name: rp, topology: reuseport}\n"
+		s, err := scenario.Parse("r.yaml", []byte(data), topologies.Catalog())
+		if err != nil {
+			t.Errorf("%s: %v", doc, err)
+			continue
+		}
+		a := s.Workload.Arrival
+		var got []workloads.Rate
+		switch a.Kind {
+		case workloads.Ramp:
+			got = []workloads.Rate{a.From, a.To}
+		case workloads.Steps:
+			for _, st := range a.Steps {
+				got = append(got, st.RatePerSec)
+			}
+		default:
+			got = []workloads.Rate{a.RatePerSec}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: rates %v, want %v", doc, got, want)
+		}
 	}
 }

@@ -48,15 +48,15 @@ func (s Spec) InFlightCap() int {
 func (a Arrival) PeakRate() float64 {
 	switch a.Kind {
 	case Ramp:
-		return max(a.From, a.To)
+		return float64(max(a.From, a.To))
 	case Steps:
 		var r float64
 		for _, st := range a.Steps {
-			r = max(r, st.RatePerSec)
+			r = max(r, float64(st.RatePerSec))
 		}
 		return r
 	case Burst:
 		return a.MeanRate(0)
 	}
-	return a.RatePerSec
+	return float64(a.RatePerSec)
 }

@@ -23,8 +23,8 @@ func TestInFlightCap(t *testing.T) {
 		"ramp peak":                            {base(Arrival{Kind: Ramp, From: 10, To: 100}, time.Second, 4, 0), 100},
 		"steps peak":                           {base(Arrival{Kind: Steps, Steps: []Step{{RatePerSec: 30, Duration: time.Second}, {RatePerSec: 70, Duration: time.Second}}}, time.Second, 4, 0), 70},
 		"set":                                  {base(Arrival{Kind: Constant, RatePerSec: 1000}, 10*time.Second, 64, 200), 200},
-		"NaN rate":                             {base(Arrival{Kind: Constant, RatePerSec: math.NaN()}, 10*time.Second, 64, 0), 64 + DefaultMaxQueued},
-		"infinite rate":                        {base(Arrival{Kind: Constant, RatePerSec: math.Inf(1)}, 10*time.Second, 64, 0), 64 + DefaultMaxQueued},
+		"NaN rate":                             {base(Arrival{Kind: Constant, RatePerSec: Rate(math.NaN())}, 10*time.Second, 64, 0), 64 + DefaultMaxQueued},
+		"infinite rate":                        {base(Arrival{Kind: Constant, RatePerSec: Rate(math.Inf(1))}, 10*time.Second, 64, 0), 64 + DefaultMaxQueued},
 		"huge burst capped":                    {base(Arrival{Kind: Burst, Size: 1 << 20, Every: time.Second}, 10*time.Second, 64, 0), MaxInFlight},
 	} {
 		if got := tc.s.InFlightCap(); got != tc.want {

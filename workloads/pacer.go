@@ -63,10 +63,10 @@ func NewPacer(s Spec) *Pacer {
 	switch a.Kind {
 	case Poisson:
 		rng := rand.New(rand.NewPCG(s.Seed, 0x9e3779b97f4a7c15))
-		gap := float64(time.Second) / a.RatePerSec
+		gap := float64(time.Second) / float64(a.RatePerSec)
 		var t float64
 		p.next = func() time.Duration {
-			if !validRate(a.RatePerSec) {
+			if !validRate(float64(a.RatePerSec)) {
 				return math.MaxInt64
 			}
 			t += rng.ExpFloat64() * gap
@@ -85,20 +85,20 @@ func NewPacer(s Spec) *Pacer {
 	case Ramp:
 		w := s.WarmupTime()
 		p.next = segments([]segment{
-			{0, w, a.From, a.From},
-			{w, p.end, a.From, a.To},
+			{0, w, float64(a.From), float64(a.From)},
+			{w, p.end, float64(a.From), float64(a.To)},
 		})
 	case Steps:
-		first := a.Steps[0].RatePerSec
+		first := float64(a.Steps[0].RatePerSec)
 		segs := []segment{{0, s.WarmupTime(), first, first}}
 		t := s.WarmupTime()
 		for _, st := range a.Steps {
-			segs = append(segs, segment{t, t + st.Duration, st.RatePerSec, st.RatePerSec})
+			segs = append(segs, segment{t, t + st.Duration, float64(st.RatePerSec), float64(st.RatePerSec)})
 			t += st.Duration
 		}
 		p.next = segments(segs)
 	default: // Constant
-		p.next = segments([]segment{{0, p.end, a.RatePerSec, a.RatePerSec}})
+		p.next = segments([]segment{{0, p.end, float64(a.RatePerSec), float64(a.RatePerSec)}})
 	}
 	return p
 }

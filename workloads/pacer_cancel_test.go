@@ -13,7 +13,7 @@ import (
 // time.Duration cannot hold (NaN used to become math.MinInt64 and a wait of
 // 292 years) nor spin through an endless schedule at offset 0 (+Inf).
 func TestPacerUnschedulableRates(t *testing.T) {
-	rates := map[string]float64{"NaN": math.NaN(), "+Inf": math.Inf(1), "-Inf": math.Inf(-1), "zero": 0, "negative": -5}
+	rates := map[string]Rate{"NaN": Rate(math.NaN()), "+Inf": Rate(math.Inf(1)), "-Inf": Rate(math.Inf(-1)), "zero": 0, "negative": -5}
 	for name, r := range rates {
 		specs := map[string]Spec{
 			"constant": spec(Constant, r, time.Second),

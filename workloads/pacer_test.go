@@ -10,7 +10,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-func spec(kind string, rate float64, dur time.Duration) Spec {
+func spec(kind string, rate Rate, dur time.Duration) Spec {
 	s := Spec{
 		Arrival:  Arrival{Kind: kind, RatePerSec: rate},
 		Duration: dur,

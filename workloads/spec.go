@@ -135,20 +135,20 @@ type Arrival struct {
 	// Kind is one of ArrivalKinds; empty means DefaultArrival.
 	Kind string `yaml:"kind" json:"kind"`
 	// RatePerSec is the mean rate of constant and poisson, per second.
-	RatePerSec float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
+	RatePerSec Rate `yaml:"rate,omitempty" json:"rate,omitempty"`
 	// Size and Every shape a burst: Size requests at once every Every.
 	Size  int           `yaml:"size,omitempty" json:"size,omitempty"`
 	Every time.Duration `yaml:"every,omitempty" json:"every,omitempty"`
 	// From and To are a ramp's first and last rate, per second.
-	From float64 `yaml:"from,omitempty" json:"from,omitempty"`
-	To   float64 `yaml:"to,omitempty" json:"to,omitempty"`
+	From Rate `yaml:"from,omitempty" json:"from,omitempty"`
+	To   Rate `yaml:"to,omitempty" json:"to,omitempty"`
 	// Steps are the rates of a steps arrival, in order.
 	Steps []Step `yaml:"steps,omitempty" json:"steps,omitempty"`
 }
 
 // Step is one constant-rate stretch of a steps arrival.
 type Step struct {
-	RatePerSec float64       `yaml:"rate" json:"rate"`
+	RatePerSec Rate          `yaml:"rate" json:"rate"`
 	Duration   time.Duration `yaml:"duration" json:"duration"`
 }
 
@@ -162,11 +162,11 @@ func (a Arrival) MeanRate(d time.Duration) float64 {
 		}
 		return float64(a.Size) / a.Every.Seconds()
 	case Ramp:
-		return (a.From + a.To) / 2
+		return float64(a.From+a.To) / 2
 	case Steps:
 		var n, t float64
 		for _, s := range a.Steps {
-			n += s.RatePerSec * s.Duration.Seconds()
+			n += float64(s.RatePerSec) * s.Duration.Seconds()
 			t += s.Duration.Seconds()
 		}
 		if t == 0 {
@@ -174,22 +174,22 @@ func (a Arrival) MeanRate(d time.Duration) float64 {
 		}
 		return n / t
 	}
-	return a.RatePerSec
+	return float64(a.RatePerSec)
 }
 
 // Scaled returns a copy of a offering the fraction f of its load, for
 // splitting one arrival process across clients or generators: rates are
 // multiplied by f, and bursts keep their size but come 1/f times as often.
 func (a Arrival) Scaled(f float64) Arrival {
-	a.RatePerSec *= f
-	a.From *= f
-	a.To *= f
+	a.RatePerSec *= Rate(f)
+	a.From *= Rate(f)
+	a.To *= Rate(f)
 	if a.Every > 0 && f > 0 {
 		a.Every = time.Duration(float64(a.Every) / f)
 	}
 	steps := slices.Clone(a.Steps)
 	for i := range steps {
-		steps[i].RatePerSec *= f
+		steps[i].RatePerSec *= Rate(f)
 	}
 	a.Steps = steps
 	return a

@@ -44,7 +44,7 @@ func TestStreams(t *testing.T) {
 				t.Errorf("stream %d = %s share %g seed %#x connections %d, want %s share %g seed %#x connections %d",
 					i, st.Name, st.Share, st.Spec.Seed, st.Spec.Clients.Connections, w.name, w.share, w.seed, w.connections)
 			}
-			if math.Abs(st.Spec.Arrival.RatePerSec-w.rate) > 1e-9 {
+			if math.Abs(float64(st.Spec.Arrival.RatePerSec)-w.rate) > 1e-9 {
 				t.Errorf("stream %d rate %g, want %g", i, st.Spec.Arrival.RatePerSec, w.rate)
 			}
 			if len(st.Spec.Clients.Named) != 0 || st.Spec.Clients.KeepAliveOn() || st.Spec.Clients.RequestsPerConn != 5 {

@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -130,40 +128,25 @@ func stdinHasData(r io.Reader) bool {
 	return fi.Mode()&(os.ModeNamedPipe|os.ModeCharDevice|os.ModeDevice|os.ModeSocket) == os.ModeNamedPipe || fi.Mode().IsRegular()
 }
 
-// rateFlag is --rate: a plain number per second, or vegeta's
-// FREQ/DURATION (50/1s, 1/100ms, 10/s).
-type rateFlag struct{ perSec float64 }
+// rateFlag is --rate, for attack, run and model sim alike: a number per
+// second or vegeta's count per duration (workloads.ParseRate).
+type rateFlag struct{ perSec workloads.Rate }
 
 func (r *rateFlag) String() string {
 	if r.perSec == 0 {
 		return ""
 	}
-	return strconv.FormatFloat(r.perSec, 'g', -1, 64)
+	return r.perSec.String()
 }
 
 func (r *rateFlag) Type() string { return "RATE" }
 
 func (r *rateFlag) Set(v string) error {
-	freq, per, hasPer := strings.Cut(strings.TrimSpace(v), "/")
-	if freq == "infinity" || freq == "0" || freq == "inf" {
-		return fmt.Errorf("%q: vegeta's max-rate attack (--rate 0 or infinity) is closed loop and not supported; give a rate such as 50/1s", v)
+	rate, err := workloads.ParseRate(v)
+	if err != nil {
+		return err
 	}
-	n, err := strconv.ParseFloat(freq, 64)
-	if err != nil || n <= 0 || n != n || n > 1e9 {
-		return fmt.Errorf("%q is not a rate: give requests per second (960) or per duration (50/1s, 1/100ms)", v)
-	}
-	d := time.Second
-	if hasPer {
-		switch per {
-		case "ns", "us", "µs", "ms", "s", "m", "h":
-			per = "1" + per
-		}
-		d, err = time.ParseDuration(per)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("%q is not a rate: the part after / must be a positive duration such as 1s or 100ms", v)
-		}
-	}
-	r.perSec = n / d.Seconds()
+	r.perSec = rate
 	return nil
 }
 

@@ -39,7 +39,7 @@ func TestRateFlag(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || math.Abs(r.perSec-tc.want) > 1e-9 {
+			if err != nil || math.Abs(float64(r.perSec)-tc.want) > 1e-9 {
 				t.Errorf("Set(%q) = %g, %v; want %g", tc.in, r.perSec, err, tc.want)
 			}
 		})
@@ -56,7 +56,7 @@ func FuzzRateFlag(f *testing.F) {
 		if err := r.Set(s); err != nil {
 			return
 		}
-		if !(r.perSec > 0) || math.IsInf(r.perSec, 0) {
+		if !(r.perSec > 0) || math.IsInf(float64(r.perSec), 0) {
 			t.Errorf("Set(%q) accepted rate %g", s, r.perSec)
 		}
 	})

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"math"
 	"time"
 
 	"github.com/lbbench/lbbench/internal/field"
@@ -16,7 +15,7 @@ type overrides struct {
 	repeat   int
 	duration time.Duration
 	warmup   time.Duration
-	rate     float64
+	rate     rateFlag
 }
 
 // bind registers the flags; what names the durations' kind of time.
@@ -24,7 +23,7 @@ func (v *overrides) bind(f *pflag.FlagSet, what string) {
 	f.IntVar(&v.repeat, "repeat", 0, "runs per variant (overrides the scenario)")
 	f.DurationVar(&v.duration, "duration", 0, "measured duration of each run"+what+" (overrides the scenario)")
 	f.DurationVar(&v.warmup, "warmup", 0, "warm-up of each run, not recorded; 0 for none (overrides the scenario)")
-	f.Float64Var(&v.rate, "rate", 0, "intended request rate per second (overrides the scenario)")
+	f.Var(&v.rate, "rate", "intended request rate: per second (960) or per duration (50/1s, 1/100ms); overrides the scenario")
 }
 
 // check validates the flags the user gave, each on its own, so the error
@@ -40,13 +39,8 @@ func (v *overrides) check(changed func(string) bool) error {
 	if changed("warmup") && (v.warmup < 0 || v.warmup > workloads.MaxRunTime) {
 		return field.Errorf("--warmup", "must be between 0 and %s, got %s", workloads.MaxRunTime, v.warmup)
 	}
-	if changed("rate") {
-		if math.IsNaN(v.rate) || math.IsInf(v.rate, 0) {
-			return field.Errorf("--rate", "must be a finite number, got %g", v.rate)
-		}
-		if !(v.rate > 0) || v.rate > workloads.MaxRate {
-			return field.Errorf("--rate", "must be > 0 and at most %.0e requests per second, got %g", workloads.MaxRate, v.rate)
-		}
+	if r := float64(v.rate.perSec); changed("rate") && (!(r > 0) || r > workloads.MaxRate) {
+		return field.Errorf("--rate", "must be > 0 and at most %.0e requests per second, got %g", workloads.MaxRate, r)
 	}
 	return nil
 }
@@ -66,7 +60,7 @@ func (v *overrides) apply(s *scenario.Scenario, changed func(string) bool) error
 		s.Workload.Warmup = noneIfZero(v.warmup)
 	}
 	if changed("rate") {
-		s.Workload.Arrival.RatePerSec = v.rate
+		s.Workload.Arrival.RatePerSec = v.rate.perSec
 	}
 	return nil
 }

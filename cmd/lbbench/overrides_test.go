@@ -42,11 +42,13 @@ func TestOverridesRefuseBadValues(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--rate", "NaN"}, "--rate: must be a finite number, got NaN"},
-		{[]string{"--rate", "+Inf"}, "--rate: must be a finite number, got +Inf"},
-		{[]string{"--rate", "-inf"}, "--rate: must be a finite number, got -Inf"},
+		{[]string{"--rate", "NaN"}, `invalid argument "NaN" for "--rate" flag: "NaN" is not a rate`},
+		{[]string{"--rate", "+Inf"}, `"+Inf" is not a rate`},
+		{[]string{"--rate", "-inf"}, `"-inf" is not a rate`},
 		{[]string{"--rate", "1e12"}, "--rate: must be > 0 and at most 1e+06"},
-		{[]string{"--rate", "0"}, "--rate: must be > 0"},
+		{[]string{"--rate", "2e6/1s"}, "--rate: must be > 0 and at most 1e+06 requests per second, got 2e+06"},
+		{[]string{"--rate", "0"}, "max-rate attack"},
+		{[]string{"--rate", "50/0s"}, "positive duration"},
 		{[]string{"--repeat", "1000000000"}, "--repeat: must be between 1 and 1000"},
 		{[]string{"--repeat", "0"}, "--repeat: must be between 1 and 1000"},
 		{[]string{"--duration", "1ns"}, "--duration: must be between 100ms and 24h0m0s"},
@@ -68,6 +70,23 @@ func TestOverridesRefuseBadValues(t *testing.T) {
 	}
 	if err := parseOverrides(t, "--rate", "250.5", "--repeat", "2", "--duration", "3s", "--warmup", "0s"); err != nil {
 		t.Errorf("valid overrides refused: %v", err)
+	}
+}
+
+// TestOverridesRateSyntax: run's --rate takes the spellings attack and
+// scenario files take (960, 50/1s, 1/100ms), all per second in the end.
+func TestOverridesRateSyntax(t *testing.T) {
+	for in, want := range map[string]workloads.Rate{"960": 960, "50/1s": 50, "1/100ms": 10, "30/m": 0.5} {
+		var o overrides
+		f := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		o.bind(f, "")
+		if err := f.Parse([]string{"--rate", in}); err != nil {
+			t.Fatalf("--rate %s: %v", in, err)
+		}
+		var s scenario.Scenario
+		if err := o.apply(&s, f.Changed); err != nil || s.Workload.Arrival.RatePerSec != want {
+			t.Errorf("--rate %s: rate %g, %v; want %g", in, s.Workload.Arrival.RatePerSec, err, want)
+		}
 	}
 }
 
@@ -106,7 +125,7 @@ func FuzzOverrides(f *testing.F) {
 			return
 		}
 		w := s.Workload
-		if math.IsNaN(w.Arrival.RatePerSec) || math.IsInf(w.Arrival.RatePerSec, 0) || w.Arrival.RatePerSec > workloads.MaxRate {
+		if r := float64(w.Arrival.RatePerSec); math.IsNaN(r) || math.IsInf(r, 0) || r > workloads.MaxRate {
 			t.Fatalf("accepted rate %g", w.Arrival.RatePerSec)
 		}
 		if s.Repeat < 1 || s.Repeat > scenario.MaxRepeat || w.Duration > workloads.MaxRunTime || w.WarmupTime() > workloads.MaxRunTime {
