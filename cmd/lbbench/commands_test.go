@@ -67,7 +67,7 @@ func TestProxyArgsRoundTrip(t *testing.T) {
 			{Name: "write", Prefix: "/event", Policy: "hash", PolicyArgs: map[string]string{"key": "header:X-User"}, Upstreams: []string{"127.0.0.1:9002"}},
 		},
 		UpstreamKeepAlive: true, CloseAfter: 5, MaxIdle: 3, Retries: 2, DownFor: time.Second, Timeout: 4 * time.Second, L4IdleTimeout: 7 * time.Second,
-		HeaderTimeout: 3 * time.Second, IdleTimeout: 7 * time.Second,
+		HeaderTimeout: 3 * time.Second, IdleTimeout: 7 * time.Second, ReadTimeout: 2 * time.Second,
 	}}
 	args := c.Args()
 	if args[0] != balancer.Subcommand {

@@ -219,3 +219,53 @@ func TestRunReuseportStrangerIsAFailedRun(t *testing.T) {
 		t.Errorf("the next run: requests=%d failed=%v (%q), want a completed run with nothing wrong", ok.Requests, ok.Failed, ok.Invalid)
 	}
 }
+
+// TestRunNginxStoppedIsAFailedRun: SIGSTOP of nginx's one worker process
+// mid-attack (the master is alive, nothing answers, its stats included):
+// the run is recorded as failed, the proxy "stopped answering" and
+// killed, its measurement kept; the second run completes; no lbbench and
+// no nginx process is left.
+func TestRunNginxStoppedIsAFailedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: two runs with nginx")
+	}
+	nginx, err := exec.LookPath("nginx")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("nginx is not installed (scripts/setup.sh installs it): %v", err)
+		}
+		t.Skip("nginx is not installed")
+	}
+	nginx, _ = filepath.EvalSymlinks(nginx)
+	scen := "name: ng-stop\n" + smallWorkers + "variants:\n  - {name: ng, topology: proxy, proxy: {engine: nginx, policy: least_conn, upstream_keepalive: false, threads: 1}}\nrepeat: 2\n"
+	var stopped int
+	res, _, _, out := faultRun(t, scen, func(t *testing.T, run int) int {
+		// run -> guard (the lbbench binary) -> nginx master -> its worker.
+		var workers []int
+		for _, g := range childrenOf(run, bin) {
+			for _, m := range childrenOf(g, nginx) {
+				workers = append(workers, childrenOf(m, nginx)...)
+			}
+		}
+		if len(workers) != 1 {
+			t.Fatalf("nginx workers %v, want 1", workers)
+		}
+		stopped = workers[0]
+		if err := syscall.Kill(stopped, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		return stopped
+	})
+	waitNoEngineProcs(t, out)
+	failed, ok := res.Runs[0], res.Runs[1]
+	if failed.Valid || len(failed.Failed) != 1 || !strings.HasPrefix(failed.Failed[0].Process, "proxy") ||
+		!strings.HasPrefix(failed.Failed[0].Exit, "stopped answering") || !strings.HasSuffix(failed.Failed[0].Exit, "killed") {
+		t.Errorf("run with nginx's worker stopped: valid=%v failed=%+v, want the proxy stopped answering and killed", failed.Valid, failed.Failed)
+	}
+	if failed.Requests == 0 {
+		t.Errorf("the failed run's measurement was not kept")
+	}
+	if ok.Requests == 0 || len(ok.Failed) != 0 {
+		t.Errorf("the next run: requests=%d failed=%v (%q), want a completed run with nothing dead", ok.Requests, ok.Failed, ok.Invalid)
+	}
+}

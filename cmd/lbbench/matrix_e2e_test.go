@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -149,9 +150,10 @@ func TestAttackOutputsWriteThrough(t *testing.T) {
 	}
 }
 
-// TestReportOutputsWriteThrough: "lbbench report -o DIR" where the report's
-// files are a device, a FIFO or symlinks: each stays what it was and gets
-// its file; results.json as a FIFO is refused up front.
+// TestReportOutputsWriteThrough: every command that writes a directory
+// of outputs (report, model sim, compare, run), where one of its files is
+// a device, a FIFO or a symlink: each stays what it was and gets its file
+// (results.json as a FIFO is refused up front: TestRunOutputCheckedUpFront).
 func TestReportOutputsWriteThrough(t *testing.T) {
 	t.Parallel() // calls no waitNoProcs
 	dir := t.TempDir()
@@ -159,29 +161,50 @@ func TestReportOutputsWriteThrough(t *testing.T) {
 	if _, errOut, code := lbbench(t, "model", "sim", "default", "--duration", "1s", "--repeat", "1", "-q", "-o", sim); code != 0 {
 		t.Fatalf("model sim: exit %d: %s", code, errOut)
 	}
-	for _, file := range []struct{ name, want string }{
-		{"report.html", "<html"}, {"summary.md", "| variant"}, {"summary.csv", "variant,"},
+	scen := filepath.Join(dir, "tiny.yaml")
+	os.WriteFile(scen, []byte("name: tiny\n"+smallWorkers+"variants:\n  - {name: rp, topology: reuseport}\n"), 0o644)
+	for _, c := range []struct {
+		cmd   []string
+		codes []int // exit statuses that are not a failure here
+		files []struct{ name, want string }
+	}{
+		{[]string{"report", sim}, []int{0}, []struct{ name, want string }{{"report.html", "<html"}, {"summary.md", "| variant"}, {"summary.csv", "variant,"}}},
+		{[]string{"model", "sim", "default", "--duration", "1s", "--repeat", "1", "-q"}, []int{0},
+			[]struct{ name, want string }{{"summary.txt", "reuseport"}, {"hgrm/reuseport.hgrm", "Percentile"}}},
+		// 3: inconclusive, one run a side.
+		{[]string{"compare", sim, sim}, []int{3}, []struct{ name, want string }{
+			{"comparison.md", "reuseport"}, {"verdicts.json", `"verdicts"`}, {"junit.xml", "<testsuite"}, {"base.bench.txt", "Benchmark"}}},
+		{[]string{"run", scen, "-q"}, []int{0}, []struct{ name, want string }{{"summary.md", "| variant"}}},
 	} {
-		for _, node := range outputNodes {
-			t.Run(file.name+"/"+node.name, func(t *testing.T) {
-				out := t.TempDir()
-				nodeDir := t.TempDir()
-				path, kept, read := node.make(t, nodeDir)
-				if err := os.Symlink(path, filepath.Join(out, file.name)); err != nil {
-					t.Fatal(err)
-				}
-				if _, errOut, code := lbbench(t, "report", sim, "-o", out); code != 0 {
-					t.Fatalf("report: exit %d: %s", code, errOut)
-				}
-				if err := kept(); err != nil {
-					t.Fatal(err)
-				}
-				if read != nil {
-					if got := read(); !strings.Contains(got, file.want) {
-						t.Errorf("%s got %.200q, want it to hold %q", file.name, got, file.want)
+		for _, file := range c.files {
+			for _, node := range outputNodes {
+				t.Run(c.cmd[0]+"/"+file.name+"/"+node.name, func(t *testing.T) {
+					out := t.TempDir()
+					nodeDir := t.TempDir()
+					path, kept, read := node.make(t, nodeDir)
+					os.MkdirAll(filepath.Dir(filepath.Join(out, file.name)), 0o755)
+					if err := os.Symlink(path, filepath.Join(out, file.name)); err != nil {
+						t.Fatal(err)
 					}
-				}
-			})
+					args := append(slices.Clone(c.cmd), "-o", out)
+					if _, errOut, code := lbbench(t, args...); !slices.Contains(c.codes, code) {
+						t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, errOut)
+					}
+					if err := kept(); err != nil {
+						t.Fatal(err)
+					}
+					// The link in the output directory is kept too: the
+					// file is written through it, not renamed over it.
+					if err := modeIs(filepath.Join(out, file.name), fs.ModeSymlink)(); err != nil {
+						t.Fatal(err)
+					}
+					if read != nil {
+						if got := read(); !strings.Contains(got, file.want) {
+							t.Errorf("%s got %.200q, want it to hold %q", file.name, got, file.want)
+						}
+					}
+				})
+			}
 		}
 	}
 }
@@ -261,6 +284,17 @@ func TestFIFOInputsRefused(t *testing.T) {
 			return []string{"GITHUB_STEP_SUMMARY=" + fifo(t, filepath.Join(dir, "summary"))},
 				[]string{"compare", filepath.Join(dir, "a"), filepath.Join(dir, "b"), "-o", filepath.Join(dir, "out")}
 		}, 2, "no process opened the FIFO for reading"},
+		// A device that never ends: refused before any read (an earlier
+		// lbbench read 600 MB of zeros before it refused).
+		{"report /dev/zero", func(t *testing.T, dir string) ([]string, []string) {
+			return nil, []string{"report", "/dev/zero", "-o", filepath.Join(dir, "out")}
+		}, 2, "/dev/zero is a character device: not a regular file"},
+		{"compare /dev/zero /dev/zero", func(t *testing.T, dir string) ([]string, []string) {
+			return nil, []string{"compare", "/dev/zero", "/dev/zero"}
+		}, 2, "/dev/zero is a character device: not a regular file"},
+		{"run /dev/zero", func(t *testing.T, dir string) ([]string, []string) {
+			return nil, []string{"run", "/dev/zero", "-o", filepath.Join(dir, "out")}
+		}, 2, "/dev/zero is a character device: not a regular file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -320,5 +321,37 @@ func TestRead(t *testing.T) {
 	}
 	if _, err := Read(filepath.Join(dir, "none"), 100); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing: %v", err)
+	}
+}
+
+// TestSocketRefused: a Unix socket at an output path is refused by every
+// writer, naming it, and stays a socket: it cannot be written as a file,
+// and replacing it would take the address from whoever listens there.
+func TestSocketRefused(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.sock")
+	l, err := net.Listen("unix", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for name, write := range map[string]func() error{
+		"Write":      func() error { return Write(p, []byte("x")) },
+		"WriteWhole": func() error { return WriteWhole(p, []byte("x")) },
+		"Append":     func() error { return Append(p, []byte("x")) },
+		"Create": func() error {
+			f, err := Create(p)
+			if err == nil {
+				f.Close()
+			}
+			return err
+		},
+	} {
+		err := write()
+		if err == nil || !strings.Contains(err.Error(), "is a socket") {
+			t.Errorf("%s: %v, want a refusal saying it is a socket", name, err)
+		}
+		if fi, err := os.Lstat(p); err != nil || fi.Mode()&fs.ModeSocket == 0 {
+			t.Fatalf("%s: the socket is now %v (%v)", name, fi.Mode(), err)
+		}
 	}
 }
