@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -224,22 +225,31 @@ func (t *burstTimes) trace(ctx context.Context) context.Context {
 	})
 }
 
-// lateRequests counts the requests of a burst written after its first
-// answer came back: then the burst did not arrive together (the generator
-// was held up between its requests), and an answered request had already
-// freed its worker when a later one was dispatched. It is a lower bound:
-// a request written just before the first answer reached the generator
-// may still have reached the proxy after that answer left it.
-func lateRequests(ts []burstTimes) int {
-	var first time.Time
+// lateRequests counts the requests of a burst that did not arrive
+// together with the others: written after the burst's first answer came
+// back, or more than least (the shortest service time the burst's classes
+// can draw; 0: unknown) after its first request was written. Either way an
+// earlier request may have finished, and its worker been freed, before
+// this one reached the balancer, so the burst's loads say nothing of
+// simultaneous dispatch. It is a lower bound: a balancer that reads a
+// request late (its own CPU taken) is not seen from here.
+func lateRequests(ts []burstTimes, least time.Duration) int {
+	var first, answer time.Time
 	for _, t := range ts {
-		if !t.answered.IsZero() && (first.IsZero() || t.answered.Before(first)) {
-			first = t.answered
+		if !t.wrote.IsZero() && (first.IsZero() || t.wrote.Before(first)) {
+			first = t.wrote
+		}
+		if !t.answered.IsZero() && (answer.IsZero() || t.answered.Before(answer)) {
+			answer = t.answered
 		}
 	}
 	n := 0
 	for _, t := range ts {
-		if !first.IsZero() && t.wrote.After(first) {
+		switch {
+		case t.wrote.IsZero():
+		case !answer.IsZero() && t.wrote.After(answer):
+			n++
+		case least > 0 && t.wrote.Sub(first) >= least:
 			n++
 		}
 	}
@@ -271,6 +281,10 @@ func bursts(ctx context.Context, entry string, spec workloads.Spec) (*results.Me
 	reqs := make([]workloads.Request, b.Size)
 	workers := make([]int, b.Size)
 	times := make([]burstTimes, b.Size)
+	least := time.Duration(math.MaxInt64)
+	for _, c := range spec.Classes {
+		least = min(least, c.Service.Least())
+	}
 	for k := 0; k < b.Count; k++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -315,7 +329,7 @@ func bursts(ctx context.Context, entry string, spec workloads.Spec) (*results.Me
 		}
 		m.Bursts.Loads = append(m.Bursts.Loads, load)
 		m.Bursts.Unattributed = append(m.Bursts.Unattributed, un)
-		m.Bursts.Late = append(m.Bursts.Late, lateRequests(times))
+		m.Bursts.Late = append(m.Bursts.Late, lateRequests(times, least))
 		if b.Gap > 0 && k+1 < b.Count {
 			select {
 			case <-time.After(b.Gap):

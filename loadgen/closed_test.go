@@ -188,3 +188,29 @@ func TestBurstsLate(t *testing.T) {
 		}
 	})
 }
+
+// TestLateRequests: a request is late when written after the burst's first
+// answer, or at least the shortest service time after the burst's first
+// write (an earlier request may have finished by then); with no known
+// shortest service only the first criterion applies.
+func TestLateRequests(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms float64) time.Time { return t0.Add(time.Duration(ms * float64(time.Millisecond))) }
+	ts := []burstTimes{
+		{wrote: at(0), answered: at(12)},
+		{wrote: at(1), answered: at(13)},
+		{wrote: at(9.9), answered: at(20)},  // within the 10 ms service
+		{wrote: at(10.5), answered: at(22)}, // a service time after the first write
+		{wrote: at(12.5), answered: at(24)}, // after the first answer too
+		{},                                  // never written (failed to connect)
+	}
+	if got := lateRequests(ts, 10*time.Millisecond); got != 2 {
+		t.Errorf("with a 10ms service: %d late, want 2", got)
+	}
+	if got := lateRequests(ts, 0); got != 1 {
+		t.Errorf("with no known service: %d late, want 1 (written after the first answer)", got)
+	}
+	if got := lateRequests(ts[:3], 10*time.Millisecond); got != 0 {
+		t.Errorf("together: %d late, want 0", got)
+	}
+}

@@ -17,10 +17,12 @@ type Bursts struct {
 	// Unattributed counts, per burst, the requests no worker answered.
 	Unattributed []int `json:"unattributed"`
 	// Late counts, per burst, the requests the generator finished writing
-	// only after the burst's first answer had come back: such a burst did
-	// not arrive together (the generator was held up), so its loads say
-	// nothing of how simultaneous requests are dispatched. Omitted in
-	// files written before it was recorded (no burst is known late).
+	// only after the burst's first answer had come back, or a whole
+	// service time (the shortest its classes can draw) after the burst's
+	// first request: such a burst did not arrive together (the generator
+	// was held up), so its loads say nothing of how simultaneous requests
+	// are dispatched. Omitted in files written before it was recorded (no
+	// burst is known late).
 	Late []int `json:"late,omitempty"`
 }
 

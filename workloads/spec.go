@@ -242,6 +242,21 @@ type Service struct {
 	Alpha float64 `yaml:"alpha,omitempty" json:"alpha,omitempty"`
 }
 
+// Least is the shortest service time s can draw: the fixed value, the
+// lower bound of uniform and pareto, the lower mode of bimodal, and zero
+// for exp and lognormal.
+func (s Service) Least() time.Duration {
+	switch s.Dist {
+	case Fixed, "":
+		return s.Value
+	case Uniform, Pareto:
+		return s.Min
+	case Bimodal:
+		return min(s.Low, s.High)
+	}
+	return 0
+}
+
 // Scaled returns s with every duration of its distribution multiplied by
 // f: the same shape, f times slower (f > 1) or faster.
 func (s Service) Scaled(f float64) Service {
