@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/stats"
@@ -178,7 +179,9 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 		return nil, errors.New("compare: nothing to compare")
 	}
 	if paired(pairs) {
-		return comparePaired(pairs, o), nil
+		vs := comparePaired(pairs, o)
+		stampRunTime(vs, pairs)
+		return vs, nil
 	}
 	type item struct {
 		pair Pair
@@ -234,6 +237,7 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 		v.Detail = why + "; " + evidenceString(it.m, it.s, it.e, p)
 		verdicts[i] = v
 	}
+	stampRunTime(verdicts, pairs)
 	return verdicts, nil
 }
 
@@ -259,4 +263,23 @@ func comparePaired(pairs []Pair, o Options) []Verdict {
 // comparison stops there.
 func Decided(vs []Verdict) bool {
 	return len(vs) > 0 && !slices.ContainsFunc(vs, func(v Verdict) bool { return v.Outcome == Inconclusive })
+}
+
+// stampRunTime sets each verdict's RunTime: the measured time of the runs
+// of its pair, both sides.
+func stampRunTime(vs []Verdict, pairs []Pair) {
+	type key struct{ variant, baseline string }
+	t := make(map[key]time.Duration, len(pairs))
+	for _, p := range pairs {
+		var d time.Duration
+		for _, side := range [][]results.Run{p.Base, p.Cand} {
+			for _, r := range side {
+				d += r.Duration
+			}
+		}
+		t[key{p.Variant, p.Baseline}] = d
+	}
+	for i := range vs {
+		vs[i].RunTime = t[key{vs[i].Variant, vs[i].Baseline}]
+	}
 }

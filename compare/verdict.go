@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"time"
 
 	"github.com/lbbench/lbbench/internal/files"
 	"github.com/lbbench/lbbench/results"
@@ -59,6 +60,10 @@ type Verdict struct {
 	Level float64 `json:"level,omitempty"`
 	// Rounds is the number of paired rounds a paired verdict rests on.
 	Rounds int `json:"rounds,omitempty"`
+	// RunTime is the measured time of the runs the verdict's pair compared,
+	// both sides (nanoseconds in JSON); the pair's verdicts share it.
+	// Zero in verdicts written before it was recorded.
+	RunTime time.Duration `json:"run_time,omitempty"`
 }
 
 // VerdictFile is the JSON layout of a verdicts file ("verdicts.json"

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -99,5 +100,65 @@ func TestBenchFilesRefuseOneSided(t *testing.T) {
 				t.Errorf("verdicts not written: %v", err)
 			}
 		})
+	}
+}
+
+// TestBenchFilesSayWhichVariant: with a baseline variant, each pair's rows
+// name both variants, the base file holds the baseline's values and the
+// candidate file the candidate's (the real benchstat shows the 1.5×
+// slower candidate as about +50%, not -33%), and a one-sided pair beside a
+// complete one leaves the complete pair's files written, without it.
+func TestBenchFilesSayWhichVariant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs benchstat")
+	}
+	_, err := exec.LookPath("go")
+	needTool(t, "the go command (go tool benchstat)", err == nil)
+	rng := rand.New(rand.NewPCG(7, 8))
+	dead := resultstest.Runs(rng, "p2c", 6, 1, 0.05)
+	for i := range dead {
+		dead[i].Valid = false
+	}
+	pairs := []compare.Pair{
+		{Variant: "least_conn", Baseline: "reuseport", Base: resultstest.Runs(rng, "reuseport", 6, 1, 0.05), Cand: resultstest.Runs(rng, "least_conn", 6, 1.5, 0.05)},
+		{Variant: "p2c", Baseline: "reuseport", Base: resultstest.Runs(rng, "reuseport", 6, 1, 0.05), Cand: dead},
+	}
+	dir := t.TempDir()
+	_, err = (Comparison{Pairs: pairs, Scenario: "s", Title: "t", Dir: dir}).Write(&strings.Builder{})
+	if !errors.Is(err, ErrOneSided) || !strings.Contains(err.Error(), `candidate "p2c" has no valid run`) || !strings.Contains(err.Error(), "1 complete pair(s) only") {
+		t.Fatalf("error %v, want one saying p2c is left out and the complete pair written", err)
+	}
+	for _, f := range []string{BaseBenchFile, CandBenchFile} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatalf("%s not written beside the one-sided pair: %v", f, err)
+		}
+		if strings.Contains(string(b), "p2c") {
+			t.Errorf("%s holds the one-sided pair:\n%s", f, b)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	got, err := exec.CommandContext(ctx, "go", "tool", "benchstat", filepath.Join(dir, BaseBenchFile), filepath.Join(dir, CandBenchFile)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchstat: %v\n%s", err, got)
+	}
+	t.Logf("benchstat:\n%s", got)
+	rows, latency := 0, false
+	for line := range strings.SplitSeq(string(got), "\n") {
+		if strings.Contains(line, "vs base") {
+			latency = strings.Contains(line, "-sec") // the section's unit
+		}
+		if !latency || !strings.HasPrefix(line, "LB/variant=least_conn/baseline=reuseport ") {
+			continue
+		}
+		rows++
+		// +4x.xx% (candidate slower), never -3x.xx% (the sides swapped).
+		if !strings.Contains(line, "+4") && !strings.Contains(line, "+5") {
+			t.Errorf("row %q: want the candidate about 50%% slower than the baseline", line)
+		}
+	}
+	if rows < 3 {
+		t.Errorf("benchstat printed %d rows for variant=least_conn/baseline=reuseport, want one per latency metric:\n%s", rows, got)
 	}
 }

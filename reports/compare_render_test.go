@@ -58,7 +58,7 @@ func TestWriteBench(t *testing.T) {
 	runs := []results.Run{resultstest.Run("a", 1, 0), resultstest.Run("a", 1.1, 10), resultstest.Run("a", 9, 0)}
 	runs[2].Valid = false
 	var b bytes.Buffer
-	if err := WriteBench(&b, "least conn", runs); err != nil {
+	if err := WriteBench(&b, "variant=least conn", runs); err != nil {
 		t.Fatal(err)
 	}
 	// The Go benchmark format: name, iterations, then value-unit pairs.

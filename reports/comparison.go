@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/internal/files"
@@ -126,43 +125,32 @@ func appendFile(path string, data []byte) error {
 }
 
 // writeComparisonFiles writes verdicts.json, junit.xml, comparison.md and
-// the two benchmark files into dir; when a side of a pair has no valid
-// run it writes no benchmark files (removing old ones) and says so in its
-// error, after writing the rest. Benchmark lines of both sides are
-// named after the candidate, so that benchstat pairs them as compare.Compare did.
+// the two benchmark files into dir. A pair with no valid run on a side is
+// left out of the benchmark files, and said in the error after the rest is
+// written; with no complete pair there are no benchmark files (old ones
+// are removed). Both sides' lines of a pair have one name (BenchName), so
+// that benchstat pairs them as compare.Compare did.
 func writeComparisonFiles(dir string, pairs []compare.Pair, vs []compare.Verdict, md []byte, scenario string) error {
 	var js, junit, base, cand bytes.Buffer
 	if err := compare.WriteVerdicts(&js, vs); err != nil {
 		return err
 	}
-	var compared []results.Run
-	for _, p := range pairs {
-		compared = append(append(compared, p.Base...), p.Cand...)
-	}
-	times := JUnitTimes{ByVariant: map[string]time.Duration{}}
-	for _, r := range compared {
-		times.Total += r.Duration
-	}
-	for _, p := range pairs {
-		for _, r := range append(append([]results.Run{}, p.Base...), p.Cand...) {
-			times.ByVariant[p.Variant] += r.Duration
-		}
-	}
-	if err := WriteJUnit(&junit, scenario, vs, times); err != nil {
+	// Each verdict carries its pair's measured time (Verdict.RunTime).
+	if err := WriteJUnit(&junit, scenario, vs, JUnitTimes{}); err != nil {
 		return err
 	}
-	twoSided := checkTwoSided(pairs)
+	complete, oneSided := twoSided(pairs)
 	out := map[string][]byte{
 		compare.VerdictsFileName: js.Bytes(),
 		JUnitFile:                junit.Bytes(),
 		ComparisonMarkdownFile:   md,
 	}
-	if twoSided == nil {
-		for _, p := range pairs {
-			if err := WriteBench(&base, p.Variant, p.Base); err != nil {
+	if len(complete) > 0 {
+		for _, p := range complete {
+			if err := WriteBench(&base, BenchName(p), p.Base); err != nil {
 				return err
 			}
-			if err := WriteBench(&cand, p.Variant, p.Cand); err != nil {
+			if err := WriteBench(&cand, BenchName(p), p.Cand); err != nil {
 				return err
 			}
 		}
@@ -180,5 +168,5 @@ func writeComparisonFiles(dir string, pairs []compare.Pair, vs []compare.Verdict
 			return err
 		}
 	}
-	return twoSided
+	return oneSided
 }

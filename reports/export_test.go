@@ -18,6 +18,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/internal/resultstest"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -572,5 +573,64 @@ func TestCSVEscapesFormulas(t *testing.T) {
 	}
 	if !sawVariant || !sawID || !sawInvalid || !sawNegative {
 		t.Errorf("escaped variant %v, run id %v, invalid reason %v; negative number kept %v\n%s", sawVariant, sawID, sawInvalid, sawNegative, buf.String())
+	}
+}
+
+// TestJUnitTimesAddUp: the cases of compare's junit.xml add up to its
+// suite's time, each verdict's case is its share of its pair's measured
+// time, and report, reading the verdicts back beside results that hold
+// only the candidate's runs, writes the same times.
+func TestJUnitTimesAddUp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	pairs := []compare.Pair{
+		{Variant: "least_conn", Baseline: "reuseport", Base: resultstest.Runs(rng, "reuseport", 4, 1, 0.05), Cand: resultstest.Runs(rng, "least_conn", 4, 1, 0.05)},
+		{Variant: "p2c", Baseline: "reuseport", Base: resultstest.Runs(rng, "reuseport", 4, 1, 0.05), Cand: resultstest.Runs(rng, "p2c", 4, 1, 0.05)},
+	}
+	var want time.Duration
+	for _, p := range pairs {
+		for _, r := range append(slices.Clone(p.Base), p.Cand...) {
+			want += r.Duration
+		}
+	}
+	dir := t.TempDir()
+	vs, err := (Comparison{Pairs: pairs, Scenario: "s", Title: "t", Dir: dir}).Write(&strings.Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(b []byte) (suite float64, cases []float64) {
+		var doc junitSuites
+		if err := xml.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		suite, _ = strconv.ParseFloat(doc.Suites[0].Time, 64)
+		for _, c := range doc.Suites[0].Cases {
+			f, _ := strconv.ParseFloat(c.Time, 64)
+			cases = append(cases, f)
+		}
+		return suite, cases
+	}
+	b, err := os.ReadFile(filepath.Join(dir, JUnitFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite, cases := read(b)
+	sum := 0.0
+	for _, c := range cases {
+		sum += c
+	}
+	if math.Abs(sum-suite) > 1e-6 || math.Abs(suite-want.Seconds()) > 0.001*float64(len(cases)) {
+		t.Errorf("cases add up to %.3f s, suite %.3f s, runs compared %.3f s; want all three equal", sum, suite, want.Seconds())
+	}
+	// report: the verdicts read back, beside the candidate's runs only.
+	back, err := compare.ReadVerdicts(filepath.Join(dir, compare.VerdictsFileName))
+	if err != nil || len(back) != len(vs) {
+		t.Fatalf("read back %d verdicts (%v)", len(back), err)
+	}
+	var again bytes.Buffer
+	if err := WriteJUnit(&again, "s", back, RunTimes(pairs[0].Cand, back)); err != nil {
+		t.Fatal(err)
+	}
+	if s2, c2 := read(again.Bytes()); s2 != suite || !slices.Equal(c2, cases) {
+		t.Errorf("report's times: suite %.3f cases %v; compare's: suite %.3f cases %v", s2, c2, suite, cases)
 	}
 }

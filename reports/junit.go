@@ -85,9 +85,31 @@ func RunTimes(runs []results.Run, vs []compare.Verdict) JUnitTimes {
 	return t
 }
 
+// verdictCaseTimes returns each verdict's test case time: its pair's
+// measured time (Verdict.RunTime; t.ByVariant for verdicts written before
+// it was recorded) shared equally by the pair's verdicts, to the
+// millisecond JUnit shows, so that the cases add up to the suite's time.
+func verdictCaseTimes(vs []compare.Verdict, t JUnitTimes) []time.Duration {
+	type key struct{ variant, baseline string }
+	n := map[key]int{}
+	for _, v := range vs {
+		n[key{v.Variant, v.Baseline}]++
+	}
+	out := make([]time.Duration, len(vs))
+	for i, v := range vs {
+		d := v.RunTime
+		if d == 0 {
+			d = t.ByVariant[v.Variant]
+		}
+		out[i] = (d / time.Duration(n[key{v.Variant, v.Baseline}])).Round(time.Millisecond)
+	}
+	return out
+}
+
 // addClaims adds a test case per claim (class lbbench.SCENARIO.claims): a
 // failed claim a <failure>, an inconclusive one <skipped>, each with its
-// evidence and time t (a claim is judged on the whole results).
+// evidence and time t (its share of the whole results' time: a claim is
+// judged on all of them).
 func (suite *junitSuite) addClaims(scenario string, cs []claims.Result, t time.Duration) {
 	for _, c := range cs {
 		jc := junitCase{Name: c.Say, ClassName: "lbbench." + scenario + ".claims", Time: junitTime(t), SystemOut: c.Check + ": " + c.Evidence}
@@ -113,7 +135,7 @@ func junitTime(d time.Duration) string {
 // one test case per variant × metric. A failed verdict is a <failure>, an
 // inconclusive one <skipped>, so CI shows regressions as failed tests and
 // undecided comparisons as skipped ones. Times are the measured time of
-// the runs compared (t), in seconds.
+// the runs compared, in seconds (see WriteJUnitWithClaims).
 func WriteJUnit(w io.Writer, scenario string, vs []compare.Verdict, t JUnitTimes) error {
 	return WriteJUnitWithClaims(w, scenario, vs, nil, t)
 }
@@ -121,13 +143,22 @@ func WriteJUnit(w io.Writer, scenario string, vs []compare.Verdict, t JUnitTimes
 // WriteJUnitWithClaims is WriteJUnit with the scenario's claims too: one
 // test case per claim (class lbbench.SCENARIO.claims), a failed claim a
 // <failure>, an inconclusive one <skipped>, each with its evidence. A
-// claim is judged on the whole results: its time is t.Total.
+// claim is judged on the whole results: the claims share t.Total. A
+// verdict's case time is its share of its pair's measured time; the
+// suite's time is the sum of its cases'.
 func WriteJUnitWithClaims(w io.Writer, scenario string, vs []compare.Verdict, cs []claims.Result, t JUnitTimes) error {
-	suite := junitSuite{Name: "lbbench." + scenario, Time: junitTime(t.Total)}
-	suite.addClaims(scenario, cs, t.Total)
-	for _, v := range vs {
+	suite := junitSuite{Name: "lbbench." + scenario}
+	var total time.Duration
+	if len(cs) > 0 {
+		each := (t.Total / time.Duration(len(cs))).Round(time.Millisecond)
+		suite.addClaims(scenario, cs, each)
+		total += each * time.Duration(len(cs))
+	}
+	caseTimes := verdictCaseTimes(vs, t)
+	for i, v := range vs {
+		total += caseTimes[i]
 		c := junitCase{Name: v.Metric, ClassName: "lbbench." + scenario + "." + v.Variant,
-			Time: junitTime(t.ByVariant[v.Variant]), SystemOut: verdictSentence(v)}
+			Time: junitTime(caseTimes[i]), SystemOut: verdictSentence(v)}
 		switch v.Outcome {
 		case compare.Fail:
 			c.Failure = &junitMessage{Message: "regression: " + verdictSentence(v), Type: "regression", Text: v.Detail}
@@ -140,6 +171,7 @@ func WriteJUnitWithClaims(w io.Writer, scenario string, vs []compare.Verdict, cs
 		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Tests = len(suite.Cases)
+	suite.Time = junitTime(total)
 	doc := junitSuites{Name: "lbbench", Time: suite.Time, Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
 	return encodeJUnit(w, doc)
 }

@@ -45,6 +45,7 @@ func (*skip) UnmarshalJSON([]byte) error { return nil }
 
 // shape is what checkShape reads of a results file.
 type shape struct {
+	Schema   *json.RawMessage `json:"schema"`
 	Scenario struct {
 		Variants []skip `json:"variants"`
 		Workload struct {
@@ -68,6 +69,9 @@ func checkShape(data []byte) error {
 	var sh shape
 	if err := json.Unmarshal(data, &sh); err != nil {
 		return err
+	}
+	if sh.Schema == nil && !bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return fmt.Errorf("has no \"schema\" field: not an lbbench results file (lbbench writes \"schema\": %d; give the results.json of a run, or its directory)", SchemaVersion)
 	}
 	if n := len(sh.Scenario.Variants); n > scenario.MaxVariants {
 		return fmt.Errorf("its scenario has %d variants; a scenario has at most %d", n, scenario.MaxVariants)

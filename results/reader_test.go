@@ -199,7 +199,8 @@ func TestReadFileRefusesInconsistentResults(t *testing.T) {
 		want string
 	}{
 		{"null", []byte("null"), "holds null"},
-		{"empty object", []byte("{}"), "has schema 0"},
+		{"empty object", []byte("{}"), `has no "schema" field: not an lbbench results file (lbbench writes "schema": 1`},
+		{"another tool's JSON", []byte(`{"latencies": {"p99": 1}}`), `has no "schema" field`},
 		{"schema 0", edit(func(d map[string]any) { d["schema"] = 0 }), "has schema 0; results files have schema 1 to 1"},
 		{"schema -1", edit(func(d map[string]any) { d["schema"] = -1 }), "has schema -1"},
 		{"schema 99", edit(func(d map[string]any) { d["schema"] = 99 }), "has schema 99; this lbbench reads up to 1 (upgrade lbbench)"},
