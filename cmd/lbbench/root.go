@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/lbbench/lbbench/scenarios"
 )
 
 // version and commit are set at build time with -ldflags "-X main.version=...".
@@ -54,7 +58,7 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "lbbench",
 		Short:         "Benchmark how work reaches a server's worker processes",
-		Long:          "lbbench brings up worker replicas under several load-balancing topologies,\ndrives them with open-loop load and compares the latency each one delivers.",
+		Long:          "lbbench brings up worker replicas under several load-balancing topologies,\ndrives them with open-loop load and compares the latency each one delivers.\n\n" + exitStatuses,
 		Version:       versionLine(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -74,6 +78,50 @@ func newRootCmd() *cobra.Command {
 		newPublishCmd(),
 		newCompareCmd(),
 		newModelCmd(),
+		newVersionCmd(),
+		newScenariosCmd(),
 	)
+	root.InitDefaultCompletionCmd()
+	addExamples(root)
 	return root
+}
+
+// newVersionCmd is "lbbench version": what --version prints.
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print lbbench's version, commit and Go version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionLine())
+			return err
+		},
+	}
+}
+
+// newScenariosCmd is "lbbench scenarios": the built-in scenarios, each
+// with its description.
+func newScenariosCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "scenarios",
+		Short: "List the built-in scenarios (run NAME) with what each one asks",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			for _, name := range scenarios.Names() {
+				data, err := scenarios.Get(name)
+				if err != nil {
+					return err
+				}
+				var s struct {
+					Description string `yaml:"description"`
+				}
+				if err := yaml.Unmarshal(data, &s); err != nil {
+					return fmt.Errorf("scenarios: %s: %w", name, err)
+				}
+				fmt.Fprintf(w, "%s\t%s\n", name, s.Description)
+			}
+			return w.Flush()
+		},
+	}
 }

@@ -65,7 +65,9 @@ A scenario's claims are judged and shown in every report; with
 everything).
 
 Results are saved after every run, so an interrupted scenario keeps what it
-finished.`,
+finished. "lbbench scenarios" lists the built-in scenarios.
+
+` + exitStatuses,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.scenario = scenarios.Default
