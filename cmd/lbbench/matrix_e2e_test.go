@@ -162,7 +162,7 @@ func TestReportOutputsWriteThrough(t *testing.T) {
 		t.Fatalf("model sim: exit %d: %s", code, errOut)
 	}
 	scen := filepath.Join(dir, "tiny.yaml")
-	os.WriteFile(scen, []byte("name: tiny\n"+smallWorkers+"variants:\n  - {name: rp, topology: reuseport}\n"), 0o644)
+	os.WriteFile(scen, []byte("name: tiny\n"+smallWorkers+"variants:\n  - {name: rp, topology: reuseport}\nrepeat: 1\n"), 0o644)
 	for _, c := range []struct {
 		cmd   []string
 		codes []int // exit statuses that are not a failure here
@@ -179,6 +179,7 @@ func TestReportOutputsWriteThrough(t *testing.T) {
 		for _, file := range c.files {
 			for _, node := range outputNodes {
 				t.Run(c.cmd[0]+"/"+file.name+"/"+node.name, func(t *testing.T) {
+					t.Parallel()
 					out := t.TempDir()
 					nodeDir := t.TempDir()
 					path, kept, read := node.make(t, nodeDir)
