@@ -371,7 +371,7 @@ func burstsLeftOut(unanswered, late int) string {
 		s += fmt.Sprintf("; %d bursts with an unanswered request left out", unanswered)
 	}
 	if late > 0 {
-		s += fmt.Sprintf("; %d bursts that did not arrive together (a request written after the burst's first answer, or a service time after its first request) left out", late)
+		s += fmt.Sprintf("; %d bursts that did not arrive together (a request written after the burst's first answer or a service time after its first request, or received by its worker after another was done) left out", late)
 	}
 	return s
 }

@@ -133,12 +133,15 @@ func newClosedRecorder(m *results.Measurement) *closedRecorder {
 // do sends r on tr, waits for the whole answer and records it for client
 // ci (-1: none). It returns the worker that answered (-1: none).
 func (c *closedRecorder) do(ctx context.Context, tr *clientTransport, r *workloads.Request, timeout time.Duration, ci int) int {
-	return c.doFrom(ctx, tr, r, timeout, ci, time.Time{})
+	w, _ := c.doFrom(ctx, tr, r, timeout, ci, time.Time{})
+	return w
 }
 
 // doFrom is do with latency measured from `from` when it is not zero (a
-// burst's start), else from when the request is handed to the client.
-func (c *closedRecorder) doFrom(ctx context.Context, tr *clientTransport, r *workloads.Request, timeout time.Duration, ci int, from time.Time) int {
+// burst's start), else from when the request is handed to the client. It
+// also returns the answer's workloads.TimesHeader ("": none), unparsed:
+// only bursts read it.
+func (c *closedRecorder) doFrom(ctx context.Context, tr *clientTransport, r *workloads.Request, timeout time.Duration, ci int, from time.Time) (int, string) {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var body io.Reader
@@ -147,7 +150,7 @@ func (c *closedRecorder) doFrom(ctx context.Context, tr *clientTransport, r *wor
 	}
 	req, err := http.NewRequestWithContext(rctx, r.Method, r.URL, body)
 	if err != nil {
-		return -1
+		return -1, ""
 	}
 	for k, v := range r.Header {
 		req.Header[k] = v
@@ -158,7 +161,9 @@ func (c *closedRecorder) doFrom(ctx context.Context, tr *clientTransport, r *wor
 	}
 	resp, err := tr.RoundTrip(req)
 	code, worker, kind := 0, -1, ""
+	var stamps string
 	if err == nil {
+		stamps = resp.Header.Get(workloads.TimesHeader)
 		_, err = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		code = resp.StatusCode
@@ -188,9 +193,9 @@ func (c *closedRecorder) doFrom(ctx context.Context, tr *clientTransport, r *wor
 	}
 	c.intervals.Record(end.Sub(c.start), lat, failed)
 	if failed {
-		return -1
+		return -1, ""
 	}
-	return worker
+	return worker, stamps
 }
 
 // finish closes the intervals and fills the rates and generator figures.
@@ -214,8 +219,12 @@ func (c *closedRecorder) finish(took time.Duration, spec workloads.Spec, cpu0 ti
 }
 
 // burstTimes is when one request of a burst was written whole and when
-// its answer's first byte came back (zero: never).
-type burstTimes struct{ wrote, answered time.Time }
+// its answer's first byte came back (zero: never), and its worker's stamps
+// (zero: none came).
+type burstTimes struct {
+	wrote, answered time.Time
+	stamps          workloads.Times
+}
 
 // trace returns ctx with a client trace filling t.
 func (t *burstTimes) trace(ctx context.Context) context.Context {
@@ -226,21 +235,31 @@ func (t *burstTimes) trace(ctx context.Context) context.Context {
 }
 
 // lateRequests counts the requests of a burst that did not arrive
-// together with the others: written after the burst's first answer came
-// back, or more than least (the shortest service time the burst's classes
-// can draw; 0: unknown) after its first request was written. Either way an
-// earlier request may have finished, and its worker been freed, before
-// this one reached the balancer, so the burst's loads say nothing of
-// simultaneous dispatch. It is a lower bound: a balancer that reads a
-// request late (its own CPU taken) is not seen from here.
+// together with the others:
+//   - written after the burst's first answer came back, or more than least
+//     (the shortest service time the burst's classes can draw; 0: unknown)
+//     after its first request was written: the generator was held up;
+//   - received by its worker after another worker was done with one of the
+//     burst's requests (workers' stamps, on the host's shared clock): the
+//     balancer passed it on late (its own CPU taken), which the generator
+//     cannot see.
+//
+// Either way an earlier request may have finished, and its worker been
+// freed, before this one was dispatched, so the burst's loads say nothing
+// of simultaneous dispatch. Without stamps (a server that sends none) it is
+// a lower bound.
 func lateRequests(ts []burstTimes, least time.Duration) int {
 	var first, answer time.Time
+	var done int64
 	for _, t := range ts {
 		if !t.wrote.IsZero() && (first.IsZero() || t.wrote.Before(first)) {
 			first = t.wrote
 		}
 		if !t.answered.IsZero() && (answer.IsZero() || t.answered.Before(answer)) {
 			answer = t.answered
+		}
+		if t.stamps.Done > 0 && (done == 0 || t.stamps.Done < done) {
+			done = t.stamps.Done
 		}
 	}
 	n := 0
@@ -250,6 +269,8 @@ func lateRequests(ts []burstTimes, least time.Duration) int {
 		case !answer.IsZero() && t.wrote.After(answer):
 			n++
 		case least > 0 && t.wrote.Sub(first) >= least:
+			n++
+		case done > 0 && t.stamps.Received > done:
 			n++
 		}
 	}
@@ -307,7 +328,9 @@ func bursts(ctx context.Context, entry string, spec workloads.Spec) (*results.Me
 				defer done.Done()
 				ready.Done()
 				<-gate
-				workers[i] = rec.doFrom(times[i].trace(ctx), tr, &reqs[i], spec.Timeout, -1, t0)
+				var stamps string
+				workers[i], stamps = rec.doFrom(times[i].trace(ctx), tr, &reqs[i], spec.Timeout, -1, t0)
+				times[i].stamps, _ = workloads.ParseTimes(stamps)
 			}()
 		}
 		ready.Wait()

@@ -213,4 +213,19 @@ func TestLateRequests(t *testing.T) {
 	if got := lateRequests(ts[:3], 10*time.Millisecond); got != 0 {
 		t.Errorf("together: %d late, want 0", got)
 	}
+	// Written together, but the balancer passed the third on late: its
+	// worker received it after the first request's worker was done.
+	ms := int64(time.Millisecond)
+	stamped := []burstTimes{
+		{wrote: at(0), answered: at(12), stamps: workloads.Times{Received: 100 * ms, Began: 100 * ms, Done: 110 * ms}},
+		{wrote: at(1), answered: at(13), stamps: workloads.Times{Received: 101 * ms, Began: 101 * ms, Done: 111 * ms}},
+		{wrote: at(2), answered: at(25), stamps: workloads.Times{Received: 112 * ms, Began: 112 * ms, Done: 122 * ms}},
+	}
+	if got := lateRequests(stamped, 10*time.Millisecond); got != 1 {
+		t.Errorf("passed on late: %d late, want 1", got)
+	}
+	stamped[2].stamps = workloads.Times{Received: 102 * ms, Began: 110 * ms, Done: 120 * ms} // queued behind the first: together
+	if got := lateRequests(stamped, 10*time.Millisecond); got != 0 {
+		t.Errorf("queued at a busy worker: %d late, want 0", got)
+	}
 }

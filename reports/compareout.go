@@ -201,5 +201,5 @@ func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // levelString says a confidence level: 95%, 97.5%.
 func levelString(level float64) string {
-	return strconv.FormatFloat(100*level, 'f', -1, 64) + "%"
+	return strconv.FormatFloat(100*level, 'g', 4, 64) + "%"
 }

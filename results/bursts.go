@@ -19,9 +19,11 @@ type Bursts struct {
 	// Late counts, per burst, the requests the generator finished writing
 	// only after the burst's first answer had come back, or a whole
 	// service time (the shortest its classes can draw) after the burst's
-	// first request: such a burst did not arrive together (the generator
-	// was held up), so its loads say nothing of how simultaneous requests
-	// are dispatched. Omitted in files written before it was recorded (no
+	// first request, or that their worker received only after another
+	// worker was done with one of the burst's (workers' stamps,
+	// workloads.TimesHeader): such a burst did not arrive together (the
+	// generator, or the balancer, was held up), so its loads say nothing
+	// of how simultaneous requests are dispatched. Omitted in files written before it was recorded (no
 	// burst is known late).
 	Late []int `json:"late,omitempty"`
 }

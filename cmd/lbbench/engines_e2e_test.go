@@ -570,3 +570,30 @@ func TestGuard(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardTakesOrphansDown: what the guarded command leaves running when
+// it exits (as nginx's workers are left when their master is killed) goes
+// with it: re-parented to guard, a subreaper, and killed before guard
+// exits.
+func TestGuardTakesOrphansDown(t *testing.T) {
+	out, err := exec.Command(bin, "guard", "--", "sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		t.Fatalf("guard: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("guard printed %q", out)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil || strings.Contains(string(st), ") Z ") {
+			return // gone (or a zombie of init's, not running)
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the command's background process %d outlived guard: %s", pid, st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -131,6 +131,12 @@ func superviseGuarded(ctx context.Context, args []string) error {
 			syscall.Kill(0, syscall.SIGKILL)
 		}
 	}
+	// The command has exited. Its children that outlived it (nginx's
+	// workers, when their master was killed rather than stopped) are
+	// orphans re-parented here: take them down too.
+	if n := reaper.KillOrphans(time.Second); n > 0 {
+		fmt.Fprintf(os.Stderr, "lbbench guard: killed %d process(es) that %s left running\n", n, args[0])
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if code := ee.ExitCode(); code > 0 {

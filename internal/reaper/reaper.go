@@ -111,3 +111,40 @@ func zombie(pid int) bool {
 	i := bytes.LastIndexByte(b, ')')
 	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }
+
+// KillOrphans kills (SIGKILL) every child of this process that is still
+// running and waits up to wait for each to exit: called by a subreaper
+// once the command it ran has exited and been waited for, its remaining
+// children are orphans re-parented to it (nginx's workers whose master
+// died without stopping them), which would otherwise outlive it. It
+// returns how many it killed.
+func KillOrphans(wait time.Duration) int {
+	var pids []int
+	tasks, _ := filepath.Glob("/proc/self/task/[0-9]*/children")
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	deadline := time.Now().Add(wait)
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for _, pid := range pids {
+		for {
+			var ws syscall.WaitStatus
+			got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+			if got == pid || err != nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return len(pids)
+}

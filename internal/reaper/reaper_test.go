@@ -55,3 +55,27 @@ func TestOrphansReapedOwnedLeft(t *testing.T) {
 		t.Errorf("owned child's Wait = %v, want exit status 7 (its status taken by the reaper?)", err)
 	}
 }
+
+// TestKillOrphans: a subreaper's orphan that is still running (a shell's
+// background sleep, re-parented here) is killed and waited for.
+func TestKillOrphans(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := Start(ctx, func(int) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := KillOrphans(5 * time.Second); n < 1 {
+		t.Fatalf("killed %d, want the orphan %d", n, orphan)
+	}
+	if _, err := os.Stat("/proc/" + strconv.Itoa(orphan)); err == nil {
+		t.Errorf("orphan %d still there after KillOrphans", orphan)
+	}
+}

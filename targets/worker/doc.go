@@ -11,7 +11,9 @@
 //
 // Routes, on every listener: /healthz answers 200 at once without taking a
 // slot, /stats answers the Stats as JSON, and every other path does the
-// work. Every response carries the header X-Worker with the worker's index.
+// work. Every response carries the header X-Worker with the worker's index,
+// and the work's answers workloads.TimesHeader: when the worker received
+// the request, began it and was done, on CLOCK_MONOTONIC.
 //
 // # Accept strategies
 //

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/internal/httpdrain"
+	"github.com/lbbench/lbbench/internal/monoclock"
 	"github.com/lbbench/lbbench/internal/sleep"
+	"github.com/lbbench/lbbench/workloads"
 )
 
 // DrainTimeout bounds how long Serve waits for in-flight requests once its
@@ -112,6 +114,7 @@ func (w *Worker) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 }
 
 func (w *Worker) work(rw http.ResponseWriter, r *http.Request) {
+	received := monoclock.Now()
 	d, err := parseService(r.URL.RawQuery, w.cfg.Service)
 	if err != nil {
 		http.Error(rw, err.Error(), http.StatusBadRequest)
@@ -136,9 +139,14 @@ func (w *Worker) work(rw http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.active.Add(1)
+	began := monoclock.Now()
 	w.spend(d, queryMode(r.URL.RawQuery, w.cfg.Mode))
+	done := monoclock.Now()
 	w.active.Add(-1)
 	<-w.sem
+	if monoclock.Valid() {
+		rw.Header()[workloads.TimesHeader] = []string{workloads.FormatTimes(workloads.Times{Received: received, Began: began, Done: done})}
+	}
 	// Count before responding, so a client that reads /stats after its
 	// response sees its request counted.
 	w.requests.Add(1)

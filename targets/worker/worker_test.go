@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/monoclock"
 	"github.com/lbbench/lbbench/targets/worker"
+	"github.com/lbbench/lbbench/workloads"
 )
 
 func TestConfig(t *testing.T) {
@@ -322,5 +324,41 @@ func TestSlowdownMultipliesService(t *testing.T) {
 	}
 	if _, err := worker.New(worker.Config{Slowdown: -1}.WithDefaults()); err == nil {
 		t.Error("negative slowdown accepted")
+	}
+}
+
+// TestTimesStamped: a worker stamps each answer with when it received the
+// request, began it and was done, on CLOCK_MONOTONIC: a request queued
+// behind another is received at once but begun only when the first is
+// done, and each stamp is within the client's own view of the exchange.
+func TestTimesStamped(t *testing.T) {
+	w, base, _ := serve(t, worker.Config{Concurrency: 1})
+	stamps := make(chan workloads.Times, 2)
+	send := func(path string) {
+		before := monoclock.Now()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Error(err)
+			stamps <- workloads.Times{}
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		after := monoclock.Now()
+		st, ok := workloads.ParseTimes(resp.Header.Get(workloads.TimesHeader))
+		if !ok || st.Received < before || st.Done > after {
+			t.Errorf("GET %s: %s %q (parsed %v), want three stamps within [%d, %d]", path, workloads.TimesHeader, resp.Header.Get(workloads.TimesHeader), ok, before, after)
+		}
+		stamps <- st
+	}
+	go send("/work?ms=200")
+	waitFor(t, "the first request to be in service", func() bool { return w.Stats().Active == 1 })
+	go send("/work?ms=10")
+	a, b := <-stamps, <-stamps // the first to finish is the first sent
+	if !(b.Received < a.Done && b.Began >= a.Done) {
+		t.Errorf("queued request: received %d, began %d; the first was done at %d: want received before, begun after", b.Received, b.Began, a.Done)
+	}
+	if d := time.Duration(a.Done - a.Began); d < 200*time.Millisecond || d > 400*time.Millisecond {
+		t.Errorf("the first request's service took %s by its stamps, want about 200ms", d)
 	}
 }
