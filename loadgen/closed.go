@@ -246,8 +246,11 @@ func (t *burstTimes) trace(ctx context.Context) context.Context {
 //
 // Either way an earlier request may have finished, and its worker been
 // freed, before this one was dispatched, so the burst's loads say nothing
-// of simultaneous dispatch. Without stamps (a server that sends none) it is
-// a lower bound.
+// of simultaneous dispatch. The generator's times are taken just after its
+// write returns and just after an answer's first byte is seen, so a
+// goroutine held up before its stamp errs either way: a late write stamp
+// leaves out a burst that could have counted, a late answer stamp hides a
+// late request, which the workers' stamps then catch when they are sent.
 func lateRequests(ts []burstTimes, least time.Duration) int {
 	var first, answer time.Time
 	var done int64
