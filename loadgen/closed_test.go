@@ -161,7 +161,7 @@ func TestBurstsLate(t *testing.T) {
 	})
 	t.Run("apart", func(t *testing.T) {
 		// The first request of each pair is read and answered; the second's
-		// 16 MiB body (more than the sockets buffer) is read only 50 ms
+		// 16 MiB body (more than the sockets buffer) is read only 200 ms
 		// after that answer, so its write ends after the answer came back.
 		var mu sync.Mutex
 		answered := map[int]chan struct{}{}
@@ -176,7 +176,7 @@ func TestBurstsLate(t *testing.T) {
 		late := run(t, 16<<20, func(i int, w http.ResponseWriter, r *http.Request) {
 			if i%2 == 1 {
 				<-ch(i / 2)
-				time.Sleep(50 * time.Millisecond)
+				time.Sleep(200 * time.Millisecond)
 			}
 			if _, err := io.Copy(io.Discard, r.Body); err != nil {
 				t.Error(err)
