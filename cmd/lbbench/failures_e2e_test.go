@@ -159,17 +159,7 @@ func childrenOf(pid int, exe string) []int {
 // failed, naming nginx's master and "signal: killed"; the second run
 // completes; no lbbench and no nginx process is left.
 func TestRunNginxMasterKilledIsAFailedRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow: two runs with nginx")
-	}
-	nginx, err := exec.LookPath("nginx")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("nginx is not installed (scripts/setup.sh installs it): %v", err)
-		}
-		t.Skip("nginx is not installed")
-	}
-	nginx, _ = filepath.EvalSymlinks(nginx)
+	nginx := nginxForFaults(t)
 	scen := strings.NewReplacer("duration: 1s", "duration: 3s").Replace(`name: ng-kill
 ` + smallWorkers + `variants:
   - {name: ng, topology: proxy, proxy: {engine: nginx, policy: least_conn, upstream_keepalive: false}}
@@ -210,4 +200,23 @@ func exitStatus(err error) int {
 		return -1
 	}
 	return 0
+}
+
+// nginxForFaults skips under -short (two runs with nginx) and returns
+// nginx's resolved path: a failure in CI when it is not installed, a skip
+// elsewhere.
+func nginxForFaults(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("slow: two runs with nginx")
+	}
+	nginx, err := exec.LookPath("nginx")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("nginx is not installed (scripts/setup.sh installs it): %v", err)
+		}
+		t.Skip("nginx is not installed")
+	}
+	nginx, _ = filepath.EvalSymlinks(nginx)
+	return nginx
 }

@@ -226,17 +226,7 @@ func TestRunReuseportStrangerIsAFailedRun(t *testing.T) {
 // killed, its measurement kept; the second run completes; no lbbench and
 // no nginx process is left.
 func TestRunNginxStoppedIsAFailedRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow: two runs with nginx")
-	}
-	nginx, err := exec.LookPath("nginx")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("nginx is not installed (scripts/setup.sh installs it): %v", err)
-		}
-		t.Skip("nginx is not installed")
-	}
-	nginx, _ = filepath.EvalSymlinks(nginx)
+	nginx := nginxForFaults(t)
 	scen := "name: ng-stop\n" + smallWorkers + "variants:\n  - {name: ng, topology: proxy, proxy: {engine: nginx, policy: least_conn, upstream_keepalive: false, threads: 1}}\nrepeat: 2\n"
 	var stopped int
 	res, _, _, out := faultRun(t, scen, func(t *testing.T, run int) int {

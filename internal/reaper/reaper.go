@@ -82,9 +82,19 @@ func reap(seen map[int]bool, owned func(pid int) bool) (map[int]bool, int) {
 }
 
 // zombieChildren lists this process's children that have exited and not
-// been waited for: its children from /proc/self/task/*/children, those
-// whose state is Z.
+// been waited for: those whose state is Z.
 func zombieChildren() []int {
+	var out []int
+	for _, pid := range children() {
+		if zombie(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// children lists this process's children, from /proc/self/task/*/children.
+func children() []int {
 	var out []int
 	tasks, _ := filepath.Glob("/proc/self/task/[0-9]*/children")
 	for _, t := range tasks {
@@ -93,8 +103,7 @@ func zombieChildren() []int {
 			continue
 		}
 		for _, f := range strings.Fields(string(b)) {
-			pid, err := strconv.Atoi(f)
-			if err == nil && zombie(pid) {
+			if pid, err := strconv.Atoi(f); err == nil {
 				out = append(out, pid)
 			}
 		}
@@ -119,19 +128,7 @@ func zombie(pid int) bool {
 // died without stopping them), which would otherwise outlive it. It
 // returns how many it killed.
 func KillOrphans(wait time.Duration) int {
-	var pids []int
-	tasks, _ := filepath.Glob("/proc/self/task/[0-9]*/children")
-	for _, t := range tasks {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			continue
-		}
-		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, pid)
-			}
-		}
-	}
+	pids := children()
 	deadline := time.Now().Add(wait)
 	for _, pid := range pids {
 		syscall.Kill(pid, syscall.SIGKILL)
