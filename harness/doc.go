@@ -1,7 +1,7 @@
 // Package harness is the run loop: it follows a scenario's schedule
 // (scenario.Scenario.Schedule: rounds, each running every variant once in
-// a fresh random order), and for each run renders the variant's plan,
-// brings it up through a Driver, has the deployment's Attacker offer the
+// a fresh random order), and for each run has a Driver bring the variant
+// up (the driver renders its plan, topologies.RenderRun), has the deployment's Attacker offer the
 // workload, collects the counters, judges the run's validity and takes
 // the deployment down again, whatever happens. It checkpoints the results
 // after every run, so that an interrupted scenario keeps what it
@@ -11,8 +11,9 @@
 // It holds the loop (run.go), the interfaces it drives (driver.go:
 // Driver, Deployment, Attacker, Stats) and the validity judgement
 // (validity.go). The drivers live in driver/local and driver/docker, the
-// load generator in loadgen: harness imports none of them, nor any
-// targets/* package, and knows only the interfaces.
+// load generator in loadgen: harness depends on none of them, nor on
+// topologies or any targets/* package, even indirectly, and knows only the
+// interfaces (internal/archtest holds it to that).
 //
 // The package never prints to a terminal and never handles signals: callers
 // pass a context (with a hard stop, package internal/hardstop) and observe

@@ -5,7 +5,6 @@ import (
 
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
-	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -13,9 +12,6 @@ import (
 // (driver/local), containers (driver/docker). Run uses one driver for a
 // whole scenario, one deployment at a time.
 type Driver interface {
-	// Allocator gives the plans' addresses: the host processes listen on
-	// and free ports.
-	topologies.Allocator
 	// Name is the driver's name in the results: "local" or "docker".
 	Name() string
 	// Describe records the driver's part of s's environment in env (CPU
@@ -23,9 +19,23 @@ type Driver interface {
 	// refuses, before any run, what it cannot run: an engine s needs that
 	// it cannot find, a workload its generators cannot offer.
 	Describe(ctx context.Context, s scenario.Scenario, env *results.Env) error
-	// Up starts p's processes and returns once all are ready. On failure
-	// it has removed what it started.
-	Up(ctx context.Context, p topologies.Plan) (Deployment, error)
+	// Up renders r's plan (topologies.RenderRun, with the driver's own
+	// addresses), starts its processes and returns once all are ready. On
+	// failure it has removed what it started.
+	Up(ctx context.Context, r Bring) (Deployment, error)
+}
+
+// Bring is what a driver brings up for one run. The harness knows
+// variants, not the processes that serve them: the driver renders them.
+type Bring struct {
+	// ID names the run (scenario.Schedule's run ID).
+	ID string
+	// Variant and Workers are what to render.
+	Variant scenario.Variant
+	Workers scenario.Workers
+	// Exe is the lbbench binary that runs the plan's lbbench processes for
+	// a variant of another build (WithBuilds); empty for this one.
+	Exe string
 }
 
 // Deployment is one running plan.

@@ -9,7 +9,6 @@ import (
 	"github.com/lbbench/lbbench/internal/hardstop"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
-	"github.com/lbbench/lbbench/topologies"
 )
 
 // Progress reports the scenario's advance to the caller.
@@ -64,7 +63,7 @@ func WithVersion(version, commit string) Option {
 	return func(c *config) { c.version, c.commit = version, commit }
 }
 
-// WithBuilds maps build names (topologies.Variant.Build) to lbbench
+// WithBuilds maps build names (scenario.Variant.Build) to lbbench
 // executables: a variant with a Build runs that executable wherever its
 // plan would run the lbbench binary itself. The load generator stays the
 // driver's for every variant: it is the instrument, and must not change
@@ -171,40 +170,30 @@ func runSlot(ctx context.Context, c *config, s scenario.Scenario, d Driver, slot
 	return nil
 }
 
-// plan renders variant v's plan for run id, with another build's binary
-// in place of the lbbench binary when v has a Build.
-func plan(c *config, s scenario.Scenario, v scenario.Variant, d Driver, id string) (topologies.Plan, error) {
-	p, err := topologies.Render(v, s.Workers, d)
-	if err != nil {
-		return p, err
-	}
-	p.ID = id
+// bring is what d brings up for variant v's run id, with another build's
+// binary when v has a Build.
+func bring(c *config, s scenario.Scenario, v scenario.Variant, id string) (Bring, error) {
+	b := Bring{ID: id, Variant: v, Workers: s.Workers}
 	if v.Build != "" {
-		// Another build's binary (lbbench run --baseline) replaces the
-		// lbbench binary; other executables (nginx, HAProxy) stay.
 		exe, ok := c.builds[v.Build]
 		if !ok {
-			return p, fmt.Errorf("harness: %s: no executable for build %q (see WithBuilds)", id, v.Build)
+			return b, fmt.Errorf("harness: %s: no executable for build %q (see WithBuilds)", id, v.Build)
 		}
-		for i := range p.Processes {
-			if p.Processes[i].Exe == "" {
-				p.Processes[i].Exe = exe
-			}
-		}
+		b.Exe = exe
 	}
-	return p, nil
+	return b, nil
 }
 
 // runOne brings variant v up, offers the workload, collects counters and
 // takes the variant down, whatever happens. A run interrupted by ctx is not
 // returned: a partial run would bias the statistics.
 func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Variant, d Driver, id string) (run *results.Run, err error) {
-	p, err := plan(c, s, v, d, id)
+	b, err := bring(c, s, v, id)
 	if err != nil {
 		return nil, err
 	}
 	upStart := time.Now()
-	dep, err := d.Up(ctx, p)
+	dep, err := d.Up(ctx, b)
 	if err != nil {
 		return nil, err
 	}

@@ -76,14 +76,18 @@ func (d *fakeDriver) Describe(_ context.Context, _ scenario.Scenario, e *results
 	return d.describeErr
 }
 
-func (d *fakeDriver) Up(ctx context.Context, p topologies.Plan) (Deployment, error) {
+func (d *fakeDriver) Up(ctx context.Context, b Bring) (Deployment, error) {
+	p, err := topologies.RenderRun(b.ID, b.Variant, b.Workers, d, b.Exe)
+	if err != nil {
+		return nil, err
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.plans = append(d.plans, p)
 	if d.live != nil {
 		d.overlap = append(d.overlap, fmt.Sprintf("%s while %s was up", p.ID, d.live.plan.ID))
 	}
-	err := ctx.Err()
+	err = ctx.Err()
 	if err == nil && d.upErr != nil {
 		err = d.upErr(len(d.plans))
 	}

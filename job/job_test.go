@@ -50,7 +50,11 @@ func (d *fakeDriver) Ports(n int) (int, error) {
 	return 20000 + d.port, nil
 }
 func (d *fakeDriver) Describe(context.Context, scenario.Scenario, *results.Env) error { return nil }
-func (d *fakeDriver) Up(_ context.Context, p topologies.Plan) (harness.Deployment, error) {
+func (d *fakeDriver) Up(_ context.Context, b harness.Bring) (harness.Deployment, error) {
+	p, err := topologies.RenderRun(b.ID, b.Variant, b.Workers, d, b.Exe)
+	if err != nil {
+		return nil, err
+	}
 	d.mu.Lock()
 	d.ups++
 	d.mu.Unlock()

@@ -26,6 +26,8 @@ import (
 //
 // It is safe for concurrent use.
 type clientTransport struct {
+	// traced: RoundTrip calls the request context's client trace.
+	traced    bool
 	addr      string // host:port
 	keepAlive bool
 	perConn   int // close a connection after this many requests; 0 = never
@@ -129,9 +131,13 @@ func (t *clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil {
 		err = c.bw.Flush()
 	}
-	// A client trace (bursts use one) hears when the request was written
-	// whole and when the answer's first byte came.
-	trace := httptrace.ContextClientTrace(ctx)
+	// A client trace (bursts use one; only their transports look) hears
+	// when the request was written whole and when the answer's first byte
+	// came.
+	var trace *httptrace.ClientTrace
+	if t.traced {
+		trace = httptrace.ContextClientTrace(ctx)
+	}
 	if err == nil && trace != nil && trace.WroteRequest != nil {
 		trace.WroteRequest(httptrace.WroteRequestInfo{})
 	}

@@ -320,6 +320,7 @@ func bursts(ctx context.Context, entry string, spec workloads.Spec) (*results.Me
 		}
 		// Keep-alive off: every request of every burst is a new connection.
 		tr := newClientTransport(host, b.Size, false, 0)
+		tr.traced = true
 		var ready, done sync.WaitGroup
 		gate := make(chan struct{})
 		var t0 time.Time

@@ -132,3 +132,22 @@ func serve(w scenario.Workers, listen prefork.ListenMode, host string, port int,
 		StatsKind: StatsWorkers,
 	}
 }
+
+// RenderRun renders variant v for the run id: Render's plan, with its ID
+// set and, when exe is not empty (a variant of another build), exe in place
+// of the lbbench binary; other executables (nginx, HAProxy) stay.
+func RenderRun(id string, v scenario.Variant, w scenario.Workers, a Allocator, exe string) (Plan, error) {
+	p, err := Render(v, w, a)
+	if err != nil {
+		return p, err
+	}
+	p.ID = id
+	if exe != "" {
+		for i := range p.Processes {
+			if p.Processes[i].Exe == "" {
+				p.Processes[i].Exe = exe
+			}
+		}
+	}
+	return p, nil
+}

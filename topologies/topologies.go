@@ -69,7 +69,7 @@ type Process struct {
 	// Engine runs nginx or HAProxy under "lbbench guard".
 	Engine *EngineCommand `json:"engine,omitempty"`
 	// Exe is the lbbench binary that runs the process; empty means the
-	// running one. harness.Run sets it for a variant of another build.
+	// running one. RenderRun sets it for a variant of another build.
 	Exe string `json:"exe,omitempty"`
 	// Files are written into the working directory before the start.
 	Files []File `json:"files,omitempty"`

@@ -251,7 +251,7 @@ func TestEnginePolicies(t *testing.T) {
 								proc := engineProc(t, engine, policy, keepAlive, ws.upstreams)
 								entry := "http://" + listenOf(t, proc)
 								ctx := context.Background()
-								dep, err := driver.Up(ctx, topologies.Plan{ID: "e2e", Entry: entry, Processes: []topologies.Process{proc}})
+								dep, err := driver.UpPlan(ctx, topologies.Plan{ID: "e2e", Entry: entry, Processes: []topologies.Process{proc}})
 								if err != nil {
 									t.Fatal(err)
 								}
@@ -410,7 +410,7 @@ func TestEngineRejectedConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			proc := engineProc(t, engine, "least_conn", true, []string{long})
-			_, err = driver.Up(context.Background(), topologies.Plan{ID: "bad", Processes: []topologies.Process{proc}})
+			_, err = driver.UpPlan(context.Background(), topologies.Plan{ID: "bad", Processes: []topologies.Process{proc}})
 			if err == nil {
 				t.Fatal("Up succeeded with a configuration the engine should reject")
 			}

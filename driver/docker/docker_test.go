@@ -134,7 +134,7 @@ func TestUpAttackDown(t *testing.T) {
 	}
 	defer dockertest.AssertGone(t, c, d.Session())
 	p := plan(t, d, scenario.Variant{Name: "lc", Topology: scenario.Proxy}, 3, "001-lc-r1")
-	dep, err := d.Up(ctx, p)
+	dep, err := d.UpPlan(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestEarlyExitShowsLogs(t *testing.T) {
 	// An unknown listen mode: serve exits at once, saying so.
 	p.Processes[0].Serve.Listen = "no-such-listen"
 	start := time.Now()
-	_, err = d.Up(ctx, p)
+	_, err = d.UpPlan(ctx, p)
 	if err == nil {
 		t.Fatal("Up succeeded with a worker that cannot start")
 	}
@@ -227,7 +227,7 @@ func TestEngineNeedsImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := topologies.Plan{ID: "001-n-r1", Processes: []topologies.Process{{Role: "proxy", Engine: &topologies.EngineCommand{Engine: "nginx", Path: "/usr/sbin/nginx"}}}}
-	if _, err := d.Up(ctx, p); err == nil || !strings.Contains(err.Error(), "nginx") {
+	if _, err := d.UpPlan(ctx, p); err == nil || !strings.Contains(err.Error(), "nginx") {
 		t.Errorf("Up of an engine plan = %v, want a clear error", err)
 	}
 	dockertest.AssertGone(t, c, d.Session())
@@ -331,7 +331,7 @@ func TestEnginesInContainers(t *testing.T) {
 			}
 			off := false
 			p := plan(t, d, scenario.Variant{Name: "e", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{Engine: engine, Policy: "least_conn", UpstreamKeepAlive: &off}}, 2, "001-e-r1")
-			dep, err := d.Up(ctx, p)
+			dep, err := d.UpPlan(ctx, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -392,7 +392,7 @@ func TestContainersHardened(t *testing.T) {
 	}
 	defer dockertest.AssertGone(t, c, d.Session())
 	p := plan(t, d, scenario.Variant{Name: "lc", Topology: scenario.Proxy}, 2, "001-lc-r1")
-	dep, err := d.Up(ctx, p)
+	dep, err := d.UpPlan(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}

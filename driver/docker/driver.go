@@ -221,11 +221,21 @@ func (d *Driver) imageFor(ctx context.Context, exe string) (string, error) {
 	return tag, nil
 }
 
-// Up implements harness.Driver: a network and a /tmp volume for the run, the
+// Up implements harness.Driver: it renders r's plan and brings it up
+// (UpPlan).
+func (d *Driver) Up(ctx context.Context, r harness.Bring) (harness.Deployment, error) {
+	p, err := topologies.RenderRun(r.ID, r.Variant, r.Workers, d, r.Exe)
+	if err != nil {
+		return nil, err
+	}
+	return d.UpPlan(ctx, p)
+}
+
+// UpPlan makes a network and a /tmp volume for the run, the
 // generator container, then each of the plan's processes in a container,
 // each ready before the next starts. On failure it removes everything it
 // made and returns an error with the failed container's log.
-func (d *Driver) Up(ctx context.Context, p topologies.Plan) (harness.Deployment, error) {
+func (d *Driver) UpPlan(ctx context.Context, p topologies.Plan) (harness.Deployment, error) {
 	if err := supported(p); err != nil {
 		return nil, err
 	}

@@ -178,11 +178,20 @@ func ephemeralLow() int {
 	return 32768
 }
 
-// Up implements harness.Driver: it starts p's processes in order, waiting
-// for each to be ready before starting the next. On any failure it stops
-// what it started and returns an error that includes the failed process's
-// output.
-func (d *Driver) Up(ctx context.Context, p topologies.Plan) (harness.Deployment, error) {
+// Up implements harness.Driver: it renders r's plan on loopback and brings
+// it up (UpPlan).
+func (d *Driver) Up(ctx context.Context, r harness.Bring) (harness.Deployment, error) {
+	p, err := topologies.RenderRun(r.ID, r.Variant, r.Workers, d, r.Exe)
+	if err != nil {
+		return nil, err
+	}
+	return d.UpPlan(ctx, p)
+}
+
+// UpPlan starts p's processes in order, waiting for each to be ready
+// before starting the next. On any failure it stops what it started and
+// returns an error that includes the failed process's output.
+func (d *Driver) UpPlan(ctx context.Context, p topologies.Plan) (harness.Deployment, error) {
 	dep := &deployment{d: d, plan: p}
 	for _, spec := range p.Processes {
 		proc, err := d.start(ctx, p.ID, spec)

@@ -23,7 +23,7 @@ func TestLocalDriverKeepsFilesUnderLogDir(t *testing.T) {
 		{ID: "001-a/../../../ESCAPED-r1", Processes: []topologies.Process{{Role: topologies.RoleWorkers}}},
 		{ID: "001-ok-r1", Processes: []topologies.Process{{Role: topologies.RoleWorkers, Files: []topologies.File{{Name: "../../../ESCAPED.conf", Content: "x"}}}}},
 	} {
-		dep, err := d.Up(context.Background(), p)
+		dep, err := d.UpPlan(context.Background(), p)
 		if err == nil {
 			dep.Down(context.Background())
 			t.Fatalf("%s: Up succeeded, want the unsafe name refused", p.ID)
