@@ -38,8 +38,8 @@ import (
 // Live figures go to the callback ctx carries (LiveContext).
 func Attack(ctx context.Context, entry string, spec workloads.Spec, o Options) (*results.Measurement, error) {
 	deterministic := spec.Closed != nil || spec.Bursts != nil
-	if deterministic && (len(o.Targets) > 0 || o.Results != nil || o.Raw != nil || strings.HasPrefix(entry, "https:")) {
-		return nil, fmt.Errorf("loadgen: literal targets, https, raw lines and vegeta results need an open-loop arrival, not a closed-loop or burst-client workload")
+	if deterministic && (len(o.Targets) > 0 || o.Results != nil || o.Raw != nil || len(o.Header) > 0 || strings.HasPrefix(entry, "https:")) {
+		return nil, fmt.Errorf("loadgen: literal targets, https, extra headers, raw lines and vegeta results need an open-loop arrival, not a closed-loop or burst-client workload")
 	}
 	switch {
 	case spec.Closed != nil:
@@ -60,6 +60,7 @@ type stream struct {
 	rec    *recorder
 	tg     vegeta.Targeter
 	atk    *vegeta.Attacker
+	name   string // the attack's name in vegeta's results
 }
 
 // openLoop is Attack's open-loop mode.
@@ -114,7 +115,7 @@ func newStreams(ctx context.Context, entry string, u *url.URL, spec workloads.Sp
 			if err != nil {
 				return nil, err
 			}
-			st.tg = vegetaTargeter(tg)
+			st.tg = vegetaTargeter(tg, o.Header)
 		}
 		out[i] = st
 	}
@@ -131,6 +132,8 @@ func newStreams(ctx context.Context, entry string, u *url.URL, spec workloads.Sp
 		}
 		st.tr = newClientTransport(hostPort(u), c.Connections, c.KeepAliveOn(), c.RequestsPerConn)
 		st.tr.tls = tlsConfig(u, o.Insecure)
+		st.tr.counted = o.Results != nil
+		st.name = o.Name
 		st.rec.sentAt = st.tr.sentAt
 		st.atk = vegeta.NewAttacker(
 			vegeta.Client(&http.Client{
@@ -145,8 +148,9 @@ func newStreams(ctx context.Context, entry string, u *url.URL, spec workloads.Sp
 			// just taken (freeing its slot) may not be back at vegeta's
 			// tick channel yet when the next tick goes out.
 			vegeta.MaxWorkers(uint64(st.capped.limit()+inFlightSlack)),
-			// The body is never needed; vegeta would otherwise keep it.
-			vegeta.MaxBody(0),
+			// The body is needed only when asked for; vegeta would
+			// otherwise keep it all.
+			vegeta.MaxBody(min(max(o.MaxBody, 0), MaxBodyCap)),
 		)
 	}
 	return out, nil
@@ -168,7 +172,7 @@ func send(ctx context.Context, streams []*stream, live *liveMeter, limit time.Du
 	defer cut.Stop()
 	for _, st := range streams {
 		wg.Go(func() {
-			results := st.atk.Attack(st.tg, st.capped, 0, "")
+			results := st.atk.Attack(st.tg, st.capped, 0, st.name)
 			stop := context.AfterFunc(ctx, func() { st.atk.Stop() })
 			defer stop()
 			for res := range results {
@@ -252,14 +256,27 @@ func maxRSS() int64 {
 // attack loop follows.
 var _ vegeta.Pacer = (*workloads.Pacer)(nil)
 
-// vegetaTargeter hands tg's requests to vegeta, one Target per request.
-func vegetaTargeter(tg *workloads.Targeter) vegeta.Targeter {
+// vegetaTargeter hands tg's requests to vegeta, one Target per request,
+// with extra added to each request's header.
+func vegetaTargeter(tg *workloads.Targeter, extra http.Header) vegeta.Targeter {
 	return func(tgt *vegeta.Target) error {
 		var r workloads.Request
 		if err := tg.Target(&r); err != nil {
 			return err
 		}
 		tgt.Method, tgt.URL, tgt.Header, tgt.Body = r.Method, r.URL, r.Header, r.Body
+		if len(extra) > 0 {
+			h := r.Header.Clone()
+			if h == nil {
+				h = make(http.Header, len(extra))
+			}
+			for k, vs := range extra {
+				for _, v := range vs {
+					h.Add(k, v)
+				}
+			}
+			tgt.Header = h
+		}
 		return nil
 	}
 }

@@ -27,7 +27,10 @@ import (
 // It is safe for concurrent use.
 type clientTransport struct {
 	// traced: RoundTrip calls the request context's client trace.
-	traced    bool
+	traced bool
+	// counted: each response carries the count of its body's bytes
+	// (bytesInHeader) once its body is closed.
+	counted   bool
 	addr      string // host:port
 	keepAlive bool
 	perConn   int // close a connection after this many requests; 0 = never
@@ -167,9 +170,19 @@ func (t *clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// request went on the wire, not from when it was handed to the client
 	// (which may have waited for a free connection).
 	resp.Header[sentHeader] = []string{strconv.FormatInt(int64(sent), 10)}
-	resp.Body = &clientBody{rc: resp.Body, t: t, c: c, stop: stop, reuse: !last && !resp.Close}
+	body := &clientBody{rc: resp.Body, t: t, c: c, stop: stop, reuse: !last && !resp.Close}
+	if t.counted {
+		body.header = resp.Header
+	}
+	resp.Body = body
 	return resp, nil
 }
+
+// bytesInHeader carries, on a response whose transport counts, how many
+// bytes of body were read before it was closed: vegeta's BytesIn, which
+// vegeta itself counts from the body it keeps (none, unless asked). Like
+// sentHeader, it never reaches the network.
+const bytesInHeader = "X-Lbbench-Bytes-In"
 
 // sentHeader carries, on a response, when its request was written: an
 // offset from the transport's base time in nanoseconds. It never reaches the
@@ -250,12 +263,22 @@ type clientBody struct {
 	stop  func() bool
 	reuse bool
 	once  sync.Once
+	// header, if not nil, gets bytesInHeader with n when the body closes.
+	header http.Header
+	n      int64
 }
 
-func (b *clientBody) Read(p []byte) (int, error) { return b.rc.Read(p) }
+func (b *clientBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	b.n += int64(n)
+	return n, err
+}
 
 func (b *clientBody) Close() error {
 	b.once.Do(func() {
+		if b.header != nil {
+			b.header[bytesInHeader] = []string{strconv.FormatInt(b.n, 10)}
+		}
 		err := b.rc.Close() // drains what is left of the body
 		if b.stop() && b.reuse && err == nil {
 			b.t.release(b.c)

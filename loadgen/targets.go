@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,23 +36,83 @@ type Options struct {
 	// vegeta result, one call at a time: Timestamp is the request's
 	// intended send time and Latency runs from it (lbbench's corrected
 	// latency), so vegeta's tools report what lbbench measures. The
-	// result is the callee's to keep.
+	// result is the callee's to keep. BytesIn counts every byte of body
+	// read; Body holds at most MaxBody of them.
 	Results func(*vegeta.Result)
+	// MaxBody is how many bytes of each response body a result given to
+	// Results keeps (vegeta's -max-body); 0 keeps none. At most
+	// MaxBodyCap.
+	MaxBody int64
+	// Header is added to every request of the workload's classes (literal
+	// Targets carry their own).
+	Header http.Header
+	// Name is the attack's name in the results given to Results (vegeta's
+	// -name).
+	Name string
 }
+
+// MaxBodyCap bounds Options.MaxBody: a result is kept until it is
+// written, and each of thousands in flight may hold a body.
+const MaxBodyCap = 1 << 20
 
 // ReadTargets reads every target of src in vegeta's http format (a
 // "METHOD URL" line, then header lines, then an optional "@path" body
 // file, targets separated by blank lines, "#" comments), as "vegeta
 // attack" reads them: it is vegeta's own parser.
 func ReadTargets(src io.Reader) ([]vegeta.Target, error) {
-	tgts, err := vegeta.ReadAllTargets(vegeta.NewHTTPTargeter(src, nil, nil))
+	return ReadTargetsAs(src, TargetsHTTP, nil, nil)
+}
+
+// The targets formats of ReadTargetsAs: vegeta's -format values.
+const (
+	TargetsHTTP = vegeta.HTTPTargetFormat // "METHOD URL", header lines, "@body"
+	TargetsJSON = vegeta.JSONTargetFormat // a JSON object a line: method, url, header, body in base64
+)
+
+// ReadTargetsAs reads every target of src in format (TargetsHTTP or
+// TargetsJSON) with vegeta's own parsers, as "vegeta attack -format
+// FORMAT -body FILE -header H" does: body is the body of every target
+// that has none of its own, and header is added to every target's.
+func ReadTargetsAs(src io.Reader, format string, body []byte, header http.Header) ([]vegeta.Target, error) {
+	var tg vegeta.Targeter
+	var head bytes.Buffer // what was read, for a hint when it fails
+	src = io.TeeReader(src, &limitedBuffer{buf: &head, max: 64})
+	switch format {
+	case TargetsHTTP:
+		tg = vegeta.NewHTTPTargeter(src, body, header)
+	case TargetsJSON:
+		tg = vegeta.NewJSONTargeter(src, body, header)
+	default:
+		return nil, fmt.Errorf("loadgen: targets format %q: want %s or %s (vegeta's -format)", format, TargetsHTTP, TargetsJSON)
+	}
+	tgts, err := vegeta.ReadAllTargets(tg)
 	if err != nil {
+		first := bytes.TrimLeft(head.Bytes(), " \t\r\n")
+		switch {
+		case format == TargetsHTTP && bytes.HasPrefix(first, []byte("{")):
+			return nil, fmt.Errorf("loadgen: targets: %w (they look like vegeta's JSON targets: give --targets-format json, vegeta's -format json)", err)
+		case format == TargetsJSON && !bytes.HasPrefix(first, []byte("{")):
+			return nil, fmt.Errorf("loadgen: JSON targets: %w (want a JSON object a line, {\"method\":\"GET\",\"url\":\"http://...\"}; for \"GET URL\" lines leave out --targets-format json)", err)
+		}
 		return nil, fmt.Errorf("loadgen: targets: %w", err)
 	}
 	if len(tgts) == 0 {
 		return nil, errors.New("loadgen: targets: none given (expected lines like \"GET http://127.0.0.1:8080/work?ms=1\")")
 	}
 	return tgts, nil
+}
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	buf *bytes.Buffer
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
 }
 
 // TargetsEntry returns the entry (scheme://host:port) every target goes
@@ -117,16 +179,23 @@ func resultSink(f func(*vegeta.Result)) func(*vegeta.Result) {
 }
 
 // vegetaResult is res as vegeta's tools should see it: timestamped at the
-// intended send time, its latency corrected, without lbbench's internal
-// header.
+// intended send time, its latency corrected, its BytesIn the body's whole
+// length, without lbbench's internal headers.
 func vegetaResult(res *vegeta.Result, intended time.Time, corrected time.Duration) *vegeta.Result {
 	out := *res
 	out.Timestamp = intended
 	out.Latency = corrected
-	if _, ok := res.Headers[sentHeader]; ok {
+	if v := res.Headers[bytesInHeader]; len(v) > 0 {
+		if n, err := strconv.ParseUint(v[0], 10, 64); err == nil {
+			out.BytesIn = n
+		}
+	}
+	_, sent := res.Headers[sentHeader]
+	_, counted := res.Headers[bytesInHeader]
+	if sent || counted {
 		h := make(http.Header, len(res.Headers))
 		for k, v := range res.Headers {
-			if k != sentHeader {
+			if k != sentHeader && k != bytesInHeader {
 				h[k] = v
 			}
 		}

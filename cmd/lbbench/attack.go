@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,7 +39,16 @@ type attackOptions struct {
 	quiet    bool
 	live     bool
 	inFlight int
-	stdin    io.Reader
+	// vegeta's flags (see vegetaflags.go)
+	headers       []string
+	body          string
+	name          string
+	timeout       time.Duration
+	connections   int
+	keepAlive     bool
+	maxBody       int64
+	targetsFormat string
+	stdin         io.Reader
 	// stdinHasData says whether standard input is a pipe or a file (not a
 	// terminal or /dev/null): targets may be waiting there.
 	stdinHasData bool
@@ -83,7 +94,16 @@ warm-up, unless --rate, --warmup or a named scenario or spec say otherwise.
 The workload (rate, duration, connections, timeout) comes from a scenario
 (a file or a built-in name; its workload section, default "default") or
 from --spec, a workload spec in YAML or JSON. --duration 0 runs until
-interrupted; Ctrl-C then writes what was recorded and exits 0.
+interrupted, and so do literal targets without --duration, a scenario or a
+spec, as in vegeta; Ctrl-C then writes what was recorded and exits 0.
+
+vegeta's spellings: attack takes vegeta attack's command lines as vegeta's
+README writes them: single-dash long flags (-rate=50/1s -duration=5s
+-targets=FILE), -format json (vegeta's JSON targets; --targets-format
+here), -header/-H, -body, -name, -timeout, -connections, -keepalive,
+-max-body, -output, -insecure. A command line with a single-dash long flag
+writes vegeta's gob results, as vegeta attack does, unless --format says
+otherwise. vegeta flags attack does not take are refused with the reason.
 
 Exit status: 0, or 1 when every measured request failed, 2 for bad input,
 130 when interrupted during a timed run (what was recorded is written).`,
@@ -91,6 +111,9 @@ Exit status: 0, or 1 when every measured request failed, 2 for bad input,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.scenario = args[0]
+			}
+			if o.targets == "stdin" {
+				o.targets = "-" // vegeta's name for standard input
 			}
 			o.stdin = cmd.InOrStdin()
 			o.stdinHasData = stdinHasData(o.stdin)
@@ -101,8 +124,16 @@ Exit status: 0, or 1 when every measured request failed, 2 for bad input,
 	f.StringVar(&o.target, loadgen.FlagTarget, "", "`URL` to attack: a base URL (http://127.0.0.1:8080) for the workload's classes, or a URL with a path or query sent as given")
 	f.StringVar(&o.targets, "targets", "", "read targets in vegeta's http format from `FILE` (\"-\": standard input)")
 	f.StringVar(&o.spec, loadgen.FlagSpec, "", "workload spec `FILE` (YAML or JSON) instead of a scenario")
-	f.StringVarP(&o.out, loadgen.FlagOut, "o", "", "write the results to `FILE` (default: standard output)")
-	f.StringVar(&o.format, "format", formatLbbench, "results format: lbbench (measurement JSON), vegeta (vegeta's gob, what \"vegeta attack\" writes), vegeta-json or vegeta-csv (vegeta's JSON lines or CSV)")
+	f.StringVarP(&o.out, loadgen.FlagOut, "o", "", "write the results to `FILE` (default: standard output; vegeta's -output too)")
+	f.StringVar(&o.format, "format", formatLbbench, "results format: lbbench (measurement JSON), vegeta (vegeta's gob, what \"vegeta attack\" writes), vegeta-json or vegeta-csv (vegeta's JSON lines or CSV); vegeta's -format is --targets-format")
+	f.StringVar(&o.targetsFormat, "targets-format", loadgen.TargetsHTTP, "format of --targets and standard input: http (\"METHOD URL\", header lines, @body) or json (a JSON object a line: method, url, header, body in base64), as vegeta's -format")
+	f.StringArrayVarP(&o.headers, "header", "H", nil, "add the request header `\"NAME: VALUE\"` to every request (repeatable)")
+	f.StringVar(&o.body, "body", "", "request body `FILE` of every literal target that has none of its own")
+	f.StringVar(&o.name, "name", "", "the attack's `NAME` in vegeta's results (vegeta report and plot group by it)")
+	f.DurationVar(&o.timeout, "timeout", 0, "request timeout (overrides the workload's; vegeta's default is 30s)")
+	f.IntVar(&o.connections, "connections", 0, "client connections the generator opens, each carrying one request at a time (overrides the workload's)")
+	f.BoolVar(&o.keepAlive, "keepalive", true, "reuse client connections; --keepalive=false opens one per request (overrides the workload's)")
+	f.Int64Var(&o.maxBody, "max-body", 0, fmt.Sprintf("`BYTES` of each response body vegeta's results keep (0: none; -1: as many as lbbench keeps, %d)", loadgen.MaxBodyCap))
 	f.StringVar(&o.raw, "raw", "", "also write lbbench's per-request CSV (intended time, send lag, corrected latency, ...; not vegeta's CSV, see --format vegeta-csv) to `FILE`")
 	f.Var(&o.rate, "rate", "intended rate: requests per second (960) or per duration like vegeta (50/1s, 1/100ms); overrides the workload's constant or poisson rate")
 	f.DurationVar(&o.duration, "duration", 0, "measured duration, 0 for until interrupted (overrides the workload)")
@@ -111,6 +142,7 @@ Exit status: 0, or 1 when every measured request failed, 2 for bad input,
 	f.BoolVarP(&o.insecure, "insecure", "k", false, "do not verify an https target's certificate")
 	f.BoolVarP(&o.quiet, loadgen.FlagQuiet, "q", false, "no summary on standard error")
 	f.BoolVar(&o.live, loadgen.FlagLive, false, "print the live figures (loadgen.LiveStats) as a JSON line per second on standard error")
+	f.SetNormalizeFunc(normalizeAttack)
 	return cmd
 }
 
@@ -153,20 +185,35 @@ func (r *rateFlag) Set(v string) error {
 func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, stdout, stderr io.Writer) (err error) {
 	switch o.format {
 	case formatLbbench, formatVegeta, formatVegetaJSON, formatVegetaCSV:
+	case loadgen.TargetsHTTP, loadgen.TargetsJSON:
+		return fmt.Errorf("attack: --format %s: --format is the results' format; the targets' format (vegeta's -format %s) is --targets-format %s", o.format, o.format, o.format)
 	default:
 		return fmt.Errorf("attack: --format %q: want %s, %s, %s or %s", o.format, formatLbbench, formatVegeta, formatVegetaJSON, formatVegetaCSV)
 	}
-	entry, tgts, err := attackTargets(o)
+	req, err := requestExtras(o)
 	if err != nil {
 		return err
+	}
+	entry, tgts, err := attackTargets(o, req)
+	if err != nil {
+		return err
+	}
+	if tgts == nil && req.body != nil {
+		return errors.New("attack: --body is the body of literal targets; the workload's classes (--target with a base URL) have none")
 	}
 
 	spec, forever, err := attackSpec(o, changed, tgts != nil)
 	if err != nil {
 		return err
 	}
+	if forever && !changed("duration") && !o.quiet {
+		fmt.Fprintln(stderr, "attack: no --duration: running until interrupted, as vegeta does (Ctrl-C writes the results)")
+	}
 
-	opts := loadgen.Options{Targets: tgts, Insecure: o.insecure}
+	opts := loadgen.Options{Targets: tgts, Insecure: o.insecure, Name: o.name, MaxBody: req.maxBody}
+	if tgts == nil {
+		opts.Header = req.header
+	}
 	if o.raw != "" {
 		f, err := files.Create(o.raw)
 		if err != nil {
@@ -331,7 +378,8 @@ func attackSpec(o attackOptions, changed func(string) bool, literal bool) (spec 
 	if changed("rate") {
 		spec.Arrival.RatePerSec = o.rate.perSec
 	}
-	forever = changed("duration") && o.duration == 0
+	// Literal targets on their own run until interrupted, as vegeta's do.
+	forever = (changed("duration") && o.duration == 0) || (literal && !changed("duration") && o.spec == "" && o.scenario == "")
 	if changed("duration") {
 		if o.duration < 0 {
 			return spec, false, fmt.Errorf("attack: --duration must not be negative, got %s", o.duration)
@@ -343,6 +391,21 @@ func attackSpec(o attackOptions, changed func(string) bool, literal bool) (spec 
 	}
 	if forever {
 		spec.Duration = untilInterrupted(spec)
+	}
+	if changed("timeout") {
+		if o.timeout <= 0 {
+			return spec, false, fmt.Errorf("attack: --timeout must be positive, got %s", o.timeout)
+		}
+		spec.Timeout = o.timeout
+	}
+	if changed("connections") {
+		if o.connections < 1 {
+			return spec, false, fmt.Errorf("attack: --connections must be at least 1, got %d", o.connections)
+		}
+		spec.Clients.Connections = o.connections
+	}
+	if changed("keepalive") {
+		spec.Clients.KeepAlive = &o.keepAlive
 	}
 	if changed("max-in-flight") {
 		if o.inFlight < 1 {
@@ -377,7 +440,7 @@ func untilInterrupted(spec workloads.Spec) time.Duration {
 // the targets: from --targets, standard input, or a --target URL with a
 // path or query. tgts is nil when the workload's classes are sent to the
 // base URL entry.
-func attackTargets(o attackOptions) (entry string, tgts []vegeta.Target, err error) {
+func attackTargets(o attackOptions, req extras) (entry string, tgts []vegeta.Target, err error) {
 	fromStdin := o.targets == "-" || (o.targets == "" && o.target == "" && o.stdinHasData)
 	switch {
 	case o.target != "" && o.targets != "":
@@ -395,7 +458,7 @@ func attackTargets(o attackOptions) (entry string, tgts []vegeta.Target, err err
 		if (u.Path == "" || u.Path == "/") && u.RawQuery == "" {
 			return o.target, nil, nil // a base URL: the workload's classes
 		}
-		tgts = []vegeta.Target{{Method: "GET", URL: o.target}}
+		tgts = []vegeta.Target{{Method: "GET", URL: o.target, Header: req.header, Body: req.body}}
 	} else {
 		var src io.Reader = o.stdin
 		name := "standard input"
@@ -407,7 +470,7 @@ func attackTargets(o attackOptions) (entry string, tgts []vegeta.Target, err err
 			defer f.Close()
 			src, name = f, o.targets
 		}
-		tgts, err = loadgen.ReadTargets(src)
+		tgts, err = loadgen.ReadTargetsAs(src, o.targetsFormat, req.body, req.header)
 		if err != nil {
 			return "", nil, fmt.Errorf("attack: %s: %w", name, err)
 		}
@@ -418,3 +481,49 @@ func attackTargets(o attackOptions) (entry string, tgts []vegeta.Target, err err
 	}
 	return entry, tgts, nil
 }
+
+// extras are what vegeta's -header, -body and -max-body add to requests
+// and results.
+type extras struct {
+	header  http.Header
+	body    []byte // nil: none
+	maxBody int64
+}
+
+// requestExtras reads --header, --body and --max-body.
+func requestExtras(o attackOptions) (extras, error) {
+	var x extras
+	for _, h := range o.headers {
+		k, v, ok := strings.Cut(h, ":")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" {
+			return x, fmt.Errorf("attack: --header %q: want \"NAME: VALUE\"", h)
+		}
+		if x.header == nil {
+			x.header = http.Header{}
+		}
+		x.header.Add(k, v)
+	}
+	if o.body != "" {
+		b, err := files.Read(o.body, maxBodyFile)
+		if err != nil {
+			return x, fmt.Errorf("attack: --body: %w", err)
+		}
+		x.body = b
+	}
+	switch {
+	case o.maxBody == -1:
+		x.maxBody = loadgen.MaxBodyCap
+	case o.maxBody < -1 || o.maxBody > loadgen.MaxBodyCap:
+		return x, fmt.Errorf("attack: --max-body %d: want 0 to %d bytes (-1: %d)", o.maxBody, loadgen.MaxBodyCap, loadgen.MaxBodyCap)
+	default:
+		x.maxBody = o.maxBody
+	}
+	if x.maxBody > 0 && o.format == formatLbbench {
+		return x, errors.New("attack: --max-body keeps bodies in vegeta's results: give --format vegeta, vegeta-json or vegeta-csv")
+	}
+	return x, nil
+}
+
+// maxBodyFile bounds a --body file: every request holds it.
+const maxBodyFile = 16 << 20

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -213,7 +214,8 @@ func TestAttackHTTPSInsecure(t *testing.T) {
 }
 
 // TestAttackUntilInterrupted: --duration 0 runs until Ctrl-C, then writes
-// what it recorded and exits 0; vegeta report reads it.
+// what it recorded and exits 0; vegeta report reads it. So does a literal
+// target with no duration at all, as in vegeta.
 func TestAttackUntilInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: builds vegeta")
@@ -223,7 +225,10 @@ func TestAttackUntilInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	interrupted := func(args ...string) {
 		t.Helper()
-		c := exec.Command(bin, append([]string{"attack", "--rate", "100/1s", "--duration", "0"}, args...)...)
+		if args[0] != "-rate=100/1s" {
+			args = append([]string{"--rate", "100/1s", "--duration", "0"}, args...)
+		}
+		c := exec.Command(bin, append([]string{"attack"}, args...)...)
 		c.Dir = dir
 		c.Stdin = strings.NewReader(fmt.Sprintf("GET http://127.0.0.1:%d/work?ms=1\n", port))
 		var out bytes.Buffer
@@ -258,18 +263,166 @@ func TestAttackUntilInterrupted(t *testing.T) {
 		t.Errorf("interrupted after about 1.5 s at 100/s: duration %s, intended rate %.1f/s, %d requests, %d errors", m.Duration, m.IntendedRate, m.Requests, m.Errors)
 	}
 
-	interrupted("-o", "r.bin", "--format", "vegeta")
-	rep, code := sh(t, dir, vegeta+" report < r.bin")
-	n := regexp.MustCompile(`Requests\s+\[total, rate, throughput\]\s+(\d+),`).FindStringSubmatch(rep)
-	if code != 0 || n == nil {
-		t.Fatalf("vegeta report: exit %d: %s", code, rep)
+	for _, args := range [][]string{
+		{"-o", "r.bin", "--format", "vegeta"},
+		{"-rate=100/1s", "-output=r.bin"}, // vegeta's spelling, no duration
+	} {
+		interrupted(args...)
+		rep, code := sh(t, dir, vegeta+" report < r.bin")
+		n := regexp.MustCompile(`Requests\s+\[total, rate, throughput\]\s+(\d+),`).FindStringSubmatch(rep)
+		if code != 0 || n == nil {
+			t.Fatalf("%q: vegeta report: exit %d: %s", args, code, rep)
+		}
+		// About 150 sent in 1.5 s; the interrupt's timing is loose on a busy
+		// machine, but nothing at all, or a full 8 s default, would be wrong.
+		if n, _ := strconv.Atoi(n[1]); n < 50 || n > 600 {
+			t.Errorf("%q: %d requests recorded in about 1.5 s at 100/s", args, n)
+		}
+		if !regexp.MustCompile(`Success\s+\[ratio\]\s+100\.00%`).MatchString(rep) {
+			t.Errorf("%q: not all successful:\n%s", args, rep)
+		}
 	}
-	// About 150 sent in 1.5 s; the interrupt's timing is loose on a busy
-	// machine, but nothing at all, or a full 10 s default, would be wrong.
-	if n, _ := strconv.Atoi(n[1]); n < 50 || n > 600 {
-		t.Errorf("%d requests recorded in about 1.5 s at 100/s", n)
+}
+
+// TestAttackVegetaCommandLines runs command lines from vegeta's README
+// (vegeta v12's, "vegeta" replaced by lbbench, localhost by the test's
+// workers, a duration added where the README's run forever) and reads
+// their output with the real vegeta: the same report, Bytes In included,
+// as the same line run by vegeta itself.
+func TestAttackVegetaCommandLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: builds vegeta, attacks for 5 s")
 	}
-	if !regexp.MustCompile(`Success\s+\[ratio\]\s+100\.00%`).MatchString(rep) {
-		t.Errorf("not all successful:\n%s", rep)
+	vegeta := vegetaCLI(t)
+	port := startAttackWorkers(t)
+	dir := t.TempDir()
+	report := func(tool string) (requests, bytesIn string) {
+		t.Helper()
+		// README: echo "GET http://localhost/" | vegeta attack -duration=5s | tee results.bin | vegeta report
+		line := fmt.Sprintf(`echo "GET http://127.0.0.1:%d/work?ms=1" | %s attack -duration=2s | tee results.bin | %s report`, port, tool, vegeta)
+		out, code := sh(t, dir, line)
+		t.Logf("%s\n%s", line, out)
+		if code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+		r := regexp.MustCompile(`Requests\s+\[total, rate, throughput\]\s+(\d+),`).FindStringSubmatch(out)
+		b := regexp.MustCompile(`Bytes In\s+\[total, mean\]\s+(\d+, [\d.]+)`).FindStringSubmatch(out)
+		if r == nil || b == nil {
+			t.Fatalf("no Requests or Bytes In line in vegeta report's output")
+		}
+		return r[1], b[1]
+	}
+	n, in := report(bin)
+	vn, vin := report(vegeta)
+	if n != "100" || n != vn || in != vin || in != "300, 3.00" {
+		t.Errorf("lbbench: %s requests, bytes in %s; vegeta: %s requests, bytes in %s; want 100 each (50/s for 2 s), 3 bytes each", n, in, vn, vin)
+	}
+
+	// README: echo "GET http://:80" | vegeta attack -name=50qps -rate=50 -duration=5s > results.50qps.bin
+	out, code := sh(t, dir, fmt.Sprintf(`echo "GET http://127.0.0.1:%d/work?ms=1" | %s attack -name=50qps -rate=50 -duration=1s > results.50qps.bin && %s encode --to json results.50qps.bin`, port, bin, vegeta))
+	if code != 0 || strings.Count(out, `"attack":"50qps"`) != 50 {
+		t.Errorf("-name=50qps: exit %d, %d of 50 results named 50qps:\n%.600s", code, strings.Count(out, `"attack":"50qps"`), out)
+	}
+}
+
+// TestAttackVegetaRequestFlags: vegeta's JSON targets (the README's jq
+// line, as jq prints it), -header, -body, -timeout, -connections,
+// -keepalive and -max-body reach the server and the results as in vegeta.
+func TestAttackVegetaRequestFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: builds vegeta")
+	}
+	vegeta := vegetaCLI(t)
+	var mu sync.Mutex
+	var got []string // "METHOD BODY CONTENT-TYPE X-A" per request
+	conns := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, fmt.Sprintf("%s %s %s %s", r.Method, b, r.Header.Get("Content-Type"), strings.Join(r.Header.Values("X-A"), ",")))
+		mu.Unlock()
+		if r.URL.Query().Get("slow") != "" {
+			time.Sleep(300 * time.Millisecond)
+		}
+		io.WriteString(w, "0123456789")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	dir := t.TempDir()
+	// reset returns the requests and connections so far and starts over.
+	reset := func() ([]string, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		g, c := got, conns
+		got, conns = nil, 0
+		return g, c
+	}
+	reset()
+
+	// README: jq -ncM '{method: "GET", url: "http://localhost:8080", body: "Hello" | @base64, header: {"Content-Type": ["text/plain"]}}' |
+	//   vegeta attack -format=json -rate=100 | vegeta encode
+	jq := fmt.Sprintf(`{"method":"GET","url":"%s/","body":"SGVsbG8=","header":{"Content-Type":["text/plain"]}}`, srv.URL)
+	out, code := sh(t, dir, fmt.Sprintf(`echo '%s' | %s attack -format=json -rate=100 -duration=500ms -H 'X-A: 1' -header='X-A: 2' -max-body=4 | %s encode`, jq, bin, vegeta))
+	if code != 0 {
+		t.Fatalf("JSON targets: exit %d: %s", code, out)
+	}
+	g, _ := reset()
+	if len(g) != 50 || g[0] != "GET Hello text/plain 1,2" {
+		t.Errorf("JSON targets with -H and -header: %d requests, first %q; want 50, \"GET Hello text/plain 1,2\"", len(g), g)
+	}
+	// vegeta encode prints JSON lines: bytes out 5 ("Hello"), bytes in
+	// the whole 10, the body cut at -max-body's 4 ("0123", base64 MDEyMw==).
+	if c := strings.Count(out, `"bytes_out":5,"bytes_in":10,`); c != 50 || !strings.Contains(out, `"body":"MDEyMw=="`) {
+		t.Errorf("%d of 50 results with bytes out 5 and in 10, body cut to 4 bytes: %v:\n%.500s", c, strings.Contains(out, `"body":"MDEyMw=="`), out)
+	}
+
+	// -body for http-format targets, -keepalive=false: a connection a request.
+	os.WriteFile(filepath.Join(dir, "body.txt"), []byte("B"), 0o644)
+	out, code = sh(t, dir, fmt.Sprintf(`echo "POST %s/" | %s attack -body=body.txt -keepalive=false -rate=50 -duration=400ms -output=k.bin && %s report k.bin`, srv.URL, bin, vegeta))
+	g, c := reset()
+	if code != 0 || len(g) != 20 || g[0] != "POST B  " {
+		t.Errorf("-body: exit %d, %d requests, first %q; want 20, \"POST B  \": %s", code, len(g), g, out)
+	}
+	if c != 20 {
+		t.Errorf("-keepalive=false: %d connections for 20 requests", c)
+	}
+
+	// -timeout 100ms against a 300 ms answer: every request times out;
+	// -connections 1 keeps one connection open at a time.
+	os.WriteFile(filepath.Join(dir, "targets.txt"), []byte("GET "+srv.URL+"/?slow=1\n"), 0o644)
+	out, code = sh(t, dir, fmt.Sprintf(`%s attack -timeout=100ms -connections=1 -rate=5 -duration=1s -targets=targets.txt --format lbbench -o m.json`, bin))
+	m, err := results.ReadMeasurement(filepath.Join(dir, "m.json"))
+	if err != nil {
+		t.Fatalf("exit %d: %v: %s", code, err, out)
+	}
+	if code != 1 || m.Requests != 5 || m.Errors != 5 || m.Generator.Connections != 1 {
+		t.Errorf("-timeout=100ms against 300 ms answers, -connections=1: exit %d, %d requests, %d errors, %d connections; want exit 1, 5, 5, 1", code, m.Requests, m.Errors, m.Generator.Connections)
+	}
+}
+
+// TestAttackRefusesVegetaFlagsItLacks: a vegeta flag attack does not
+// take is refused by name, with the reason, not as a shorthand puzzle.
+func TestAttackRefusesVegetaFlagsItLacks(t *testing.T) {
+	t.Parallel()
+	for line, want := range map[string]string{
+		`%s attack -lazy -rate=5 </dev/null`:                     "-lazy is a vegeta attack flag lbbench does not take",
+		`%s attack -workers 4 --target http://127.0.0.1:1/`:      "-workers is a vegeta attack flag",
+		`echo '{"method":"GET"}' | %s attack -duration=1s`:       "they look like vegeta's JSON targets: give --targets-format json",
+		`%s attack -rat=5 </dev/null`:                            "unknown flag -rat",
+		`%s attack --format json --target http://127.0.0.1:1/`:   "--targets-format json",
+		`%s attack -max-body=-2 --target http://127.0.0.1:1/x`:   "--max-body -2: want 0 to",
+		`%s attack -header=nocolon --target http://127.0.0.1:1/`: `--header "nocolon": want "NAME: VALUE"`,
+	} {
+		out, code := sh(t, t.TempDir(), fmt.Sprintf(line, bin))
+		if code != 2 || !strings.Contains(out, want) {
+			t.Errorf("%s: exit %d, want 2 and %q:\n%s", line, code, want, out)
+		}
 	}
 }

@@ -22,7 +22,8 @@ var examples = map[string]string{
   lbbench run --driver docker --rate 50/1s --duration 20s`,
 	"lbbench attack": `  echo "GET http://127.0.0.1:8080/work" | lbbench attack --rate 50/1s --duration 5s
   lbbench attack --targets targets.txt --rate 1/100ms --duration 0 -o r.bin --format vegeta   # Ctrl-C ends it
-  lbbench attack --target http://127.0.0.1:8080/work default -o m.json   # a scenario's workload`,
+  lbbench attack --target http://127.0.0.1:8080/work default -o m.json   # a scenario's workload
+  echo "GET http://127.0.0.1:8080/" | lbbench attack -duration=5s | tee results.bin | vegeta report   # vegeta's spelling`,
 	"lbbench serve": `  lbbench serve --workers 8 --listen reuseport --port 8080 --admin 127.0.0.1:9000
   lbbench serve --workers 4 --listen shared --port 8080
   curl 127.0.0.1:9000/stats            # per-worker counters`,

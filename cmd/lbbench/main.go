@@ -23,7 +23,12 @@ func main() {
 	// an ignored one, is reset for the processes lbbench starts.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := interruptContext(os.Stderr, HardStopGrace, exitNow)
-	err := newRootCmd().ExecuteContext(ctx)
+	root := newRootCmd()
+	args, err := rootArgs(root, os.Args[1:])
+	if err == nil {
+		root.SetArgs(args)
+		err = root.ExecuteContext(ctx)
+	}
 	stop()
 	os.Exit(exitCode(err))
 }

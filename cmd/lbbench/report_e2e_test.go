@@ -39,7 +39,7 @@ const reportScenario = `name: '` + evilName + `'
 ` + smallWorkers + `variants:
   - {name: rp, topology: reuseport}
   - {name: lc, topology: proxy, proxy: {policy: least_conn, upstream_keepalive: false}}
-repeat: 1
+repeat: 3
 validity: {max_send_lag_p99: 1s, max_rate_error: 0.5}
 `
 
@@ -109,6 +109,42 @@ func eval[T any](t *testing.T, p *browser.Page, expr string) T {
 	return v
 }
 
+// cutTables names each table whose box scrolls sideways (its table
+// wider than the box), with the widths.
+const cutTables = `Array.from(document.querySelectorAll(".scroll")).filter(e => e.scrollWidth > e.clientWidth + 1).map(e => {
+	const t = e.querySelector("table");
+	return (t && t.id || "table after " + (e.previousElementSibling ? e.previousElementSibling.textContent.slice(0, 40) : "?")) + ": " + e.scrollWidth + " px in " + e.clientWidth;
+})`
+
+// smallPlotText names each plot text drawn under 10 CSS px tall.
+const smallPlotText = `Array.from(document.querySelectorAll("figure.plot svg text")).filter(e => {
+	const r = e.getBoundingClientRect();
+	return r.width > 0 && r.height < 10;
+}).map(e => e.closest("figure").id + ": " + e.textContent + " " + e.getBoundingClientRect().height.toFixed(1) + " px")`
+
+// overlappingTicks names each pair of tick labels of one axis whose drawn
+// boxes overlap.
+const overlappingTicks = `(() => {
+	const out = [];
+	for (const ax of document.querySelectorAll("figure.plot g.axis")) {
+		const rows = {};
+		for (const e of ax.querySelectorAll("text")) {
+			const r = e.getBoundingClientRect();
+			const k = e.getAttribute("y") + (e.getAttribute("text-anchor") === "end" && e.getAttribute("x") < 100 ? "y" : "x");
+			(rows[k] = rows[k] || []).push({t: e.textContent, r});
+		}
+		for (const k in rows) {
+			const r = rows[k].sort((a, b) => a.r.left - b.r.left);
+			for (let i = 1; i < r.length; i++) {
+				if (r[i].r.left < r[i-1].r.right - 0.5 && r[i].r.top < r[i-1].r.bottom && r[i-1].r.top < r[i].r.bottom) {
+					out.push(ax.closest("figure").id + ": " + r[i-1].t + " / " + r[i].t);
+				}
+			}
+		}
+	}
+	return out;
+})()`
+
 func TestReportInChromium(t *testing.T) {
 	exe := browsertest.Require(t)
 	out := runReportScenario(t)
@@ -116,7 +152,7 @@ func TestReportInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Scenario.Name != evilName || len(res.Runs) != 2 {
+	if res.Scenario.Name != evilName || len(res.Runs) != 6 {
 		t.Fatalf("scenario %q with %d runs", res.Scenario.Name, len(res.Runs))
 	}
 	report := filepath.Join(out, "report.html")
@@ -173,6 +209,31 @@ func TestReportInChromium(t *testing.T) {
 			t.Errorf("print: %d bytes, %v", len(pdf), err)
 		}
 	})
+	t.Run("desktop 1280", func(t *testing.T) {
+		// At a laptop's 1280 px every table shows all its columns: no box
+		// scrolls sideways, so no column is cut at its edge.
+		p := openClean(t, exe, report, browser.WithViewport(1280, 900, 1, false))
+		if w := eval[int](t, p, `document.documentElement.scrollWidth`); w > 1280 {
+			t.Errorf("page is %d px wide in a 1280 px window", w)
+		}
+		cut := eval[[]string](t, p, cutTables)
+		if len(cut) > 0 {
+			t.Errorf("tables wider than their box at 1280 px (columns cut behind a scrollbar): %q", cut)
+		}
+		if n := eval[int](t, p, `document.querySelectorAll(".scroll table").length`); n < 4 {
+			t.Errorf("%d tables checked, want the summary, runs, proxy and more", n)
+		}
+		shot, err := p.Screenshot(context.Background(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img, err := png.Decode(bytes.NewReader(shot)); err != nil || img.Bounds().Dx() != 1280 {
+			t.Errorf("screenshot at 1280 px: %v", err)
+		}
+		if dir := os.Getenv("LBBENCH_SCREENSHOT_DIR"); dir != "" {
+			os.WriteFile(filepath.Join(dir, "e2e-report-1280.png"), shot, 0o644)
+		}
+	})
 	t.Run("phone", func(t *testing.T) {
 		p := openClean(t, exe, report, browser.WithViewport(390, 844, 2, true))
 		// Nothing makes the page wider than the phone: wide tables scroll
@@ -182,6 +243,19 @@ func TestReportInChromium(t *testing.T) {
 		}
 		if w := eval[float64](t, p, `document.querySelector("#hdr-plot svg").getBoundingClientRect().width`); w > 390 || w < 300 {
 			t.Errorf("plot is %g px wide on a 390 px phone", w)
+		}
+		// Labels stay readable: as drawn, no plot's text is under 10 CSS
+		// px, and no two tick labels of an axis overlap.
+		if small := eval[[]string](t, p, smallPlotText); len(small) > 0 {
+			t.Errorf("plot text under 10 px on a phone: %q", small)
+		}
+		if overlaps := eval[[]string](t, p, overlappingTicks); len(overlaps) > 0 {
+			t.Errorf("tick labels overlap on a phone: %q", overlaps)
+		}
+		if dir := os.Getenv("LBBENCH_SCREENSHOT_DIR"); dir != "" {
+			if shot, err := p.Screenshot(context.Background(), true); err == nil {
+				os.WriteFile(filepath.Join(dir, "e2e-report-390.png"), shot, 0o644)
+			}
 		}
 	})
 	t.Run("report command", func(t *testing.T) {
@@ -201,7 +275,7 @@ func TestReportInChromium(t *testing.T) {
 				t.Error(err)
 			}
 		}
-		if logs, _ := filepath.Glob(filepath.Join(again, "hlog", "*.hlog")); len(logs) != 2 {
+		if logs, _ := filepath.Glob(filepath.Join(again, "hlog", "*.hlog")); len(logs) != 6 {
 			t.Errorf("interval logs %q, want one per run", logs)
 		}
 		// Verdicts beside the results become a table and junit.xml.
@@ -294,7 +368,7 @@ func TestRunLiveProgressOnTerminal(t *testing.T) {
 	}
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "live.yaml")
-	live := strings.NewReplacer("duration: 1s", "duration: 3s",
+	live := strings.NewReplacer("duration: 1s", "duration: 3s", "repeat: 3", "repeat: 1",
 		"  - {name: lc, topology: proxy, proxy: {policy: least_conn, upstream_keepalive: false}}\n", "",
 		"'"+evilName+"'", "live").Replace(reportScenario)
 	os.WriteFile(scen, []byte(live), 0o644)
