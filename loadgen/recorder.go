@@ -10,8 +10,8 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/lbbench/lbbench/internal/csvcell"
+	"github.com/lbbench/lbbench/internal/monoclock"
 	"github.com/lbbench/lbbench/results"
-
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -106,6 +106,8 @@ func (r *recorder) add(res *vegeta.Result) {
 	}
 	if failed {
 		sample.ErrorKind = errorKind(res)
+	} else {
+		sample.Wait, sample.ConnWait, sample.Waited = waits(res.Headers, intended, corrected)
 	}
 	m.Record(sample)
 	worker := -1
@@ -201,3 +203,34 @@ func (r *recorder) finish() (*results.Measurement, error) {
 	}
 	return m, nil
 }
+
+// waits reads a worker's stamps (workloads.TimesHeader) from an answer's
+// headers: how long after its intended send time the request began, and
+// its connection was accepted (0 if before). ok is false without stamps,
+// and for stamps that cannot be of this host's clock: a start before the
+// request was due (by more than a clock reading's error) or after its
+// answer came back.
+func waits(h map[string][]string, intended time.Time, corrected time.Duration) (wait, connWait time.Duration, ok bool) {
+	v := h[workloads.TimesHeader]
+	if len(v) == 0 || !monoclock.Valid() {
+		return 0, 0, false
+	}
+	st, ok := workloads.ParseTimes(v[0])
+	if !ok {
+		return 0, 0, false
+	}
+	due := monoclock.Of(intended)
+	wait = time.Duration(st.Began - due)
+	if wait < -clockSlop || wait > corrected+clockSlop {
+		return 0, 0, false
+	}
+	if st.Accepted > due {
+		connWait = time.Duration(st.Accepted - due)
+	}
+	return max(wait, 0), min(connWait, max(wait, 0)), true
+}
+
+// clockSlop is how far a worker's stamp may fall outside the request's
+// own span on one clock: the calibration of monoclock.Of in each process
+// is a few microseconds.
+const clockSlop = 100 * time.Microsecond

@@ -110,6 +110,9 @@ type page struct {
 	Proxies     []proxyView
 	Engines     []engineRow
 	Clients     []clientView
+	// Waits has a row per variant when any variant's wait was measured.
+	Waits       []waitView
+	WaitHeads   []string
 	ErrorKinds  []string
 	Errors      []errorRow
 	Verdicts    []verdictView
@@ -120,6 +123,27 @@ type page struct {
 	Bursts      []claims.VariantMaxLoad
 	Envs        []envView
 	ScenarioDoc string
+}
+
+// waitView is one variant's row of the wait table; Cells is nil when its
+// wait was not measured.
+type waitView struct {
+	Name  string
+	Style style
+	Cells []string
+}
+
+// buildWaits is the wait table: nil when no variant measured wait.
+func buildWaits(sums []VariantSummary, styles map[string]style) []waitView {
+	if !slices.ContainsFunc(sums, func(s VariantSummary) bool { return s.Wait != nil }) {
+		return nil
+	}
+	out := make([]waitView, len(sums))
+	for i, s := range sums {
+		cells, _ := waitRow(s)
+		out[i] = waitView{Name: s.Name, Style: styles[s.Name], Cells: cells}
+	}
+	return out
 }
 
 // clientView is one named client's merged figures in one variant.
@@ -271,6 +295,7 @@ func buildPage(r *results.Results, o options) (*page, error) {
 	p.Proxies = buildProxies(r.Runs)
 	p.Engines = engineRows(r)
 	p.Clients = buildClients(sums, styles)
+	p.Waits, p.WaitHeads = buildWaits(sums, styles), waitHeads
 	p.Verdicts, p.VerdictSum = buildVerdicts(o.verdicts)
 	p.Claims, p.ClaimSum = buildClaims(claims.Judge(r))
 	p.Bursts = claims.BurstComparisons(r)

@@ -63,6 +63,11 @@ type VariantSummary struct {
 	// Clients merges each named client's figures over merged runs, in the
 	// workload's order; empty without named clients.
 	Clients []ClientSummary
+	// Wait summarizes the merged runs' wait (results.Measurement.Wait)
+	// and ConnWait their connection wait; nil when no run measured it.
+	Wait, ConnWait *results.Summary
+	// Waited counts the requests whose wait was measured.
+	Waited uint64
 }
 
 // ClientSummary is one named client's figures over merged runs.
@@ -96,6 +101,8 @@ type ClassSummary struct {
 	Latency  results.Summary
 	// Histogram is the class's merged latency histogram (µs).
 	Histogram *results.Histogram
+	// Wait summarizes the class's merged wait; nil when not measured.
+	Wait *results.Summary
 }
 
 // Summarize groups r's runs by variant, in scenario order, merging their
@@ -208,13 +215,26 @@ func summarize(name string, runs []results.Run) (VariantSummary, error) {
 		if h == nil {
 			h = results.NewHistogram()
 		}
-		s.Classes = append(s.Classes, ClassSummary{Name: c.Name, Requests: uint64(h.TotalCount()), Latency: h.Summarize(), Histogram: h})
+		s.Classes = append(s.Classes, ClassSummary{Name: c.Name, Requests: uint64(h.TotalCount()), Latency: h.Summarize(), Histogram: h, Wait: summaryOf(c.Wait)})
+	}
+	s.Wait, s.ConnWait = summaryOf(m.Wait), summaryOf(m.ConnWait)
+	if s.Wait != nil {
+		s.Waited = uint64(m.Wait.TotalCount())
 	}
 	return s, nil
 }
 
 // acrossMetrics are the percentiles given an interval across runs.
-var acrossMetrics = []string{results.MetricP50, results.MetricP99, results.MetricP999}
+var acrossMetrics = []string{results.MetricP50, results.MetricP99, results.MetricP999, results.MetricWaitP99, results.MetricWaitP999}
+
+// summaryOf summarizes h; nil for a histogram that holds nothing.
+func summaryOf(h *results.Histogram) *results.Summary {
+	if h == nil || h.Histogram == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	s := h.Summarize()
+	return &s
+}
 
 // addProxy adds a run's proxy counters p to the totals t (nil: none yet);
 // a run without a proxy leaves t as it is.

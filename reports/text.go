@@ -57,6 +57,7 @@ func WriteText(w io.Writer, r *results.Results) error {
 
 	writeAcross(w, sums, width)
 	writeCPU(w, sums, width)
+	writeWait(w, sums, width)
 	fmt.Fprintf(w, "\nresponses per worker (all merged runs)\n")
 	for _, s := range sums {
 		parts := make([]string, len(s.Workers))
@@ -229,6 +230,61 @@ func acrossCell(s VariantSummary, name string) string {
 	}
 	return fmt.Sprintf("[%s, %s]", numfmt.Dur(ci[0]), numfmt.Dur(ci[1]))
 }
+
+// writeWait shows, where workers stamped their answers, how long requests
+// waited before a worker began them, and for their connection.
+func writeWait(w io.Writer, sums []VariantSummary, width int) {
+	if !slices.ContainsFunc(sums, func(s VariantSummary) bool { return s.Wait != nil }) {
+		return
+	}
+	fmt.Fprintf(w, "\nwait before a worker began (its stamp minus the intended send time; service excluded)\n")
+	fmt.Fprintf(w, "  %-*s  %9s  %9s  %9s  %9s  %14s  %s\n", width, "variant", "p50", "p99", "p99.9", "max", "conn wait p99.9", "p99.9 by class")
+	for _, s := range sums {
+		if s.Wait == nil {
+			fmt.Fprintf(w, "  %-*s  not measured (no worker stamp)\n", width, s.Name)
+			continue
+		}
+		var classes []string
+		for _, c := range s.Classes {
+			if c.Wait != nil {
+				classes = append(classes, c.Name+" "+numfmt.Dur(c.Wait.P999))
+			}
+		}
+		conn := "-"
+		if s.ConnWait != nil {
+			conn = numfmt.Dur(s.ConnWait.P999)
+		}
+		fmt.Fprintf(w, "  %-*s  %9s  %9s  %9s  %9s  %14s  %s\n", width, s.Name, numfmt.Dur(s.Wait.P50), numfmt.Dur(s.Wait.P99),
+			numfmt.Dur(s.Wait.P999), numfmt.Dur(s.Wait.Max), conn, strings.Join(classes, ", "))
+	}
+}
+
+// waitRow is one variant's wait figures as the markdown and HTML tables
+// show them; ok is false when its wait was not measured.
+func waitRow(s VariantSummary) (cells []string, ok bool) {
+	if s.Wait == nil {
+		return nil, false
+	}
+	conn := "-"
+	if s.ConnWait != nil {
+		conn = numfmt.Dur(s.ConnWait.P999)
+	}
+	var classes []string
+	for _, c := range s.Classes {
+		if c.Wait != nil {
+			classes = append(classes, c.Name+" "+numfmt.Dur(c.Wait.P999))
+		}
+	}
+	p999 := numfmt.Dur(s.Wait.P999)
+	if c := acrossCell(s, results.MetricWaitP999); c != "" {
+		p999 += " " + c
+	}
+	return []string{strconv.FormatUint(s.Waited, 10), numfmt.Dur(s.Wait.P50), numfmt.Dur(s.Wait.P99), p999,
+		numfmt.Dur(s.Wait.Max), conn, strings.Join(classes, ", ")}, true
+}
+
+// waitHeads are waitRow's column names.
+var waitHeads = []string{"stamped", "p50", "p99", "p99.9", "max", "conn wait p99.9", "p99.9 by class"}
 
 // writeCPU writes each variant's CPU time per request by role and the
 // spread of CPU over its workers, when runs measured CPU.

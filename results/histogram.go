@@ -52,6 +52,19 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 	return time.Duration(h.ValueAtQuantile(q*100)) * time.Microsecond
 }
 
+// CountAbove is how many values of h lie above d, at the histogram's
+// resolution: a value counts when its bucket starts above d.
+func (h *Histogram) CountAbove(d time.Duration) uint64 {
+	v := d.Microseconds()
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.From > v {
+			n += b.Count
+		}
+	}
+	return uint64(n)
+}
+
 // MergeFrom adds every value of o to h. Dropping any value is an error:
 // merged figures must be lossless.
 func (h *Histogram) MergeFrom(o *Histogram) error {

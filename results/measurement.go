@@ -1,6 +1,7 @@
 package results
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -37,6 +38,17 @@ type Measurement struct {
 	Uncorrected  *Histogram `json:"uncorrected"`
 	SendLag      *Histogram `json:"send_lag"`
 	ErrorLatency *Histogram `json:"error_latency"`
+	// Wait is, per request whose worker stamped its answer
+	// (workloads.TimesHeader), when the worker began it minus its
+	// intended send time: the time it waited before a worker started on
+	// it, queueing in a proxy, in the kernel's accept queue or in the
+	// worker included, its own service excluded. ConnWait is when the
+	// worker accepted the request's connection minus the intended send
+	// time, 0 for a connection accepted before the request was due. Both
+	// are nil when nothing was stamped ("not measured": an exec'd server,
+	// a proxy that hides the header, or a worker on another host's clock).
+	Wait     *Histogram `json:"wait,omitempty"`
+	ConnWait *Histogram `json:"conn_wait,omitempty"`
 	// Classes, in the workload's order.
 	Classes []Class `json:"classes"`
 	// Clients has one entry per named client, when the workload has them.
@@ -164,6 +176,7 @@ func (m *Measurement) Merge(o *Measurement) error {
 	for _, p := range []struct{ dst, src **Histogram }{
 		{&m.Latency, &o.Latency}, {&m.Uncorrected, &o.Uncorrected},
 		{&m.SendLag, &o.SendLag}, {&m.ErrorLatency, &o.ErrorLatency},
+		{&m.Wait, &o.Wait}, {&m.ConnWait, &o.ConnWait},
 	} {
 		if err := mergeInto(p.dst, *p.src); err != nil {
 			return err
@@ -276,6 +289,9 @@ func (m *Measurement) mergeParts(o *Measurement) error {
 		if err := mergeInto(&mc.Latency, c.Latency); err != nil {
 			return fmt.Errorf("class %s: %w", c.Name, err)
 		}
+		if err := mergeInto(&mc.Wait, c.Wait); err != nil {
+			return fmt.Errorf("class %s: %w", c.Name, err)
+		}
 	}
 	for _, c := range o.Clients {
 		i := slices.IndexFunc(m.Clients, func(mc Client) bool { return mc.Name == c.Name })
@@ -321,6 +337,9 @@ func MergeRuns(runs []Run) (*Measurement, error) {
 		if err := m.SendLag.MergeFrom(run.SendLag); err != nil {
 			return nil, fmt.Errorf("results: %s: %w", run.ID, err)
 		}
+		if err := errors.Join(mergeInto(&m.Wait, run.Wait), mergeInto(&m.ConnWait, run.ConnWait)); err != nil {
+			return nil, fmt.Errorf("results: %s: %w", run.ID, err)
+		}
 		m.Requests += run.Requests
 		m.Errors += run.Errors
 		if err := m.mergeParts(&run.Measurement); err != nil {
@@ -344,10 +363,13 @@ func mergeInto(dst **Histogram, src *Histogram) error {
 }
 
 // Summarize fills every Summary field of m's classes, clients and steps
-// from its histogram.
+// from its histogram. A wait histogram that holds nothing becomes nil: not
+// measured, rather than a wait of zero.
 func (m *Measurement) Summarize() {
+	m.Wait, m.ConnWait = nonEmpty(m.Wait), nonEmpty(m.ConnWait)
 	for i := range m.Classes {
 		m.Classes[i].Summary = m.Classes[i].Latency.Summarize()
+		m.Classes[i].Wait = nonEmpty(m.Classes[i].Wait)
 	}
 	for i := range m.Clients {
 		m.Clients[i].Summary = m.Clients[i].Latency.Summarize()
@@ -355,6 +377,14 @@ func (m *Measurement) Summarize() {
 	for i := range m.Steps {
 		m.Steps[i].Summary = m.Steps[i].Latency.Summarize()
 	}
+}
+
+// nonEmpty is h, or nil if it holds no value.
+func nonEmpty(h *Histogram) *Histogram {
+	if h == nil || h.Histogram == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	return h
 }
 
 // ErrorKindsString says error kinds and their counts, most first: "500:

@@ -51,6 +51,13 @@ const (
 	MetricCPUPerRequest = "cpu_per_request"
 	MetricCPU           = "cpu"
 	MetricCPUSkew       = "cpu_skew"
+	// MetricWaitP99 and MetricWaitP999 read Run.Wait.
+	MetricWaitP50  = "wait_p50"
+	MetricWaitP99  = "wait_p99"
+	MetricWaitP999 = "wait_p99.9"
+	// MetricSlow and MetricSlowShare count responses above a duration.
+	MetricSlow      = "slow"
+	MetricSlowShare = "slow_share"
 )
 
 // CPURoles are the roles CPU metrics take: a ProcessCPU role, or "all".
@@ -84,6 +91,26 @@ var Metrics = []Metric{
 				return 0, "no per-worker counts in run " + r.ID
 			}
 			return r.Skew(), ""
+		}},
+	waitQuantile(MetricWaitP50, 0.50, "median wait of each run: when a worker began a request minus its intended send time"),
+	waitQuantile(MetricWaitP99, 0.99, "99th percentile wait of each run (see wait_p50)"),
+	waitQuantile(MetricWaitP999, 0.999, "99.9th percentile wait of each run (see wait_p50)"),
+	{MetricDef: scenario.MetricDef{Name: MetricSlow, Kind: scenario.KindStat, Arg: scenario.ArgDuration,
+		Help: "responses slower than DURATION (corrected latency) in each run, failures included: slow(variant, 20ms)"},
+		Unit: "count", HigherIsWorse: true,
+		Read: func(r *Run, arg string, _ int) (float64, string) {
+			n, why := slowCount(r, arg)
+			return float64(n), why
+		}},
+	{MetricDef: scenario.MetricDef{Name: MetricSlowShare, Kind: scenario.KindStat, Arg: scenario.ArgDuration,
+		Help: "the share of responses slower than DURATION in each run: slow_share(variant, 20ms)"},
+		Unit: "fraction", HigherIsWorse: true,
+		Read: func(r *Run, arg string, _ int) (float64, string) {
+			n, why := slowCount(r, arg)
+			if why != "" {
+				return 0, why
+			}
+			return float64(n) / float64(r.Requests), ""
 		}},
 	{MetricDef: scenario.MetricDef{Name: MetricCPUPerRequest, Kind: scenario.KindStat, Arg: scenario.ArgName, Choices: CPURoles,
 		Help: "CPU time per request of role NAME (workers, proxy, generator, or all) over each run's load, warm-up included"},
@@ -203,6 +230,30 @@ func quantile(name string, q float64, benchUnit, help string, verdict bool) Metr
 			}
 			return float64(r.Latency.Quantile(q)), ""
 		}}
+}
+
+// waitQuantile is a percentile of the run's wait (Measurement.Wait).
+func waitQuantile(name string, q float64, help string) Metric {
+	return Metric{MetricDef: stat(name, help), Unit: "ns", HigherIsWorse: true,
+		Read: func(r *Run, _ string, _ int) (float64, string) {
+			if r.Wait == nil || r.Wait.Histogram == nil || r.Wait.TotalCount() == 0 {
+				return 0, "wait not measured in run " + r.ID + " (its workers do not stamp their answers)"
+			}
+			return float64(r.Wait.Quantile(q)), ""
+		}}
+}
+
+// slowCount is how many of run r's responses took longer than the
+// duration arg.
+func slowCount(r *Run, arg string) (uint64, string) {
+	d, err := time.ParseDuration(arg)
+	if err != nil || d <= 0 {
+		return 0, fmt.Sprintf("%q is not a positive duration", arg)
+	}
+	if r.Latency == nil || r.Latency.Histogram == nil || r.Requests == 0 {
+		return 0, "no latency recorded in run " + r.ID
+	}
+	return r.Latency.CountAbove(d), ""
 }
 
 func count(name, help string, f func(r *Run) float64) Metric {

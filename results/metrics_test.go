@@ -88,7 +88,7 @@ func TestMetricDefs(t *testing.T) {
 		default:
 			t.Errorf("%s: kind %q", m.Name, m.Kind)
 		}
-		if m.Arg != "" && m.Arg != scenario.ArgIndex && m.Arg != scenario.ArgName {
+		if m.Arg != "" && m.Arg != scenario.ArgIndex && m.Arg != scenario.ArgName && m.Arg != scenario.ArgDuration {
 			t.Errorf("%s: argument %q", m.Name, m.Arg)
 		}
 		if m.Help == "" || m.Unit == "" {

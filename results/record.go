@@ -18,10 +18,12 @@ func NewMeasurement(spec workloads.Spec) Measurement {
 		Uncorrected:  NewHistogram(),
 		SendLag:      NewHistogram(),
 		ErrorLatency: NewHistogram(),
+		Wait:         NewHistogram(),
+		ConnWait:     NewHistogram(),
 		ByWorker:     map[int]uint64{},
 	}
 	for _, c := range spec.Classes {
-		m.Classes = append(m.Classes, Class{Name: c.Name, Latency: NewHistogram()})
+		m.Classes = append(m.Classes, Class{Name: c.Name, Latency: NewHistogram(), Wait: NewHistogram()})
 	}
 	if spec.Arrival.Kind == workloads.Steps {
 		start := time.Duration(0)
@@ -47,6 +49,10 @@ type Sample struct {
 	// Measurement.ErrorKinds).
 	Failed    bool
 	ErrorKind string
+	// Waited says the worker stamped the answer: Wait and ConnWait (see
+	// Measurement) are known.
+	Waited         bool
+	Wait, ConnWait time.Duration
 	// Class is the request's index in Measurement.Classes and Client its
 	// named client's in Measurement.Clients; -1 (or any index out of
 	// range) for none.
@@ -72,9 +78,18 @@ func (m *Measurement) Record(s Sample) {
 		m.ErrorKinds[s.ErrorKind]++
 		m.ErrorLatency.RecordDuration(s.Latency)
 	}
+	if s.Waited && m.Wait != nil {
+		m.Wait.RecordDuration(s.Wait)
+	}
+	if s.Waited && m.ConnWait != nil {
+		m.ConnWait.RecordDuration(s.ConnWait)
+	}
 	if s.Class >= 0 && s.Class < len(m.Classes) {
 		c := &m.Classes[s.Class]
 		tally(&c.Requests, &c.Errors, c.Latency, s.Latency, s.Failed)
+		if s.Waited && c.Wait != nil {
+			c.Wait.RecordDuration(s.Wait)
+		}
 	}
 	if s.Client >= 0 && s.Client < len(m.Clients) {
 		c := &m.Clients[s.Client]

@@ -144,6 +144,8 @@ type Class struct {
 	Errors   uint64     `json:"errors"`
 	Latency  *Histogram `json:"latency"`
 	Summary  Summary    `json:"summary"`
+	// Wait is the class's share of Measurement.Wait; nil when not measured.
+	Wait *Histogram `json:"wait,omitempty"`
 }
 
 // WorkerResult is one worker's share of a run.

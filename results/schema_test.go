@@ -244,6 +244,8 @@ func fullMeasurement(t *testing.T, s scenario.Scenario) results.Measurement {
 		Uncorrected:  hist(ms, 2*ms, 2*ms, 39*ms),
 		SendLag:      hist(10*time.Microsecond, 50*time.Microsecond),
 		ErrorLatency: hist(10 * time.Second),
+		Wait:         hist(100*time.Microsecond, 3*ms),
+		ConnWait:     hist(0, 2*ms),
 		ByWorker:     map[int]uint64{0: 130, 1: 90, 2: 100, 3: 80},
 		IntendedRate: 200, AchievedRate: 199.5,
 		Generator: results.Generator{CPU: 120 * ms, MaxRSS: 30 << 20, Processes: 2, Streams: 2,
@@ -253,7 +255,7 @@ func fullMeasurement(t *testing.T, s scenario.Scenario) results.Measurement {
 		Bursts: &results.Bursts{Size: 4, Workers: 2, Loads: [][]int{{3, 1}, {2, 1}}, Unattributed: []int{0, 1}, Late: []int{1, 0}},
 	}
 	for _, c := range s.Workload.Classes {
-		m.Classes = append(m.Classes, results.Class{Name: c.Name, Requests: 66, Errors: 1, Latency: hist(ms, 5*ms)})
+		m.Classes = append(m.Classes, results.Class{Name: c.Name, Requests: 66, Errors: 1, Latency: hist(ms, 5*ms), Wait: hist(200 * time.Microsecond)})
 	}
 	for _, c := range s.Workload.Clients.Named {
 		m.Clients = append(m.Clients, results.Client{Name: c.Name, Share: c.Share, Requests: 200, Errors: 1, Latency: hist(2 * ms)})

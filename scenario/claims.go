@@ -337,6 +337,10 @@ func (s Scenario) validateTerm(t Term, m MetricDef) error {
 		if t.Index < 0 {
 			return fmt.Errorf("%s needs an integer second argument, %s(variant, N), got %q", t.Metric, t.Metric, t.Arg)
 		}
+	case ArgDuration:
+		if d, err := time.ParseDuration(t.Arg); err != nil || d <= 0 {
+			return fmt.Errorf("%s needs a positive duration as second argument, %s(variant, 20ms), got %q", t.Metric, t.Metric, t.Arg)
+		}
 	case ArgName:
 		if t.Arg == "" {
 			return fmt.Errorf("%s needs a name as second argument, %s(variant, NAME)", t.Metric, t.Metric)

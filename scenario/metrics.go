@@ -17,6 +17,8 @@ const (
 	ArgIndex = "index"
 	// ArgName is a name: class(v, short), pool(v, write).
 	ArgName = "name"
+	// ArgDuration is a positive duration: slow(v, 20ms).
+	ArgDuration = "duration"
 )
 
 // MetricDef is what the scenario language knows of a metric: its name in

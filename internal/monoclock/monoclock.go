@@ -34,5 +34,9 @@ func calibrate() calibration {
 // process's start if the clock could not be read (then Valid is false).
 func Now() int64 { return base.mono + int64(time.Since(base.t)) }
 
+// Of is t on CLOCK_MONOTONIC in nanoseconds, for a t of this process
+// (read with its monotonic reading, as time.Now gives it).
+func Of(t time.Time) int64 { return base.mono + int64(t.Sub(base.t)) }
+
 // Valid says whether Now reads CLOCK_MONOTONIC.
 func Valid() bool { return base.mono != 0 }

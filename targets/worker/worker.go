@@ -145,7 +145,8 @@ func (w *Worker) work(rw http.ResponseWriter, r *http.Request) {
 	w.active.Add(-1)
 	<-w.sem
 	if monoclock.Valid() {
-		rw.Header()[workloads.TimesHeader] = []string{workloads.FormatTimes(workloads.Times{Received: received, Began: began, Done: done})}
+		accepted, _ := r.Context().Value(acceptedKey{}).(int64)
+		rw.Header()[workloads.TimesHeader] = []string{workloads.FormatTimes(workloads.Times{Received: received, Began: began, Done: done, Accepted: accepted})}
 	}
 	// Count before responding, so a client that reads /stats after its
 	// response sees its request counted.
@@ -153,6 +154,10 @@ func (w *Worker) work(rw http.ResponseWriter, r *http.Request) {
 	rw.Header()["Content-Type"] = textPlain
 	rw.Write(okBody)
 }
+
+// acceptedKey is the context key of when the worker accepted a
+// connection, on CLOCK_MONOTONIC.
+type acceptedKey struct{}
 
 // raise sets m to v if v is larger.
 func raise(m *atomic.Int64, v int64) {
@@ -208,6 +213,12 @@ func (w *Worker) Serve(ctx context.Context, ln net.Listener, admin net.Listener)
 		Handler:           w.Handler(),
 		ReadHeaderTimeout: header,
 		IdleTimeout:       idle,
+		// When this worker took the connection: its requests' answers say
+		// so (workloads.Times.Accepted), and how long a request waited
+		// for it follows.
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, acceptedKey{}, monoclock.Now())
+		},
 		ConnState: func(c net.Conn, s http.ConnState) {
 			if s == http.StateNew {
 				w.connections.Add(1)

@@ -328,7 +328,8 @@ func TestSlowdownMultipliesService(t *testing.T) {
 }
 
 // TestTimesStamped: a worker stamps each answer with when it received the
-// request, began it and was done, on CLOCK_MONOTONIC: a request queued
+// request, began it and was done, and when it accepted the connection, on
+// CLOCK_MONOTONIC: a request queued
 // behind another is received at once but begun only when the first is
 // done, and each stamp is within the client's own view of the exchange.
 func TestTimesStamped(t *testing.T) {
@@ -348,6 +349,12 @@ func TestTimesStamped(t *testing.T) {
 		st, ok := workloads.ParseTimes(resp.Header.Get(workloads.TimesHeader))
 		if !ok || st.Received < before || st.Done > after {
 			t.Errorf("GET %s: %s %q (parsed %v), want three stamps within [%d, %d]", path, workloads.TimesHeader, resp.Header.Get(workloads.TimesHeader), ok, before, after)
+		}
+		// Each request has a connection of its own (the other is busy
+		// with the first): accepted after the client began, before the
+		// request was received.
+		if st.Accepted < before || st.Accepted > st.Received {
+			t.Errorf("GET %s: connection accepted at %d, want within [%d, %d]", path, st.Accepted, before, st.Received)
 		}
 		stamps <- st
 	}

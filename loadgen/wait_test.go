@@ -1,0 +1,84 @@
+package loadgen
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/internal/monoclock"
+	"github.com/lbbench/lbbench/workloads"
+)
+
+// stampingServer answers like a worker that holds each request for hold
+// before beginning it (a queue in front of it), and stamps its answers
+// with stamp(received, began, done), or not at all if stamp is nil.
+func stampingServer(t *testing.T, hold time.Duration, stamp func(received, began, done int64) string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received := monoclock.Now()
+		time.Sleep(hold)
+		began := monoclock.Now()
+		time.Sleep(time.Millisecond)
+		if stamp != nil {
+			w.Header().Set(workloads.TimesHeader, stamp(received, began, monoclock.Now()))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func waitSpec() workloads.Spec {
+	return workloads.Spec{
+		Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 200},
+		Duration: 500 * time.Millisecond,
+		Warmup:   -1, // none
+		Classes:  []workloads.Class{{Name: "a", Weight: 1}},
+	}.WithDefaults()
+}
+
+// TestWaitFromWorkerStamps: the wait recorded is when the server began a
+// request minus its intended send time; it is never guessed: without a
+// stamp, or with one that cannot be of this host's clock, it is not
+// measured.
+func TestWaitFromWorkerStamps(t *testing.T) {
+	honest := func(received, began, done int64) string {
+		return workloads.FormatTimes(workloads.Times{Received: received, Began: began, Done: done})
+	}
+	m, err := Attack(context.Background(), stampingServer(t, 20*time.Millisecond, honest), waitSpec(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Wait == nil || uint64(m.Wait.TotalCount()) != m.Requests || m.Classes[0].Wait == nil || m.Classes[0].Wait.TotalCount() != m.Wait.TotalCount() {
+		t.Fatalf("wait of %v requests recorded (class %v), want all %d", m.Wait, m.Classes[0].Wait, m.Requests)
+	}
+	// Held 20 ms before beginning: the wait is at least that, and less
+	// than the whole latency by at least the 1 ms of service.
+	if p50, lat := m.Wait.Quantile(0.5), m.Latency.Quantile(0.5); p50 < 20*time.Millisecond || p50 > lat-time.Millisecond {
+		t.Errorf("median wait %s, latency %s: want at least the 20 ms hold and under the latency", p50, lat)
+	}
+	// Fresh connections were accepted when their requests were due, or
+	// just after: a connection wait, never more than the wait.
+	if m.ConnWait == nil || m.ConnWait.Quantile(1) > m.Wait.Quantile(1) {
+		t.Errorf("connection wait %v beyond the wait %s", m.ConnWait, m.Wait.Quantile(1))
+	}
+
+	for name, stamp := range map[string]func(int64, int64, int64) string{
+		"no stamp": nil,
+		// A clock an hour away: another host's, or garbage.
+		"another clock": func(received, began, done int64) string {
+			h := int64(time.Hour)
+			return workloads.FormatTimes(workloads.Times{Received: received + h, Began: began + h, Done: done + h})
+		},
+		"malformed": func(int64, int64, int64) string { return "1 2" },
+	} {
+		m, err := Attack(context.Background(), stampingServer(t, 0, stamp), waitSpec(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Requests == 0 || m.Wait != nil || m.ConnWait != nil || m.Classes[0].Wait != nil {
+			t.Errorf("%s: wait %v, connection wait %v over %d requests: want not measured (nil)", name, m.Wait, m.ConnWait, m.Requests)
+		}
+	}
+}
