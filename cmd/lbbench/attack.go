@@ -127,7 +127,7 @@ Exit status: 0, or 1 when every measured request failed, 2 for bad input,
 	f.StringVarP(&o.out, loadgen.FlagOut, "o", "", "write the results to `FILE` (default: standard output; vegeta's -output too)")
 	f.StringVar(&o.format, "format", formatLbbench, "results format: lbbench (measurement JSON), vegeta (vegeta's gob, what \"vegeta attack\" writes), vegeta-json or vegeta-csv (vegeta's JSON lines or CSV); vegeta's -format is --targets-format")
 	f.StringVar(&o.targetsFormat, "targets-format", loadgen.TargetsHTTP, "format of --targets and standard input: http (\"METHOD URL\", header lines, @body) or json (a JSON object a line: method, url, header, body in base64), as vegeta's -format")
-	f.StringArrayVarP(&o.headers, "header", "H", nil, "add the request header `\"NAME: VALUE\"` to every request (repeatable)")
+	f.StringArrayVarP(&o.headers, "header", "H", nil, "add the request `HEADER`, written \"NAME: VALUE\", to every request (repeatable)")
 	f.StringVar(&o.body, "body", "", "request body `FILE` of every literal target that has none of its own")
 	f.StringVar(&o.name, "name", "", "the attack's `NAME` in vegeta's results (vegeta report and plot group by it)")
 	f.DurationVar(&o.timeout, "timeout", 0, "request timeout (overrides the workload's; vegeta's default is 30s)")

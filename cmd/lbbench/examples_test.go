@@ -46,6 +46,11 @@ func TestEveryCommandHasExamples(t *testing.T) {
 // checkExample parses args as root would, without running the command.
 func checkExample(t *testing.T, root *cobra.Command, where string, args []string) {
 	t.Helper()
+	args, err := rootArgs(root, args) // as main does: vegeta's spellings too
+	if err != nil {
+		t.Errorf("%s: example lbbench %s: %v", where, strings.Join(args, " "), err)
+		return
+	}
 	cmd, rest, err := root.Find(args)
 	if err != nil {
 		t.Errorf("%s: example lbbench %s: %v", where, strings.Join(args, " "), err)
