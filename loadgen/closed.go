@@ -41,6 +41,7 @@ func closedLoop(ctx context.Context, entry string, spec workloads.Spec) (*result
 	cpu0 := processCPU()
 	var opened uint64
 	var mu sync.Mutex
+	seq := 0 // requests sent so far, counted over the whole sequence (Order is Sequential then)
 	runClient := func(ci int, n workloads.NamedClient) error {
 		cs := spec
 		cs.Seed = spec.Seed + uint64(ci+1)*0x9e3779b97f4a7c15
@@ -61,7 +62,11 @@ func closedLoop(ctx context.Context, entry string, spec workloads.Spec) (*result
 			}
 			var r workloads.Request
 			if pattern != nil {
-				err = tg.TargetClass(&r, pattern[k%len(pattern)])
+				i := k
+				if c.OverSequence() {
+					i = seq
+				}
+				err = tg.TargetClass(&r, pattern[i%len(pattern)])
 			} else {
 				err = tg.Target(&r)
 			}
@@ -69,6 +74,9 @@ func closedLoop(ctx context.Context, entry string, spec workloads.Spec) (*result
 				return err
 			}
 			rec.do(ctx, tr, &r, spec.Timeout, ci)
+			if c.OverSequence() {
+				seq++ // sequential: one client at a time touches it
+			}
 			if c.Think > 0 && k+1 < n.Requests {
 				select {
 				case <-time.After(c.Think):

@@ -1,7 +1,9 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -231,5 +233,72 @@ func TestLateRequests(t *testing.T) {
 	stamped[2].stamps = workloads.Times{Received: 102 * ms, Began: 110 * ms, Done: 120 * ms} // queued behind the first: together
 	if got := lateRequests(stamped, 10*time.Millisecond); got != 0 {
 		t.Errorf("queued at a busy worker: %d late, want 0", got)
+	}
+}
+
+// TestClosedPatternOverSequence: the documented six-client sequence
+// (shares 1, 2, 4, 8, 16, 32, one after another) with every fifth request
+// an event. Counted over the whole sequence, requests 5, 10, ..., 60 are
+// the 12 events; counted per client (the default), only clients with five
+// or more requests have any: 1 + 3 + 6 = 10.
+func TestClosedPatternOverSequence(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("X-Worker", "0")
+	}))
+	defer srv.Close()
+	ka := true
+	var named []workloads.NamedClient
+	for _, n := range []int{1, 2, 4, 8, 16, 32} {
+		named = append(named, workloads.NamedClient{Name: fmt.Sprintf("c%d", n), Requests: n})
+	}
+	for _, tc := range []struct {
+		over          string
+		events        uint64
+		eventsByIndex []int // 1-based request numbers that are events
+	}{
+		{workloads.WholeSequence, 12, []int{5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60}},
+		// Client c8 is requests 8-15, c16 16-31, c32 32-63: their own
+		// fifth, tenth, ... requests.
+		{"", 10, []int{12, 20, 25, 30, 36, 41, 46, 51, 56, 61}},
+	} {
+		t.Run("over "+cmp.Or(tc.over, "client (default)"), func(t *testing.T) {
+			mu.Lock()
+			paths = nil
+			mu.Unlock()
+			spec := workloads.Spec{
+				Closed: &workloads.Closed{Order: workloads.Sequential, Pattern: []string{"read", "read", "read", "read", "event"}, PatternOver: tc.over},
+				Classes: []workloads.Class{
+					{Name: "read", Path: "/read", Weight: 4},
+					{Name: "event", Path: "/event", Weight: 1},
+				},
+				Clients: workloads.Clients{KeepAlive: &ka, Named: named},
+			}.WithDefaults()
+			if err := spec.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			m, err := Attack(context.Background(), srv.URL, spec, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Requests != 63 || m.Classes[1].Requests != tc.events || m.Classes[0].Requests != 63-tc.events {
+				t.Errorf("requests %d, reads %d, events %d; want 63, %d, %d", m.Requests, m.Classes[0].Requests, m.Classes[1].Requests, 63-tc.events, tc.events)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			var got []int
+			for i, p := range paths {
+				if p == "/event" {
+					got = append(got, i+1)
+				}
+			}
+			if !slices.Equal(got, tc.eventsByIndex) {
+				t.Errorf("events at requests %v, want %v", got, tc.eventsByIndex)
+			}
+		})
 	}
 }

@@ -107,7 +107,7 @@ func (r *recorder) add(res *vegeta.Result) {
 	if failed {
 		sample.ErrorKind = errorKind(res)
 	} else {
-		sample.Wait, sample.ConnWait, sample.Waited = waits(res.Headers, intended, corrected)
+		sample.Wait, sample.ConnWait, sample.Waited, sample.ConnWaited = waits(res.Headers, intended, corrected)
 	}
 	m.Record(sample)
 	worker := -1
@@ -207,27 +207,36 @@ func (r *recorder) finish() (*results.Measurement, error) {
 // waits reads a worker's stamps (workloads.TimesHeader) from an answer's
 // headers: how long after its intended send time the request began, and
 // its connection was accepted (0 if before). ok is false without stamps,
-// and for stamps that cannot be of this host's clock: a start before the
-// request was due (by more than a clock reading's error) or after its
-// answer came back.
-func waits(h map[string][]string, intended time.Time, corrected time.Duration) (wait, connWait time.Duration, ok bool) {
+// for stamps that name another clock than this process's (monoclock.Host:
+// another host, another boot, a time namespace) or none, and for stamps
+// that still cannot be of this clock: a start before the request was due
+// (by more than a clock reading's error) or after its answer came back. connOK is false, and connWait 0, when the server did
+// not stamp when it accepted the connection (an app behind a WSGI or ASGI
+// server cannot know).
+func waits(h map[string][]string, intended time.Time, corrected time.Duration) (wait, connWait time.Duration, ok, connOK bool) {
 	v := h[workloads.TimesHeader]
 	if len(v) == 0 || !monoclock.Valid() {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	st, ok := workloads.ParseTimes(v[0])
-	if !ok {
-		return 0, 0, false
+	if !ok || st.Clock == "" || st.Clock != monoclock.Host() {
+		// Not stamped on this process's clock, or not saying which clock:
+		// another host's stamps cannot be compared with ours.
+		return 0, 0, false, false
 	}
 	due := monoclock.Of(intended)
 	wait = time.Duration(st.Began - due)
 	if wait < -clockSlop || wait > corrected+clockSlop {
-		return 0, 0, false
+		return 0, 0, false, false
+	}
+	wait = max(wait, 0)
+	if st.Accepted == 0 {
+		return wait, 0, true, false
 	}
 	if st.Accepted > due {
 		connWait = time.Duration(st.Accepted - due)
 	}
-	return max(wait, 0), min(connWait, max(wait, 0)), true
+	return wait, min(connWait, wait), true, true
 }
 
 // clockSlop is how far a worker's stamp may fall outside the request's

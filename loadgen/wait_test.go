@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -11,20 +12,28 @@ import (
 	"github.com/lbbench/lbbench/workloads"
 )
 
+type acceptedKey struct{}
+
 // stampingServer answers like a worker that holds each request for hold
 // before beginning it (a queue in front of it), and stamps its answers
-// with stamp(received, began, done), or not at all if stamp is nil.
-func stampingServer(t *testing.T, hold time.Duration, stamp func(received, began, done int64) string) string {
+// with stamp(t) (t.Accepted is when it accepted the connection), or not
+// at all if stamp is nil.
+func stampingServer(t *testing.T, hold time.Duration, stamp func(workloads.Times) string) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		received := monoclock.Now()
 		time.Sleep(hold)
 		began := monoclock.Now()
 		time.Sleep(time.Millisecond)
 		if stamp != nil {
-			w.Header().Set(workloads.TimesHeader, stamp(received, began, monoclock.Now()))
+			accepted, _ := r.Context().Value(acceptedKey{}).(int64)
+			w.Header().Set(workloads.TimesHeader, stamp(workloads.Times{Accepted: accepted, Received: received, Began: began, Done: monoclock.Now(), Clock: monoclock.Host()}))
 		}
 	}))
+	srv.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, acceptedKey{}, monoclock.Now())
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -43,9 +52,7 @@ func waitSpec() workloads.Spec {
 // stamp, or with one that cannot be of this host's clock, it is not
 // measured.
 func TestWaitFromWorkerStamps(t *testing.T) {
-	honest := func(received, began, done int64) string {
-		return workloads.FormatTimes(workloads.Times{Received: received, Began: began, Done: done})
-	}
+	honest := workloads.FormatTimes
 	m, err := Attack(context.Background(), stampingServer(t, 20*time.Millisecond, honest), waitSpec(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -64,14 +71,40 @@ func TestWaitFromWorkerStamps(t *testing.T) {
 		t.Errorf("connection wait %v beyond the wait %s", m.ConnWait, m.Wait.Quantile(1))
 	}
 
-	for name, stamp := range map[string]func(int64, int64, int64) string{
+	// A server that does not say when it accepted (an app behind a WSGI
+	// or ASGI server): the wait is measured, the connection wait is not,
+	// rather than taken as zero.
+	noAccept := func(st workloads.Times) string {
+		st.Accepted = 0
+		return workloads.FormatTimes(st)
+	}
+	m, err = Attack(context.Background(), stampingServer(t, 0, noAccept), waitSpec(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Wait == nil || uint64(m.Wait.TotalCount()) != m.Requests || m.ConnWait != nil {
+		t.Errorf("without an accept stamp: wait %v over %d requests, connection wait %v; want the wait, and no connection wait", m.Wait, m.Requests, m.ConnWait)
+	}
+
+	for name, stamp := range map[string]func(workloads.Times) string{
 		"no stamp": nil,
-		// A clock an hour away: another host's, or garbage.
-		"another clock": func(received, began, done int64) string {
+		// A clock an hour away, named as ours: garbage.
+		"a clock an hour away": func(st workloads.Times) string {
 			h := int64(time.Hour)
-			return workloads.FormatTimes(workloads.Times{Received: received + h, Began: began + h, Done: done + h})
+			return workloads.FormatTimes(workloads.Times{Accepted: st.Accepted + h, Received: st.Received + h, Began: st.Began + h, Done: st.Done + h, Clock: st.Clock})
 		},
-		"malformed": func(int64, int64, int64) string { return "1 2" },
+		// Stamps that would fit, from a host named otherwise (another
+		// node whose clock happens to be close): not compared.
+		"another host's clock": func(st workloads.Times) string {
+			st.Clock = "0badc0de"
+			return workloads.FormatTimes(st)
+		},
+		// Stamps that name no clock (an older worker).
+		"no clock": func(st workloads.Times) string {
+			st.Clock = ""
+			return workloads.FormatTimes(st)
+		},
+		"malformed": func(workloads.Times) string { return "1 2" },
 	} {
 		m, err := Attack(context.Background(), stampingServer(t, 0, stamp), waitSpec(), Options{})
 		if err != nil {

@@ -24,8 +24,8 @@ const Driver = "sim"
 // Topologies lists the topologies Simulate models, sorted. The nginx and
 // HAProxy engines of the proxy and unix topologies are modelled by the
 // built-in policy of the same name; unix is proxy (the hop costs nothing
-// either way). The shared topology is not modelled: which worker takes a
-// connection from a shared socket depends on the accept strategy and the
+// either way). The shared and shared-unix topologies are not modelled:
+// which worker takes a connection from a shared socket depends on the accept strategy and the
 // kernel in ways the model does not capture.
 var Topologies = []string{scenario.L4, scenario.L7, scenario.L7Pools, scenario.Proxy, scenario.ReusePort, scenario.Unix}
 

@@ -51,7 +51,11 @@ func Combine(srcs []Source) (*results.Results, error) {
 			return nil, fmt.Errorf("reports: %s and %s: closed-loop results (latency as response time, hiding queueing) cannot be shown beside open-loop ones; report them apart", srcs[0].Path, src.Path)
 		}
 	}
-	out := &results.Results{Schema: first.Schema, Scenario: first.Scenario, Env: first.Env,
+	schema := first.Schema // the oldest source's: what a missing field means in all of them
+	for _, src := range srcs[1:] {
+		schema = min(schema, src.Results.Schema)
+	}
+	out := &results.Results{Schema: schema, Scenario: first.Scenario, Env: first.Env,
 		Started: first.Started, Finished: first.Finished, Complete: true}
 	out.Scenario.Variants = nil
 	out.Scenario.Repeat = 0

@@ -199,11 +199,11 @@ func TestReadFileRefusesInconsistentResults(t *testing.T) {
 		want string
 	}{
 		{"null", []byte("null"), "holds null"},
-		{"empty object", []byte("{}"), `has no "schema" field: not an lbbench results file (lbbench writes "schema": 1`},
+		{"empty object", []byte("{}"), `has no "schema" field: not an lbbench results file (lbbench writes "schema": 2`},
 		{"another tool's JSON", []byte(`{"latencies": {"p99": 1}}`), `has no "schema" field`},
-		{"schema 0", edit(func(d map[string]any) { d["schema"] = 0 }), "has schema 0; results files have schema 1 to 1"},
+		{"schema 0", edit(func(d map[string]any) { d["schema"] = 0 }), "has schema 0; results files have schema 1 to 2"},
 		{"schema -1", edit(func(d map[string]any) { d["schema"] = -1 }), "has schema -1"},
-		{"schema 99", edit(func(d map[string]any) { d["schema"] = 99 }), "has schema 99; this lbbench reads up to 1 (upgrade lbbench)"},
+		{"schema 99", edit(func(d map[string]any) { d["schema"] = 99 }), "has schema 99; this lbbench reads up to 2 (upgrade lbbench)"},
 		{"no runs", edit(func(d map[string]any) { d["runs"] = []any{} }), "holds no runs and no reason why"},
 		{"null runs", edit(func(d map[string]any) { d["runs"] = nil }), "holds no runs"},
 		{"no variants", edit(func(d map[string]any) { d["scenario"].(map[string]any)["variants"] = nil }), "its scenario has no variants"},

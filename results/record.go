@@ -49,10 +49,11 @@ type Sample struct {
 	// Measurement.ErrorKinds).
 	Failed    bool
 	ErrorKind string
-	// Waited says the worker stamped the answer: Wait and ConnWait (see
-	// Measurement) are known.
-	Waited         bool
-	Wait, ConnWait time.Duration
+	// Waited says the worker stamped the answer: Wait (see Measurement)
+	// is known; ConnWaited that it stamped when it accepted the
+	// connection too: ConnWait is known.
+	Waited, ConnWaited bool
+	Wait, ConnWait     time.Duration
 	// Class is the request's index in Measurement.Classes and Client its
 	// named client's in Measurement.Clients; -1 (or any index out of
 	// range) for none.
@@ -81,7 +82,7 @@ func (m *Measurement) Record(s Sample) {
 	if s.Waited && m.Wait != nil {
 		m.Wait.RecordDuration(s.Wait)
 	}
-	if s.Waited && m.ConnWait != nil {
+	if s.ConnWaited && m.ConnWait != nil {
 		m.ConnWait.RecordDuration(s.ConnWait)
 	}
 	if s.Class >= 0 && s.Class < len(m.Classes) {

@@ -13,7 +13,14 @@ import (
 
 // SchemaVersion is the version of the results file format. It changes only
 // when a field changes meaning or is removed; adding fields keeps it.
-const SchemaVersion = 1
+// Files of every version from 1 are read. History (docs/results.md):
+//
+//   - 1: the first format.
+//   - 2: wait and conn_wait (Measurement.Wait, ConnWait, Class.Wait). A
+//     missing wait now means the server sent no stamps (not measured); in a
+//     version 1 file it means the lbbench that wrote it did not measure
+//     waits at all.
+const SchemaVersion = 2
 
 // Results is everything one scenario run produced. It is written as JSON
 // after every run, so an interrupted scenario keeps the runs it finished.

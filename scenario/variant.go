@@ -34,7 +34,7 @@ const (
 // topologies renders each of them (a test checks that it renders exactly
 // these).
 func Topologies() []string {
-	return []string{L4, L7, L7Pools, Proxy, ReusePort, Shared, Unix}
+	return []string{L4, L7, L7Pools, Proxy, ReusePort, Shared, SharedUnix, Unix}
 }
 
 // Catalog is what the running lbbench supports beyond the scenario format
@@ -188,7 +188,7 @@ func (v Variant) Validate(cat Catalog) error {
 			return fieldErr("proxy.threads", "must be between 0 and %d (0: the proxy's default), got %d", MaxProxyThreads, t)
 		}
 		if v.Topology != Proxy && v.Topology != Unix && !balancerTopology(v.Topology) {
-			return fieldErr("proxy.threads", "is only for topologies with a proxy (%s, %s, %s, %s, %s)", Proxy, Unix, L4, L7, L7Pools)
+			return fieldErr("proxy.threads", "is only for topologies with a proxy (%s, %s, %s, %s, %s, %s)", Proxy, Unix, L4, L7, L7Pools, SharedUnix)
 		}
 	}
 	switch v.Topology {
@@ -230,7 +230,7 @@ const L7 = "l7"
 // balancerTopology reports whether topology runs the built-in balancer with
 // its full set of options.
 func balancerTopology(topology string) bool {
-	return topology == L4 || topology == L7 || topology == L7Pools
+	return topology == L4 || topology == L7 || topology == L7Pools || topology == SharedUnix
 }
 
 // balancerDefaults fills the proxy defaults of the balancer topologies:
@@ -268,7 +268,7 @@ func (v Variant) validateBalancer(policies []string, check func(string, map[stri
 			{"max_idle", p.MaxIdle != 0}, {"retries", p.Retries != 0}, {"pools", len(p.Pools) > 0},
 		} {
 			if f.set {
-				return fieldErr("proxy."+f.field, "is only for topologies %s, %s and %s (the built-in balancer)", L4, L7, L7Pools)
+				return fieldErr("proxy."+f.field, "is only for topologies %s, %s, %s and %s (the built-in balancer)", L4, L7, L7Pools, SharedUnix)
 			}
 		}
 		return nil
@@ -293,6 +293,8 @@ func (v Variant) validateBalancer(policies []string, check func(string, map[stri
 		return fieldErr("proxy.max_idle", "must be between 0 and %d (idle connections per worker; the client opens at most that many), got %d", workloads.MaxConnections, p.MaxIdle)
 	case p.MaxIdle > 0 && v.Topology == L4:
 		return fieldErr("proxy.max_idle", "needs a layer-7 topology (%s or %s): layer 4 keeps no idle connections", L7, L7Pools)
+	case p.Retries != 0 && v.Topology == SharedUnix:
+		return fieldErr("proxy.retries", "topology %s has one upstream, the shared socket: there is no other worker to retry on", SharedUnix)
 	case p.Retries < 0 || p.Retries >= MaxWorkers:
 		return fieldErr("proxy.retries", "must be between 0 and %d (other workers to try; there are at most %d workers), got %d", MaxWorkers-1, MaxWorkers, p.Retries)
 	}
@@ -412,12 +414,25 @@ func validatePools(pools []Pool, policies []string, check func(string, map[strin
 // depends on how the workers wait for it (Variant.Accept).
 const Shared = "shared"
 
+// SharedUnix runs N workers that inherit one listening Unix socket, as
+// Shared does on TCP, behind the built-in layer-7 proxy (a local front)
+// whose one upstream is that socket: which worker serves a request is
+// decided when a worker accepts the front's connection, so the front's
+// upstream keep-alive (on, off, close_after N) decides how often a busy
+// worker can be passed over. Worker options as Shared, proxy options as
+// L7 (no retries, no pools: there is one upstream).
+const SharedUnix = "shared-unix"
+
+// acceptTopology reports whether topology's workers share one inherited
+// socket, so that how they accept (Variant.Accept, MaxConns) matters.
+func acceptTopology(topology string) bool { return topology == Shared || topology == SharedUnix }
+
 // validateWorkerOptions checks the worker options of v: Accept and
 // MaxConns, which belong to the shared topology, and ServiceScale.
 func (v Variant) validateWorkerOptions(accept []string) error {
 	if v.Accept != "" {
-		if v.Topology != Shared {
-			return fieldErr("accept", "is an option of the shared topology only (topology is %q)", v.Topology)
+		if !acceptTopology(v.Topology) {
+			return fieldErr("accept", "is an option of the %s and %s topologies only (topology is %q)", Shared, SharedUnix, v.Topology)
 		}
 		if !slices.Contains(accept, v.Accept) {
 			return fieldErr("accept", "unknown accept strategy %q (known: %v)", v.Accept, accept)
@@ -427,8 +442,8 @@ func (v Variant) validateWorkerOptions(accept []string) error {
 		return fieldErr("service_scale", "must be between 0.1 and 10 (0: 1), got %g", v.ServiceScale)
 	}
 	if v.MaxConns != 0 {
-		if v.Topology != Shared {
-			return fieldErr("max_conns", "is an option of the shared topology only (topology is %q)", v.Topology)
+		if !acceptTopology(v.Topology) {
+			return fieldErr("max_conns", "is an option of the %s and %s topologies only (topology is %q)", Shared, SharedUnix, v.Topology)
 		}
 		if v.MaxConns < 0 {
 			return fieldErr("max_conns", "must be >= 0 (0: no limit), got %d", v.MaxConns)

@@ -137,7 +137,7 @@ func TestValidateBalancerVariants(t *testing.T) {
 		{"l4 ok", scenario.Variant{Name: "x", Topology: scenario.L4}, "", ""},
 		{"l7-pools ok", scenario.Variant{Name: "x", Topology: scenario.L7Pools, Proxy: pools(all, scenario.Pool{Name: "w-1", Prefix: "/e", Workers: []int{0, 1}})}, "", ""},
 		{"proxy keeps working", scenario.Variant{Name: "x", Topology: scenario.Proxy}, "", ""},
-		{"close_after on proxy", scenario.Variant{Name: "x", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{CloseAfter: 2}}, "proxy.close_after", "only for topologies l4, l7 and l7-pools"},
+		{"close_after on proxy", scenario.Variant{Name: "x", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{CloseAfter: 2}}, "proxy.close_after", "only for topologies l4, l7, l7-pools and shared-unix"},
 		{"pools on reuseport", scenario.Variant{Name: "x", Topology: scenario.ReusePort, Proxy: pools(all)}, "proxy.pools", ""},
 		{"other engine", scenario.Variant{Name: "x", Topology: scenario.L7, Proxy: scenario.ProxySpec{Engine: "nginx"}}, "proxy.engine", "built-in proxy only"},
 		{"unknown policy", scenario.Variant{Name: "x", Topology: scenario.L4, Proxy: scenario.ProxySpec{Policy: "fastest"}}, "proxy.policy", `unknown policy "fastest"`},

@@ -51,13 +51,19 @@ func renderBalancer(v scenario.Variant, w scenario.Workers, a *alloc, mode strin
 		Entry: "http://" + pw.listen,
 		Processes: []Process{
 			serve(w, prefork.Ports, a.a.Host(), pw.base, pw.wadmin),
-			{
-				Role:      RoleProxy,
-				Proxy:     cmd,
-				Health:    "http://" + pw.padmin + "/healthz",
-				Stats:     "http://" + pw.padmin + "/stats",
-				StatsKind: StatsProxy,
-			},
+			builtinProxy(cmd, pw.padmin),
 		},
 	}, nil
+}
+
+// builtinProxy is the process of the built-in proxy cmd, its admin API on
+// admin.
+func builtinProxy(cmd *balancer.Command, admin string) Process {
+	return Process{
+		Role:      RoleProxy,
+		Proxy:     cmd,
+		Health:    "http://" + admin + "/healthz",
+		Stats:     "http://" + admin + "/stats",
+		StatsKind: StatsProxy,
+	}
 }

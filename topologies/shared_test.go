@@ -2,6 +2,7 @@ package topologies
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -182,5 +183,65 @@ func TestRenderAcceptWhen(t *testing.T) {
 	var fe *field.Error
 	if err := (scenario.Workers{Count: 2, AcceptWhen: "sometimes"}).WithDefaults().Validate(); !errors.As(err, &fe) || fe.Field != "accept_when" {
 		t.Errorf("workers accept_when sometimes: %v, want an error on accept_when", err)
+	}
+}
+
+// TestRenderSharedUnix: the workers share one Unix socket (serve --listen
+// shared --socket-dir DIR, with the variant's accept strategy) and the
+// built-in layer-7 proxy in front has that socket as its one upstream,
+// with the variant's upstream keep-alive and close_after.
+func TestRenderSharedUnix(t *testing.T) {
+	off := false
+	for _, tc := range []struct {
+		name      string
+		proxy     scenario.ProxySpec
+		keepalive string
+		close     string
+	}{
+		{"keep-alive", scenario.ProxySpec{}, "true", ""},
+		{"close after 5", scenario.ProxySpec{CloseAfter: 5}, "true", "5"},
+		{"keep-alive off", scenario.ProxySpec{UpstreamKeepAlive: &off}, "false", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := scenario.Variant{Name: "f", Topology: scenario.SharedUnix, Accept: "poll", Proxy: tc.proxy}.WithDefaults()
+			if err := v.Validate(Catalog()); err != nil {
+				t.Fatal(err)
+			}
+			p, err := Render(v, scenario.Workers{Count: 4, AcceptWhen: "idle"}.WithDefaults(), &seqAlloc{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Processes) != 2 || p.Processes[0].Role != RoleWorkers || p.Processes[1].Role != RoleProxy {
+				t.Fatalf("processes %+v", p.Processes)
+			}
+			w, px := p.Processes[0].Args(), p.Processes[1].Args()
+			dir := arg(t, w, "--socket-dir")
+			if arg(t, w, "--listen") != "shared" || arg(t, w, "--accept") != "poll" || arg(t, w, "--accept-when") != "idle" || !strings.HasPrefix(dir, "/") {
+				t.Errorf("serve args %v", w)
+			}
+			if got, want := arg(t, px, "--upstreams"), "unix:"+filepath.Join(dir, "shared.sock"); got != want {
+				t.Errorf("proxy upstreams %s, want %s", got, want)
+			}
+			if arg(t, px, "--mode") != "l7" || p.Entry != "http://"+arg(t, px, "--listen") {
+				t.Errorf("proxy args %v, entry %s", px, p.Entry)
+			}
+			cmd := p.Processes[1].Proxy
+			if fmt.Sprint(cmd.UpstreamKeepAlive) != tc.keepalive || (tc.close != "" && fmt.Sprint(cmd.CloseAfter) != tc.close) {
+				t.Errorf("proxy keep-alive %v close after %d, want %s %s", cmd.UpstreamKeepAlive, cmd.CloseAfter, tc.keepalive, tc.close)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		v    scenario.Variant
+		want string
+	}{
+		{scenario.Variant{Name: "f", Topology: scenario.SharedUnix, Proxy: scenario.ProxySpec{Retries: 1}}, "no other worker to retry on"},
+		{scenario.Variant{Name: "f", Topology: scenario.SharedUnix, Proxy: scenario.ProxySpec{Engine: "nginx"}}, "built-in proxy only"},
+		{scenario.Variant{Name: "f", Topology: scenario.SharedUnix, Proxy: scenario.ProxySpec{Pools: []scenario.Pool{{Name: "a", Prefix: "/", Workers: []int{0}}}}}, "routing by path needs topology l7-pools"},
+		{scenario.Variant{Name: "f", Topology: scenario.L7, Accept: "poll"}, "accept: is an option of the shared and shared-unix topologies only"},
+	} {
+		if err := tc.v.WithDefaults().Validate(Catalog()); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error containing %q", tc.v, err, tc.want)
+		}
 	}
 }

@@ -20,6 +20,23 @@ const (
 // ClosedOrders lists the closed-loop orders.
 var ClosedOrders = []string{Parallel, Sequential}
 
+// What a closed-loop pattern counts over (Closed.PatternOver).
+const (
+	// PerClient counts each client's requests from its first: every client
+	// sends the pattern from its start, so a client's mix of classes is the
+	// same whatever its place in the order, and parallel clients are as
+	// deterministic as sequential ones.
+	PerClient = "client"
+	// WholeSequence counts the run's requests in the order they are sent,
+	// one counter for all clients one after another: "every fifth request"
+	// of the whole sequence, as in the documented layer-7 experiment. Only
+	// with Order Sequential (parallel clients have no one order).
+	WholeSequence = "sequence"
+)
+
+// PatternOvers lists what a pattern can count over.
+var PatternOvers = []string{PerClient, WholeSequence}
+
 // Closed makes a workload closed loop and deterministic: each named client
 // sends its fixed number of requests (NamedClient.Requests) one after
 // another on its connection, the next one only when the previous one is
@@ -37,7 +54,15 @@ type Closed struct {
 	// repeating: [read, read, read, read, event] makes every fifth request
 	// an event. Empty means classes drawn by weight from the seed.
 	Pattern []string `yaml:"pattern,omitempty" json:"pattern,omitempty"`
+	// PatternOver is what the pattern counts over: PerClient (empty means
+	// PerClient, the default: a client's mix does not depend on who ran
+	// before it, and parallel clients are deterministic too) or
+	// WholeSequence.
+	PatternOver string `yaml:"pattern_over,omitempty" json:"pattern_over,omitempty"`
 }
+
+// OverSequence reports whether c's pattern counts over the whole sequence.
+func (c *Closed) OverSequence() bool { return c != nil && c.PatternOver == WholeSequence }
 
 // Bursts replaces the arrival process with Count bursts of Size
 // simultaneous new connections, one request each; a burst starts Gap after
@@ -121,6 +146,18 @@ func (s Spec) validateDeterministic() error {
 		}
 		if c.Think < 0 {
 			return fieldErr("closed.think", "must be >= 0, got %s", c.Think)
+		}
+		switch c.PatternOver {
+		case "", PerClient:
+		case WholeSequence:
+			if len(c.Pattern) == 0 {
+				return fieldErr("closed.pattern_over", "counts a pattern's requests; there is no closed.pattern")
+			}
+			if c.Order != Sequential {
+				return fieldErr("closed.pattern_over", "%s needs order %s: parallel clients send in no one order, so a count over the whole sequence would not repeat", WholeSequence, Sequential)
+			}
+		default:
+			return fieldErr("closed.pattern_over", "unknown value %q (known: %s)", c.PatternOver, strings.Join(PatternOvers, ", "))
 		}
 		for i, name := range c.Pattern {
 			if !slices.ContainsFunc(s.Classes, func(cl Class) bool { return cl.Name == name }) {

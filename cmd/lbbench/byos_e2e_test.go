@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/lbbench/lbbench/results"
 )
@@ -98,6 +99,17 @@ repeat: 1
 		}
 		if busyWorkers < 2 {
 			t.Errorf("%s: responses on %d worker(s), want the load spread over more than one: %+v", run.ID, busyWorkers, run.Workers)
+		}
+		// The apps stamp through scenarios/apps/lbbench_times.py: the wait
+		// of every request is measured, the connection wait only where
+		// the server says when it accepted (the built-in worker).
+		if run.Wait == nil || uint64(run.Wait.TotalCount()) != run.Requests {
+			t.Errorf("%s: wait measured for %v of %d requests", run.ID, run.Wait, run.Requests)
+		} else if p50 := run.Wait.Quantile(0.5); p50 > 20*time.Millisecond {
+			t.Errorf("%s: wait p50 %s at about 25%% utilization", run.ID, p50)
+		}
+		if builtin := run.Variant == "builtin-idle"; (run.ConnWait != nil) != builtin {
+			t.Errorf("%s: connection wait %v; want it measured only for the built-in worker, which stamps its accepts", run.ID, run.ConnWait)
 		}
 		t.Logf("%s: %d requests, p99 %v, workers %+v", run.ID, run.Requests, run.Summary.P99, run.Workers)
 	}

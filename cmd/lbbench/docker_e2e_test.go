@@ -49,6 +49,7 @@ const allTopologies = `  - {name: reuseport, topology: reuseport}
   - {name: shared, topology: shared, accept: blocking}
   - {name: proxy, topology: proxy, proxy: {policy: least_conn}}
   - {name: unix, topology: unix, proxy: {policy: round_robin}}
+  - {name: front, topology: shared-unix, accept: poll, proxy: {close_after: 2}}
   - {name: l4, topology: l4, proxy: {policy: least_conn}}
   - {name: l7, topology: l7, proxy: {policy: p2c, upstream_keepalive: false}}
   - name: pools
@@ -72,7 +73,7 @@ func writeDockerScenario(t *testing.T, duration, variants string) string {
 
 func TestDockerEveryTopology(t *testing.T) {
 	if testing.Short() {
-		t.Skip("brings 9 variants up in containers")
+		t.Skip("brings 10 variants up in containers")
 	}
 	c := dockertest.Connect(t)
 	out := filepath.Join(t.TempDir(), "out")
@@ -105,6 +106,12 @@ func TestDockerEveryTopology(t *testing.T) {
 		if served < r.Requests {
 			t.Errorf("%s: workers counted %d requests, the generator %d", r.ID, served, r.Requests)
 		}
+		// The generator's container and the server's share the host's
+		// CLOCK_MONOTONIC and boot ID: every request's wait is measured,
+		// through every proxy (nginx and HAProxy pass the stamps on).
+		if r.Wait == nil || uint64(r.Wait.TotalCount()) != r.Requests-r.Errors {
+			t.Errorf("%s: wait measured for %v of %d requests across containers of one host", r.ID, r.Wait, r.Requests)
+		}
 		// Every container's log is in the output directory.
 		roles := []string{"generator", topologies.RoleWorkers}
 		if r.Proxy != nil || r.Engine != nil {
@@ -123,7 +130,7 @@ func TestDockerEveryTopology(t *testing.T) {
 			t.Errorf("engine versions %v: want %s's, from its image", res.Env.Engines, e)
 		}
 	}
-	for _, v := range []string{"reuseport", "shared", "proxy", "unix", "l4", "l7", "pools", "nginx", "haproxy"} {
+	for _, v := range []string{"reuseport", "shared", "proxy", "unix", "front", "l4", "l7", "pools", "nginx", "haproxy"} {
 		if !seen[v] {
 			t.Errorf("no run of %s", v)
 		}

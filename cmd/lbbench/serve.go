@@ -77,7 +77,7 @@ stdout, and serve goes on serving.`,
 	f.StringVar((*string)(&o.Listen), prefork.FlagListen, string(prefork.DefaultListen), "listen mode: reuseport, shared, ports or unix")
 	f.StringVar(&o.Host, prefork.FlagHost, prefork.DefaultHost, "address the workers listen on")
 	f.IntVar(&o.Port, prefork.FlagPort, 0, "shared port (reuseport, shared; 0 = kernel-chosen) or first worker's port (ports)")
-	f.StringVar(&o.SocketDir, prefork.FlagSocketDir, "", "directory of the workers' Unix sockets (unix mode: worker i on DIR/worker-i.sock)")
+	f.StringVar(&o.SocketDir, prefork.FlagSocketDir, "", "directory of the workers' Unix sockets (unix mode: worker i on DIR/worker-i.sock; shared mode: all on DIR/shared.sock instead of a port)")
 	f.StringVar(&o.Worker.Accept, prefork.FlagAccept, worker.DefaultAccept, "how workers accept: "+strings.Join(worker.AcceptStrategies(), ", "))
 	f.IntVar(&o.Worker.MaxConns, prefork.FlagMaxConns, 0, "connections a worker holds open before it stops accepting (0: no limit)")
 	f.DurationVar(&o.Worker.HeaderTimeout, prefork.FlagHeaderTimeout, 0, fmt.Sprintf("how long a client may take to send a request's headers before the worker closes its connection (0: %v)", worker.DefaultHeaderTimeout))

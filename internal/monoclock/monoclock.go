@@ -2,10 +2,15 @@
 // process on a Linux host shares, containers included (they share the
 // host's kernel and have no time namespace of their own), so that stamps
 // written by one process (a worker) can be compared with another's (the
-// next worker, the generator). Stamps from two hosts cannot be compared.
+// next worker, the generator). Stamps from two hosts cannot be compared;
+// Host names the clock, so that a reader can tell whether a stamp is of
+// its own.
 package monoclock
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -40,3 +45,60 @@ func Of(t time.Time) int64 { return base.mono + int64(t.Sub(base.t)) }
 
 // Valid says whether Now reads CLOCK_MONOTONIC.
 func Valid() bool { return base.mono != 0 }
+
+// bootIDFile holds the kernel's random ID of the current boot. It is not
+// namespaced: every process and container of one boot of one host reads
+// the same ID, and another host, or the same host after a reboot, reads
+// another.
+const bootIDFile = "/proc/sys/kernel/random/boot_id"
+
+// timeNSFile lists the clock offsets of the process's time namespace
+// (Linux 5.6+): a process in a time namespace with a monotonic offset
+// reads another CLOCK_MONOTONIC than its host.
+const timeNSFile = "/proc/self/timens_offsets"
+
+var host = hostID(bootIDFile, timeNSFile)
+
+// Host names this process's CLOCK_MONOTONIC: two processes whose Host is
+// equal (and not empty) read the same clock, so their stamps compare; ""
+// when it cannot be told. It is the first 8 hex digits of the boot's ID,
+// followed by "@OFFSET" when the process's time namespace moves the
+// monotonic clock by OFFSET nanoseconds.
+func Host() string { return host }
+
+// hostID computes Host from the boot ID and time namespace files.
+func hostID(bootFile, nsFile string) string {
+	b, err := os.ReadFile(bootFile)
+	if err != nil {
+		return ""
+	}
+	id := strings.ReplaceAll(strings.TrimSpace(string(b)), "-", "")
+	if len(id) < 8 {
+		return ""
+	}
+	id = strings.ToLower(id[:8])
+	for _, c := range id {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return ""
+		}
+	}
+	ns, err := os.ReadFile(nsFile)
+	if err != nil {
+		return id // no time namespaces on this kernel: the host's clock
+	}
+	for _, line := range strings.Split(string(ns), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || (f[0] != "monotonic" && f[0] != "1") {
+			continue
+		}
+		sec, err1 := strconv.ParseInt(f[1], 10, 64)
+		nsec, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return "" // cannot tell the offset
+		}
+		if off := sec*1e9 + nsec; off != 0 {
+			return id + "@" + strconv.FormatInt(off, 10)
+		}
+	}
+	return id
+}

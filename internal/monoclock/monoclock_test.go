@@ -1,6 +1,9 @@
 package monoclock
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -26,5 +29,47 @@ func TestNowIsClockMonotonic(t *testing.T) {
 			t.Fatalf("Now went back from %d to %d", prev, now)
 		}
 		prev = now
+	}
+}
+
+// TestHost: the clock's name is the boot ID's first 8 hex digits, with a
+// time namespace's monotonic offset when there is one; unreadable or
+// malformed files give "" (cannot tell), never a name that could match
+// another host's.
+func TestHost(t *testing.T) {
+	if Host() == "" {
+		t.Fatal("Host() is empty on Linux")
+	}
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	boot := write("boot", "D606DD9E-7346-4819-99f6-35d791363387\n")
+	for _, tc := range []struct {
+		name, boot, ns, want string
+	}{
+		{"no time namespaces", boot, filepath.Join(dir, "missing"), "d606dd9e"},
+		{"offset zero", boot, write("ns0", "monotonic           0         0\nboottime            0         0\n"), "d606dd9e"},
+		{"monotonic offset", boot, write("ns1", "monotonic        3600       500\nboottime            0         0\n"), "d606dd9e@3600000000500"},
+		{"numeric clock id", boot, write("ns2", "1 -2 0\n"), "d606dd9e@-2000000000"},
+		{"bad offset", boot, write("ns3", "monotonic x 0\n"), ""},
+		{"no boot id", filepath.Join(dir, "missing"), filepath.Join(dir, "missing"), ""},
+		{"short boot id", write("short", "abc\n"), filepath.Join(dir, "missing"), ""},
+		{"not hex", write("nothex", "zzzzzzzz-1\n"), filepath.Join(dir, "missing"), ""},
+	} {
+		if got := hostID(tc.boot, tc.ns); got != tc.want {
+			t.Errorf("%s: hostID = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	b, err := os.ReadFile(bootIDFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(strings.ReplaceAll(string(b), "-", ""), strings.Split(Host(), "@")[0]) {
+		t.Errorf("Host() %q is not of the boot ID %q", Host(), b)
 	}
 }

@@ -9,7 +9,9 @@ is busy, like an event-loop worker computing.
 
 Every response carries X-Worker, a small index (0, 1, ...) that each worker
 process claims on its first request by locking the first free lock file
-among its siblings' (so lbbench can count requests per worker).
+among its siblings' (so lbbench can count requests per worker), and
+X-Lbbench-Times (lbbench_times.py: when the app began the request, on the
+clock lbbench's generator reads, so lbbench measures each request's wait).
 
     gunicorn -w 8 --bind fd://3 busyapp:app      (WSGI, sync workers)
     uvicorn --fd 3 --workers 8 busyapp:asgi      (ASGI)
@@ -20,6 +22,8 @@ import os
 import tempfile
 import time
 from urllib.parse import parse_qs
+
+import lbbench_times
 
 _index = None
 _lock = None
@@ -69,16 +73,16 @@ def _work(path, query):
     return "200 OK", b"ok\n"
 
 
-def app(environ, start_response):
-    """The WSGI app."""
+def _app(environ, start_response):
+    """The WSGI app, unstamped."""
     status, body = _work(environ.get("PATH_INFO", "/"), environ.get("QUERY_STRING", ""))
     start_response(status, [("Content-Type", "text/plain"), ("Content-Length", str(len(body))),
                             ("X-Worker", str(_worker_index()))])
     return [body]
 
 
-async def asgi(scope, receive, send):
-    """The ASGI app; the work blocks the event loop on purpose."""
+async def _asgi(scope, receive, send):
+    """The ASGI app, unstamped; the work blocks the event loop on purpose."""
     if scope["type"] == "lifespan":
         while True:
             msg = await receive()
@@ -92,3 +96,7 @@ async def asgi(scope, receive, send):
                 "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode()),
                             (b"x-worker", str(_worker_index()).encode())]})
     await send({"type": "http.response.body", "body": body})
+
+
+app = lbbench_times.wsgi(_app)
+asgi = lbbench_times.asgi(_asgi)

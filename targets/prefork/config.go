@@ -23,7 +23,8 @@ const (
 	// Shared gives every worker the same listening socket, made once by the
 	// supervisor and inherited by each child, as a pre-forking server
 	// does; which worker gets a connection depends on how the workers wait
-	// (worker.Config.Accept).
+	// (worker.Config.Accept). The socket is on host:port, or a Unix socket
+	// when SocketDir is set.
 	Shared ListenMode = "shared"
 	// Ports gives worker i its own socket on host:(port+i), for a load
 	// balancer in front to choose among.
@@ -68,7 +69,9 @@ type Config struct {
 	// be 0). Unix mode ignores it.
 	Port int `yaml:"port" json:"port"`
 	// SocketDir is the directory of the workers' Unix sockets in Unix mode
-	// (required there; made if missing). Given in ReusePort mode it asks
+	// (required there; made if missing). In Shared mode it makes the one
+	// shared socket a Unix socket, SocketDir/shared.sock (SharedSocketPath),
+	// instead of a TCP port. Given in ReusePort mode it asks
 	// for SO_REUSEPORT on a Unix socket, which Start reports as an error.
 	SocketDir string `yaml:"socket_dir" json:"socket_dir"`
 	// Restart starts a worker again when it fails (exits with a non-zero
@@ -152,8 +155,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("prefork: port %d + %d workers runs past port 65535", c.Port, c.Workers)
 	case c.Listen == Unix && c.SocketDir == "":
 		return errors.New("prefork: socket dir must be set in unix mode, where worker i listens on DIR/worker-i.sock")
-	case c.SocketDir != "" && c.Listen != Unix && c.Listen != ReusePort:
-		return fmt.Errorf("prefork: socket dir is for unix mode; %s mode listens on TCP", c.Listen)
+	case c.SocketDir != "" && c.Listen != Unix && c.Listen != ReusePort && c.Listen != Shared:
+		return fmt.Errorf("prefork: socket dir is for unix and shared modes; %s mode listens on TCP", c.Listen)
+	case c.Listen == Shared && c.SocketDir != "" && c.Exec != nil && !c.Exec.usesFD():
+		return fmt.Errorf("prefork: shared mode on a Unix socket (socket dir %s) hands a server the socket as {fd}; its command has no {fd}", c.SocketDir)
 	case c.Exec == nil && (len(c.Command) == 0 || c.Command[0] == ""):
 		return errors.New("prefork: command must name the executable that runs the worker")
 	case c.Stderr == nil:

@@ -26,6 +26,16 @@ func SocketPath(dir string, i int) string {
 	return filepath.Join(dir, "worker-"+strconv.Itoa(i)+".sock")
 }
 
+// SharedSocketPath returns the path of the one Unix socket that every
+// worker shares in Shared mode with a socket dir.
+func SharedSocketPath(dir string) string { return filepath.Join(dir, "shared.sock") }
+
+// unixSockets reports whether cfg's workers listen on Unix sockets: one
+// each (Unix) or one for all (Shared with a socket dir).
+func (c Config) unixSockets() bool {
+	return c.Listen == Unix || (c.Listen == Shared && c.SocketDir != "")
+}
+
 // layout is where the workers listen: one endpoint per worker and, per
 // child process (slot), the sockets it inherits.
 type layout struct {
@@ -98,6 +108,23 @@ func (l *layout) unixSlot(ctx context.Context, sl *slotSockets, dir string, i in
 	return nil
 }
 
+// sharedUnixSlot sets up the slot of Shared mode with a socket dir: every
+// worker accepts on one Unix socket, dir/shared.sock, made once. (A
+// foreign server there always takes it as {fd}: Config.Validate.)
+func (l *layout) sharedUnixSlot(ctx context.Context, sl *slotSockets, dir string, shared **os.File) error {
+	sl.socket = SharedSocketPath(dir)
+	sl.endpoint = UnixPrefix + sl.socket
+	if *shared == nil {
+		f, err := l.listenUnix(ctx, sl.socket, false)
+		if err != nil {
+			return err
+		}
+		*shared = f
+	}
+	sl.main = *shared
+	return nil
+}
+
 // portSlot sets up slot i of the reuseport and ports modes: its port
 // and, when makeMain, its listening socket. The first reuseport socket
 // refuses a port another process holds (reuseguard.go); a kernel-chosen
@@ -144,7 +171,7 @@ func (l *layout) portSlot(ctx context.Context, sl *slotSockets, cfg Config, i in
 // a foreign server that binds its own), and its admin socket when the
 // worker is built in.
 func (l *layout) finishSlot(ctx context.Context, sl *slotSockets, cfg Config, port *int, makeMain, builtin bool) error {
-	if cfg.Listen != Unix && !makeMain && *port == 0 {
+	if !cfg.unixSockets() && !makeMain && *port == 0 {
 		// A foreign server binds the port itself: find it one that is
 		// free now.
 		p, err := freePort(cfg.Host)
@@ -156,7 +183,7 @@ func (l *layout) finishSlot(ctx context.Context, sl *slotSockets, cfg Config, po
 	if cfg.Listen == ReusePort || cfg.Listen == Shared {
 		sl.port = *port
 	}
-	if cfg.Listen != Unix {
+	if !cfg.unixSockets() {
 		sl.endpoint = net.JoinHostPort(cfg.Host, strconv.Itoa(sl.port))
 	}
 	if builtin {
@@ -187,7 +214,7 @@ func (l *layout) listen(ctx context.Context, cfg Config) error {
 		_, err := l.listenUnix(ctx, SocketPath(cfg.SocketDir, 0), true)
 		return err
 	}
-	if cfg.Listen == Unix {
+	if cfg.unixSockets() {
 		if _, err := os.Stat(cfg.SocketDir); errors.Is(err, os.ErrNotExist) {
 			l.madeDir = cfg.SocketDir
 		}
@@ -205,6 +232,10 @@ func (l *layout) listen(ctx context.Context, cfg Config) error {
 		case Unix:
 			err = l.unixSlot(ctx, sl, cfg.SocketDir, i, makeMain)
 		case Shared:
+			if cfg.SocketDir != "" {
+				err = l.sharedUnixSlot(ctx, sl, cfg.SocketDir, &shared)
+				break
+			}
 			if shared == nil && makeMain {
 				var addr *net.TCPAddr
 				if shared, addr, err = l.listenTCP(ctx, net.JoinHostPort(cfg.Host, strconv.Itoa(port)), false); err == nil {

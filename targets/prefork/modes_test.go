@@ -75,19 +75,25 @@ func TestListenModes(t *testing.T) {
 	tests := []struct {
 		listen    prefork.ListenMode
 		perWorker bool // every worker has an endpoint of its own
+		onUnix    bool // a socket dir: Unix sockets
 	}{
 		{listen: prefork.ReusePort},
 		{listen: prefork.Shared},
+		{listen: prefork.Shared, onUnix: true},
 		{listen: prefork.Ports, perWorker: true},
-		{listen: prefork.Unix, perWorker: true},
+		{listen: prefork.Unix, perWorker: true, onUnix: true},
 	}
 	for _, tt := range tests {
-		t.Run(string(tt.listen), func(t *testing.T) {
+		name := string(tt.listen)
+		if tt.onUnix && tt.listen != prefork.Unix {
+			name += " on a unix socket"
+		}
+		t.Run(name, func(t *testing.T) {
 			cfg := prefork.Config{Workers: workers, Listen: tt.listen}
-			switch tt.listen {
-			case prefork.Ports:
+			if tt.listen == prefork.Ports {
 				cfg.Port = freePorts(t, workers)
-			case prefork.Unix:
+			}
+			if tt.onUnix {
 				cfg.SocketDir = filepath.Join(shortDir(t), "socks")
 			}
 			s := start(t, cfg)
@@ -102,6 +108,9 @@ func TestListenModes(t *testing.T) {
 			for i, ep := range eps {
 				if tt.listen == prefork.Unix && ep != "unix:"+prefork.SocketPath(cfg.SocketDir, i) {
 					t.Errorf("Endpoints()[%d] = %s", i, ep)
+				}
+				if tt.listen == prefork.Shared && tt.onUnix && ep != "unix:"+prefork.SharedSocketPath(cfg.SocketDir) {
+					t.Errorf("Endpoints()[%d] = %s, want the one shared socket", i, ep)
 				}
 				for range 4 {
 					code, w := getEndpoint(t, ep, "/work")
@@ -134,7 +143,7 @@ func TestListenModes(t *testing.T) {
 			if err := s.Stop(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if tt.listen == prefork.Unix {
+			if tt.onUnix {
 				if _, err := os.Stat(cfg.SocketDir); !errors.Is(err, os.ErrNotExist) {
 					left, _ := filepath.Glob(filepath.Join(cfg.SocketDir, "*"))
 					t.Errorf("socket dir made by Start left after Stop (%v), holding %v", err, left)
@@ -171,10 +180,22 @@ func TestReusePortOnUnixSocket(t *testing.T) {
 func TestSharedAcceptStrategies(t *testing.T) {
 	const workers, conns = 3, 60
 	for _, accept := range worker.AcceptStrategies() {
-		for _, maxConns := range []int{0, 1} {
-			t.Run(fmt.Sprintf("%s/max_conns=%d", accept, maxConns), func(t *testing.T) {
-				s := start(t, prefork.Config{Workers: workers, Listen: prefork.Shared,
-					Worker: worker.Config{Accept: accept, MaxConns: maxConns}})
+		for _, tc := range []struct {
+			maxConns int
+			onUnix   bool // the shared socket is a Unix socket
+		}{{0, false}, {1, false}, {0, true}} {
+			name := fmt.Sprintf("%s/max_conns=%d", accept, tc.maxConns)
+			if tc.onUnix {
+				name = accept + "/unix"
+			}
+			t.Run(name, func(t *testing.T) {
+				maxConns := tc.maxConns
+				cfg := prefork.Config{Workers: workers, Listen: prefork.Shared,
+					Worker: worker.Config{Accept: accept, MaxConns: maxConns}}
+				if tc.onUnix {
+					cfg.SocketDir = shortDir(t)
+				}
+				s := start(t, cfg)
 				ep := s.Endpoints()[0]
 				// Concurrent clients, so that more than one worker is
 				// needed at times.
@@ -184,7 +205,7 @@ func TestSharedAcceptStrategies(t *testing.T) {
 				for range 6 {
 					wg.Go(func() {
 						for range conns / 6 {
-							code, w := get(t, "http://"+ep+"/work?ms=2")
+							code, w := getEndpoint(t, ep, "/work?ms=2")
 							mu.Lock()
 							seen[fmt.Sprint(code, " ", w)]++
 							mu.Unlock()

@@ -166,8 +166,11 @@ func TestConfig(t *testing.T) {
 		{name: "shared mode", edit: func(c *prefork.Config) { c.Listen, c.Worker.Accept = prefork.Shared, "epoll-exclusive" }},
 		{name: "unix mode", edit: func(c *prefork.Config) { c.Listen, c.SocketDir = prefork.Unix, "/tmp/x" }},
 		{name: "unix mode needs a dir", edit: func(c *prefork.Config) { c.Listen = prefork.Unix }, wantErr: "prefork: socket dir must be set in unix mode, where worker i listens on DIR/worker-i.sock"},
-		{name: "socket dir on tcp", edit: func(c *prefork.Config) { c.Listen, c.SocketDir = prefork.Shared, "/tmp/x" }, wantErr: "prefork: socket dir is for unix mode; shared mode listens on TCP"},
-		{name: "bad accept", edit: func(c *prefork.Config) { c.Worker.Accept = "fifo" }, wantErr: `prefork: worker: accept must be one of netpoll, blocking, epoll-exclusive, got "fifo"`},
+		{name: "socket dir on tcp", edit: func(c *prefork.Config) { c.Listen, c.Port, c.SocketDir = prefork.Ports, 8000, "/tmp/x" }, wantErr: "prefork: socket dir is for unix and shared modes; ports mode listens on TCP"},
+		{name: "shared unix socket without fd", edit: func(c *prefork.Config) {
+			c.Listen, c.SocketDir, c.Command, c.Exec = prefork.Shared, "/tmp/x", nil, &prefork.Exec{Command: "srv --port {port}", Probe: "/"}
+		}, wantErr: "prefork: shared mode on a Unix socket (socket dir /tmp/x) hands a server the socket as {fd}; its command has no {fd}"},
+		{name: "bad accept", edit: func(c *prefork.Config) { c.Worker.Accept = "fifo" }, wantErr: `prefork: worker: accept must be one of netpoll, blocking, epoll-exclusive, poll, got "fifo"`},
 		{name: "exec", edit: func(c *prefork.Config) {
 			c.Command, c.Exec = nil, &prefork.Exec{Command: "srv --port {port}", Probe: "/"}
 		}},

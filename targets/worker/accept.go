@@ -55,6 +55,13 @@ func ListenFD(fd int, accept string) (net.Listener, error) {
 			return nil, fmt.Errorf("worker: listen on fd %d (%s): %w", fd, accept, err)
 		}
 		return ln, nil
+	case AcceptPoll:
+		ln, err := newPollListener(fd)
+		if err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("worker: listen on fd %d (%s): %w", fd, accept, err)
+		}
+		return ln, nil
 	default:
 		unix.Close(fd)
 		return nil, fmt.Errorf("worker: accept must be one of %v, got %q", AcceptStrategies(), accept)
@@ -69,7 +76,8 @@ func ListenFD(fd int, accept string) (net.Listener, error) {
 type rawListener struct {
 	mu     sync.Mutex // held by Accept while in a system call; Close waits for it
 	fd     int
-	epfd   int  // -1 in blocking mode
+	epfd   int  // -1 in blocking and poll modes
+	poll   bool // poll mode: poll(2) on the socket, afresh each time, when nothing is queued
 	unix   bool // a Unix socket: SO_RCVTIMEO bounds a blocking accept
 	sa     unix.Sockaddr
 	addr   net.Addr
@@ -133,6 +141,29 @@ func newRawListener(fd int, exclusive, herd bool) (*rawListener, error) {
 	return l, nil
 }
 
+// newPollListener makes a rawListener over fd in poll mode: a
+// non-blocking accept4 first, and only when nothing is queued a poll(2)
+// on the socket, as a gunicorn sync worker's loop does with select(2).
+// poll registers the waiter on the socket afresh each call (an epoll
+// instance stays registered in the order it was made), so every waiting
+// worker is woken for a connection, the one that began waiting last
+// first, and a worker that just finished takes a queued connection
+// before it waits.
+func newPollListener(fd int) (*rawListener, error) {
+	l, err := newRawListener(fd, false, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return nil, os.NewSyscallError("fcntl", err)
+	}
+	l.poll = true
+	return l, nil
+}
+
+// blocking reports whether l waits in a blocking accept4.
+func (l *rawListener) blocking() bool { return l.epfd < 0 && !l.poll }
+
 // Accept waits for and returns the next connection. After Close it returns
 // net.ErrClosed; a connection the kernel handed over meanwhile is still
 // returned, so that it is served rather than dropped.
@@ -157,6 +188,11 @@ func (l *rawListener) Accept() (net.Conn, error) {
 			// wait for the kernel to pick this worker.
 			if _, err := unix.EpollWait(l.epfd, l.events[:], int(acceptWake/time.Millisecond)); err != nil && !errors.Is(err, unix.EINTR) {
 				return nil, os.NewSyscallError("epoll_wait", err)
+			}
+		case errors.Is(err, unix.EAGAIN) && l.poll:
+			fds := []unix.PollFd{{Fd: int32(l.fd), Events: unix.POLLIN}}
+			if _, err := unix.Poll(fds, int(acceptWake/time.Millisecond)); err != nil && !errors.Is(err, unix.EINTR) {
+				return nil, os.NewSyscallError("poll", err)
 			}
 		case errors.Is(err, unix.EINVAL):
 			// The socket no longer listens: this listener's Close, or
@@ -204,7 +240,7 @@ func (l *rawListener) Close() error {
 		return nil
 	}
 	close(l.done)
-	if l.epfd < 0 && !l.unix {
+	if l.blocking() && !l.unix {
 		l.shutdownUntilReturned()
 	} else {
 		l.mu.Lock()

@@ -31,11 +31,17 @@ const (
 	// its own holding the socket with EPOLLEXCLUSIVE, so the kernel wakes
 	// one waiting worker per connection, not all of them.
 	AcceptEpollExclusive = "epoll-exclusive"
+	// AcceptPoll is a gunicorn sync worker's order: accept4(2) without
+	// waiting first, and only when nothing is queued a poll(2) on the
+	// socket, registered afresh each time (gunicorn uses select(2)), so
+	// every waiting worker is woken and a worker just finished takes a
+	// queued connection before it waits.
+	AcceptPoll = "poll"
 )
 
 // AcceptStrategies lists the accept strategies, default first.
 func AcceptStrategies() []string {
-	return []string{AcceptNetpoll, AcceptBlocking, AcceptEpollExclusive}
+	return []string{AcceptNetpoll, AcceptBlocking, AcceptEpollExclusive, AcceptPoll}
 }
 
 // When a worker takes new connections (Config.AcceptWhen).

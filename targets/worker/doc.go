@@ -20,7 +20,7 @@
 // When several worker processes share one listening socket (the pre-fork
 // model, prefork.Shared), which of them gets a new connection depends on
 // how they wait for it, and Go's default hides the choice. Config.Accept
-// selects one of three, through ListenFD; Stats.Connections counts the
+// selects one of four, through ListenFD; Stats.Connections counts the
 // connections each worker accepted, so the difference shows in /stats.
 //
 //   - AcceptNetpoll: http.Server on a net.Listener. The runtime registers
@@ -40,6 +40,16 @@
 //     whenever the first-registered worker is back in epoll_wait, it gets
 //     the connection. Connections pile onto one worker, and onto the next
 //     only while it is away (a ladder).
+//   - AcceptPoll: a gunicorn sync worker's loop (gunicorn/workers/sync.py,
+//     run_for_one: accept on the non-blocking socket, and only on EAGAIN
+//     select(2) on it, then accept again). Here: a non-blocking accept4
+//     first, then poll(2) on the socket. Every waiting worker is woken, as
+//     in the herd, but poll puts its waiter on the socket's wait queue
+//     afresh each call, where an epoll instance stays where it was
+//     registered; so the order in which workers are woken follows the
+//     order in which they began to wait, not the order in which they
+//     started, and a worker that just finished takes a queued connection
+//     before waiting at all.
 //
 // A Go worker's accept loop does not wait for its handlers, so a worker is
 // "waiting" even while its only slot is taken: it accepts, and the request
@@ -85,6 +95,16 @@
 // (epoll-exclusive), no timeouts; epoll-exclusive spread connections as a
 // ladder (per worker, sorted: 1042 889 661 425 250 127 53 24 over three
 // runs) instead of piling onto three workers and timing out (p99 9.7 s).
+//
+// Event-loop workers on a shared socket beside gunicorn (2026-12-02,
+// scenarios/gunicorn.yaml: 4 single-task workers, accept_when idle, 300
+// req/s of 2 ms (exp) and 20 ms requests, a new connection per request,
+// 3 runs of 5 s): requests per worker over the three runs, max/min skew
+// of the merged counts: netpoll's herd 1279 1219 973 819 (1.59), poll
+// 1045 1078 1105 1062 (1.05), blocking 1062 1060 1069 1099 (1.06),
+// gunicorn sync 1037 1076 1131 1046 (1.14); p99 21.0, 20.9, 20.9 and 21.3
+// ms. The herd's epoll registrations wake in one fixed order, so the
+// same workers win; gunicorn's select, like poll, does not.
 //
 // Closing a blocking listener shuts the shared socket down for a moment
 // (the only way to wake a blocked accept; see ListenFD); the strategies

@@ -139,7 +139,7 @@ func newIdleListener(ln net.Listener, g *idleGate) (*idleListener, error) {
 	}
 	if l.raw != nil {
 		l.raw.gate = g.isFree
-		if l.raw.epfd < 0 {
+		if l.raw.blocking() {
 			// A blocking accept4 in progress when a request on an open
 			// connection makes the worker busy cannot be recalled (a
 			// signal did not interrupt it on Linux 6.18): a short

@@ -146,7 +146,7 @@ func (w *Worker) work(rw http.ResponseWriter, r *http.Request) {
 	<-w.sem
 	if monoclock.Valid() {
 		accepted, _ := r.Context().Value(acceptedKey{}).(int64)
-		rw.Header()[workloads.TimesHeader] = []string{workloads.FormatTimes(workloads.Times{Received: received, Began: began, Done: done, Accepted: accepted})}
+		rw.Header()[workloads.TimesHeader] = []string{workloads.FormatTimes(workloads.Times{Received: received, Began: began, Done: done, Accepted: accepted, Clock: monoclock.Host()})}
 	}
 	// Count before responding, so a client that reads /stats after its
 	// response sees its request counted.

@@ -27,7 +27,7 @@ func TestConfig(t *testing.T) {
 	}{
 		{name: "defaults", cfg: worker.Config{}.WithDefaults()},
 		{name: "spin", cfg: worker.Config{Index: 3, Concurrency: 8, Mode: "spin", Service: time.Millisecond, Accept: "blocking", MaxConns: 8}},
-		{name: "unknown accept", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "fifo"}, wantErr: `worker: accept must be one of netpoll, blocking, epoll-exclusive, got "fifo"`},
+		{name: "unknown accept", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "fifo"}, wantErr: `worker: accept must be one of netpoll, blocking, epoll-exclusive, poll, got "fifo"`},
 		{name: "event loop", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "blocking", AcceptWhen: "idle"}},
 		{name: "unknown accept_when", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "netpoll", AcceptWhen: "busy"}, wantErr: `worker: accept_when must be one of always, idle, got "busy"`},
 		{name: "negative max conns", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "netpoll", MaxConns: -1}, wantErr: "worker: max_conns must be >= 0 (0: no limit), got -1"},
@@ -355,6 +355,9 @@ func TestTimesStamped(t *testing.T) {
 		// request was received.
 		if st.Accepted < before || st.Accepted > st.Received {
 			t.Errorf("GET %s: connection accepted at %d, want within [%d, %d]", path, st.Accepted, before, st.Received)
+		}
+		if st.Clock == "" || st.Clock != monoclock.Host() {
+			t.Errorf("GET %s: stamps name the clock %q, this host's is %q", path, st.Clock, monoclock.Host())
 		}
 		stamps <- st
 	}
