@@ -255,16 +255,25 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 	cr.Evidence = fmt.Sprintf("%s(%s)/%s(%s) = %s over %d paired rounds (median round %s), %s CI [%s, %s], claimed %s %s; %s by run: %s; %s by run: %s",
 		name, c.Left.Variant, name, c.Right.Variant, numfmt.Ratio(ratio), len(rounds), numfmt.Ratio(median), level, numfmt.Ratio(ci.Low), numfmt.Ratio(ci.High), c.Op,
 		strconv.FormatFloat(f, 'g', -1, 64), c.Left.Variant, listString(name, a), c.Right.Variant, listString(name, b))
+	if m, _ := results.LookupMetric(name); m.ReadForRatio != nil {
+		cr.Evidence += "; each round's ratio adds half a response to both sides' counts, so a run with none still counts"
+	}
 	if cr.Outcome == Undecided && len(rounds) < compare.MinRounds {
 		cr.Evidence += fmt.Sprintf(" (%d paired rounds: at least %d are needed)", len(rounds), compare.MinRounds)
 	}
 }
 
-// byRound maps each run's round to its value of term t.
+// byRound maps each run's round to its value of term t as a ratio uses
+// it (results.Metric.ValueForRatio: a count of events gains half an
+// event, so a round with none still counts).
 func byRound(runs []*results.Run, t scenario.Term) map[int]float64 {
+	m, ok := results.LookupMetric(t.Metric)
+	if !ok || m.Read == nil {
+		return nil
+	}
 	out := map[int]float64{}
 	for _, r := range runs {
-		if v, ok := statValue(r, t); ok && !math.IsNaN(v) {
+		if v, why := m.ValueForRatio(r, t.Arg, t.Index); why == "" && !math.IsNaN(v) {
 			out[r.Rep] = v
 		}
 	}

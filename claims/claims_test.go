@@ -30,6 +30,11 @@ func TestJudgeRatioClaims(t *testing.T) {
 		{"p99(fast) < 0.2 * p99(slow)", 2, Undecided}, // 2 rounds: fewer than compare.MinRounds
 		{"p99(fast) < 0.2 * p99(slow)", 3, Holds},     // 3 paired rounds of tiny spread decide
 		{"p99(fast) < 0.1 * p99(slow)", 5, Undecided}, // the interval straddles 0.1
+		// fast has no response over 150 ms in any run, slow 850 in each:
+		// a run with none is a count of zero, not a missing value.
+		{"slow(fast, 150ms) < 0.1 * slow(slow, 150ms)", 5, Holds},
+		{"slow(slow, 150ms) < 0.5 * slow(fast, 150ms)", 5, Fails},
+		{"slow_share(fast, 150ms) < 0.1 * slow_share(slow, 150ms)", 5, Holds},
 	} {
 		r := resultstest.ClaimResults(tc.runs, scenario.Claim{Say: "x", Check: tc.check})
 		got := judgeOne(t, r)

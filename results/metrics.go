@@ -36,6 +36,21 @@ type Metric struct {
 	Read func(r *Run, arg string, index int) (float64, string)
 	// ReadList returns a list metric's values (workers).
 	ReadList func(r *Run) []float64
+	// ReadForRatio, when set, is the value a ratio between two runs uses
+	// instead of Read's: for a count of events (slow), where a run with
+	// none is a measurement, not a missing value, it adds half an event
+	// (the Haldane-Anscombe correction), so the ratio of a round with
+	// none on one side is finite and a round with none on both is 1.
+	ReadForRatio func(r *Run, arg string, index int) (float64, string)
+}
+
+// ValueForRatio is run r's value of the metric as a ratio uses it
+// (ReadForRatio, or Read).
+func (m Metric) ValueForRatio(r *Run, arg string, index int) (float64, string) {
+	if m.ReadForRatio != nil {
+		return m.ReadForRatio(r, arg, index)
+	}
+	return m.Read(r, arg, index)
 }
 
 // Metric names lbbench's own code refers to.
@@ -101,6 +116,10 @@ var Metrics = []Metric{
 		Read: func(r *Run, arg string, _ int) (float64, string) {
 			n, why := slowCount(r, arg)
 			return float64(n), why
+		},
+		ReadForRatio: func(r *Run, arg string, _ int) (float64, string) {
+			n, why := slowCount(r, arg)
+			return float64(n) + 0.5, why
 		}},
 	{MetricDef: scenario.MetricDef{Name: MetricSlowShare, Kind: scenario.KindStat, Arg: scenario.ArgDuration,
 		Help: "the share of responses slower than DURATION in each run: slow_share(variant, 20ms)"},
@@ -111,6 +130,13 @@ var Metrics = []Metric{
 				return 0, why
 			}
 			return float64(n) / float64(r.Requests), ""
+		},
+		ReadForRatio: func(r *Run, arg string, _ int) (float64, string) {
+			n, why := slowCount(r, arg)
+			if why != "" {
+				return 0, why
+			}
+			return (float64(n) + 0.5) / (float64(r.Requests) + 1), ""
 		}},
 	{MetricDef: scenario.MetricDef{Name: MetricCPUPerRequest, Kind: scenario.KindStat, Arg: scenario.ArgName, Choices: CPURoles,
 		Help: "CPU time per request of role NAME (workers, proxy, generator, or all) over each run's load, warm-up included"},
