@@ -61,7 +61,8 @@ func vegetaCLI(t *testing.T) string {
 // startAttackWorkers runs "lbbench serve" with two workers and returns its port.
 func startAttackWorkers(t *testing.T) int {
 	t.Helper()
-	port, admin := freePort(t), freePort(t)
+	ps := distinctFreePorts(t, 2)
+	port, admin := ps[0], ps[1]
 	start(t, "serve", "--workers", "2", "--listen", "reuseport",
 		"--port", strconv.Itoa(port), "--admin", "127.0.0.1:"+strconv.Itoa(admin))
 	waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d/healthz", admin))

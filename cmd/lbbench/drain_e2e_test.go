@@ -21,7 +21,8 @@ func TestStopNotHeldBySilentConnections(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	base := freePorts(t, 2)
-	wadmin, listen, padmin := freePort(t), freePort(t), freePort(t)
+	ps := distinctFreePorts(t, 3)
+	wadmin, listen, padmin := ps[0], ps[1], ps[2]
 	serve, serveOut := start(t, "serve", "--workers", "2", "--listen", "ports", "--port", strconv.Itoa(base),
 		"--admin", "127.0.0.1:"+strconv.Itoa(wadmin))
 	waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d/healthz", wadmin))

@@ -58,6 +58,22 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// distinctFreePorts returns n different ports that were free: each is held
+// until all are chosen (two calls of freePort may get the same port back).
+func distinctFreePorts(t *testing.T, n int) []int {
+	t.Helper()
+	ports := make([]int, n)
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+	}
+	return ports
+}
+
 // freePorts returns the first of n consecutive ports that were free.
 func freePorts(t *testing.T, n int) int {
 	t.Helper()
@@ -157,7 +173,8 @@ func lbbenchProcs(t *testing.T) []string {
 }
 
 func TestServeReusePortSpreadsConnections(t *testing.T) {
-	port, admin := freePort(t), freePort(t)
+	ps := distinctFreePorts(t, 2)
+	port, admin := ps[0], ps[1]
 	cmd, out := start(t, "serve", "--workers", "4", "--listen", "reuseport",
 		"--port", strconv.Itoa(port), "--admin", "127.0.0.1:"+strconv.Itoa(admin))
 	waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d/healthz", admin))
@@ -316,7 +333,8 @@ func TestProxyLeastConnAvoidsBusyWorker(t *testing.T) {
 		t.Skip("-short: targets/balancer's TestLeastConnAvoidsBusyBackend checks the policy in-process")
 	}
 	base := freePorts(t, 4)
-	wadmin, listen, padmin := freePort(t), freePort(t), freePort(t)
+	ps := distinctFreePorts(t, 3)
+	wadmin, listen, padmin := ps[0], ps[1], ps[2]
 	start(t, "serve", "--workers", "4", "--listen", "ports", "--port", strconv.Itoa(base),
 		"--admin", "127.0.0.1:"+strconv.Itoa(wadmin))
 	waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d/healthz", wadmin))

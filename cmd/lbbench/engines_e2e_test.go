@@ -92,8 +92,9 @@ func (ws workerSet) counters(t *testing.T) (reqs, conns [engineWorkers]uint64) {
 // proxy topology renders it.
 func engineProc(t *testing.T, engine, policy string, keepAlive bool, ups []string) topologies.Process {
 	t.Helper()
+	ports := distinctFreePorts(t, 2) // listen, admin
 	p, err := topologies.EngineProcess(scenario.ProxySpec{Engine: engine, Policy: policy, UpstreamKeepAlive: &keepAlive}, ups,
-		"127.0.0.1:"+strconv.Itoa(freePort(t)), "127.0.0.1:"+strconv.Itoa(freePort(t)), nil)
+		"127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1]), nil)
 	if err != nil {
 		t.Fatalf("%v (make setup installs the engines)", err)
 	}

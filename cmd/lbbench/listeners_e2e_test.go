@@ -103,7 +103,8 @@ func slowClient(t *testing.T, addr string, limit time.Duration) (time.Duration, 
 // at 1 byte/s is closed by the workers after --header-timeout (1 s here),
 // while a normal client served meanwhile is not affected.
 func TestServeHeaderTimeoutClosesSlowClient(t *testing.T) {
-	port, admin := freePort(t), freePort(t)
+	ps := distinctFreePorts(t, 2)
+	port, admin := ps[0], ps[1]
 	_, log := start(t, "serve", "--workers", "2", "--listen", "reuseport", "--port", strconv.Itoa(port),
 		"--admin", "127.0.0.1:"+strconv.Itoa(admin), "--header-timeout", "1s")
 	waitHealthy(t, "http://127.0.0.1:"+strconv.Itoa(admin)+"/healthz")

@@ -51,7 +51,8 @@ func TestStallIsCharged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("4 s load test")
 	}
-	port, admin := freePort(t), freePort(t)
+	ps := distinctFreePorts(t, 2)
+	port, admin := ps[0], ps[1]
 	start(t, "serve", "--workers", "1", "--listen", "reuseport", "--port", strconv.Itoa(port),
 		"--admin", "127.0.0.1:"+strconv.Itoa(admin), "--concurrency", "1")
 	waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d/healthz", admin))
