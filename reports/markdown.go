@@ -65,27 +65,8 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []compare.Verdict) 
 			durList(v.RunP99), numfmt.Skew(v.Skew), numfmt.Dur(v.SendLagP99))
 	}
 	b.WriteString("\nPercentiles of all valid runs merged; in brackets the 95% interval of the runs' own values; `>=` marks a lower bound (a saturated run).\n")
-	if slices.ContainsFunc(sums, func(v VariantSummary) bool { return v.Wait != nil }) {
-		b.WriteString("\n**Wait before a worker began** (the worker's stamp minus the intended send time; service excluded)\n\n| variant | " + strings.Join(waitHeads, " | ") + " |\n|:--|--:|--:|--:|--:|--:|--:|:--|\n")
-		for _, v := range sums {
-			cells, ok := waitRow(v)
-			if !ok {
-				fmt.Fprintf(&b, "| %s | not measured |  |  |  |  |  |  |\n", mdEscape(v.Name))
-				continue
-			}
-			fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(v.Name), strings.Join(cells, " | "))
-		}
-	}
-
-	b.WriteString("\n<details><summary>Responses per worker</summary>\n\n| variant | responses per worker (valid runs summed) |\n|:--|:--|\n")
-	for _, v := range sums {
-		parts := make([]string, len(v.Workers))
-		for i, c := range v.Workers {
-			parts[i] = strconv.FormatUint(c, 10)
-		}
-		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(v.Name), strings.Join(parts, " "))
-	}
-	b.WriteString("\n</details>\n")
+	writeMarkdownWait(&b, sums)
+	writeMarkdownWorkers(&b, sums)
 
 	var invalid []string
 	for _, v := range sums {
@@ -149,4 +130,34 @@ func mdEscape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// writeMarkdownWait writes the wait table when some variant's wait was
+// measured.
+func writeMarkdownWait(b *bytes.Buffer, sums []VariantSummary) {
+	if !slices.ContainsFunc(sums, func(v VariantSummary) bool { return v.Wait != nil }) {
+		return
+	}
+	b.WriteString("\n**Wait before a worker began** (the worker's stamp minus the intended send time; service excluded)\n\n| variant | " + strings.Join(waitHeads, " | ") + " |\n|:--|--:|--:|--:|--:|--:|--:|:--|\n")
+	for _, v := range sums {
+		cells, ok := waitRow(v)
+		if !ok {
+			fmt.Fprintf(b, "| %s | not measured |  |  |  |  |  |  |\n", mdEscape(v.Name))
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s |\n", mdEscape(v.Name), strings.Join(cells, " | "))
+	}
+}
+
+// writeMarkdownWorkers writes the responses per worker, folded.
+func writeMarkdownWorkers(b *bytes.Buffer, sums []VariantSummary) {
+	b.WriteString("\n<details><summary>Responses per worker</summary>\n\n| variant | responses per worker (valid runs summed) |\n|:--|:--|\n")
+	for _, v := range sums {
+		parts := make([]string, len(v.Workers))
+		for i, c := range v.Workers {
+			parts[i] = strconv.FormatUint(c, 10)
+		}
+		fmt.Fprintf(b, "| %s | %s |\n", mdEscape(v.Name), strings.Join(parts, " "))
+	}
+	b.WriteString("\n</details>\n")
 }

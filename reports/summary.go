@@ -139,30 +139,11 @@ func summarize(name string, runs []results.Run) (VariantSummary, error) {
 	if err != nil {
 		return s, fmt.Errorf("reports: %w", err)
 	}
-	var skews, cpuSkews []float64
+	var skews []float64
 	perRun := map[string][]float64{}
-	cpu := map[string]time.Duration{}
-	var cpuRequests uint64
+	var cpu cpuTally
 	for _, run := range merged {
-		if len(run.CPU) > 0 {
-			cpuRequests += run.Requests + run.WarmupRequests
-			for _, role := range results.CPURoles {
-				if c, ok := run.CPUOf(role); ok {
-					cpu[role] += c
-				}
-			}
-			for _, c := range run.CPU {
-				if c.Role == results.RoleWorkers && c.Worker >= 0 {
-					for len(s.WorkerCPU) <= c.Worker {
-						s.WorkerCPU = append(s.WorkerCPU, 0)
-					}
-					s.WorkerCPU[c.Worker] += c.Time
-				}
-			}
-			if k := run.CPUSkew(); k != 0 {
-				cpuSkews = append(cpuSkews, k)
-			}
-		}
+		cpu.add(&s, &run)
 		s.Merged = append(s.Merged, run.ID)
 		if run.Saturated != "" {
 			s.Saturated = append(s.Saturated, run.ID+": "+run.Saturated)
@@ -192,13 +173,7 @@ func summarize(name string, runs []results.Run) (VariantSummary, error) {
 			s.Across[name] = [2]time.Duration{time.Duration(ci.Low), time.Duration(ci.High)}
 		}
 	}
-	if cpuRequests > 0 {
-		s.CPUPerRequest = map[string]time.Duration{}
-		for role, c := range cpu {
-			s.CPUPerRequest[role] = c / time.Duration(cpuRequests)
-		}
-		s.CPUSkew = median(cpuSkews)
-	}
+	cpu.finish(&s)
 	s.Requests, s.Errors = m.Requests, m.Errors
 	s.Latency = m.Latency.Summarize()
 	s.Histogram, s.SendLag = m.Latency, m.SendLag
@@ -321,4 +296,51 @@ func engineRows(r *results.Results) []engineRow {
 		out = append(out, row)
 	}
 	return out
+}
+
+// cpuTally sums the CPU time of a variant's runs that recorded it.
+type cpuTally struct {
+	byRole   map[string]time.Duration
+	requests uint64 // measured and warm-up requests of those runs
+	skews    []float64
+}
+
+// add counts run's CPU times: per role into t, per worker into s.
+func (t *cpuTally) add(s *VariantSummary, run *results.Run) {
+	if len(run.CPU) == 0 {
+		return
+	}
+	if t.byRole == nil {
+		t.byRole = map[string]time.Duration{}
+	}
+	t.requests += run.Requests + run.WarmupRequests
+	for _, role := range results.CPURoles {
+		if c, ok := run.CPUOf(role); ok {
+			t.byRole[role] += c
+		}
+	}
+	for _, c := range run.CPU {
+		if c.Role == results.RoleWorkers && c.Worker >= 0 {
+			for len(s.WorkerCPU) <= c.Worker {
+				s.WorkerCPU = append(s.WorkerCPU, 0)
+			}
+			s.WorkerCPU[c.Worker] += c.Time
+		}
+	}
+	if k := run.CPUSkew(); k != 0 {
+		t.skews = append(t.skews, k)
+	}
+}
+
+// finish sets s's CPU per request of each role and its CPU skew (the
+// median run's).
+func (t *cpuTally) finish(s *VariantSummary) {
+	if t.requests == 0 {
+		return
+	}
+	s.CPUPerRequest = map[string]time.Duration{}
+	for role, c := range t.byRole {
+		s.CPUPerRequest[role] = c / time.Duration(t.requests)
+	}
+	s.CPUSkew = median(t.skews)
 }
