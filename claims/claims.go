@@ -242,6 +242,18 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 		cr.Evidence = fmt.Sprintf("no valid run of %s with %s", c.Right.Variant, name)
 		return
 	}
+	if m, _ := results.LookupMetric(name); m.Events != nil {
+		// A count of events: with very few on both sides, no split of them
+		// could be told from chance (all n on one side has probability
+		// 2^-n under equal rates), and rounds of none on both would give a
+		// ratio of exactly 1 with no spread, a false certainty.
+		n := events(m, left, c.Left) + events(m, right, *c.Right)
+		if n < MinEvents {
+			cr.Evidence = fmt.Sprintf("%s(%s) by run: %s; %s(%s) by run: %s; %d events in all, fewer than the %d a ratio of counts needs to be told from chance",
+				name, c.Left.Variant, listString(name, a), name, c.Right.Variant, listString(name, b), n, MinEvents)
+			return
+		}
+	}
 	ratio, ci, median, rounds := compare.RoundRatio(byRound(left, c.Left), byRound(right, *c.Right), alpha)
 	f := c.Right.Factor
 	switch {
@@ -261,6 +273,20 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 	if cr.Outcome == Undecided && len(rounds) < compare.MinRounds {
 		cr.Evidence += fmt.Sprintf(" (%d paired rounds: at least %d are needed)", len(rounds), compare.MinRounds)
 	}
+}
+
+// MinEvents is the fewest events (slow responses), both sides together,
+// for which a claim compares two counts: with n events the most lopsided
+// split has probability 2^-n under equal rates, below 0.001 from n = 10.
+const MinEvents = 10
+
+// events counts the events metric m counts over runs, for term t.
+func events(m results.Metric, runs []*results.Run, t scenario.Term) uint64 {
+	var n uint64
+	for _, r := range runs {
+		n += m.Events(r, t.Arg)
+	}
+	return n
 }
 
 // byRound maps each run's round to its value of term t as a ratio uses

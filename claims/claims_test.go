@@ -35,11 +35,21 @@ func TestJudgeRatioClaims(t *testing.T) {
 		{"slow(fast, 150ms) < 0.1 * slow(slow, 150ms)", 5, Holds},
 		{"slow(slow, 150ms) < 0.5 * slow(fast, 150ms)", 5, Fails},
 		{"slow_share(fast, 150ms) < 0.1 * slow_share(slow, 150ms)", 5, Holds},
+		// No response over 2 s on either side: nothing to compare, not a
+		// ratio of exactly 1 (which would fail "<" with no spread).
+		{"slow(fast, 2s) < 1.0 * slow(slow, 2s)", 5, Undecided},
+		{"slow_share(fast, 2s) > 1.0 * slow_share(slow, 2s)", 5, Undecided},
 	} {
 		r := resultstest.ClaimResults(tc.runs, scenario.Claim{Say: "x", Check: tc.check})
 		got := judgeOne(t, r)
 		if got.Outcome != tc.want {
 			t.Errorf("%s with %d runs: %s (%s), want %s", tc.check, tc.runs, got.Outcome, got.Evidence, tc.want)
+		}
+		if strings.Contains(tc.check, "2s") {
+			if !strings.Contains(got.Evidence, "0 events in all, fewer than the 10") {
+				t.Errorf("%s: evidence %s, want it to say there are too few events", tc.check, got.Evidence)
+			}
+			continue
 		}
 		if !strings.Contains(got.Evidence, "% CI [") {
 			t.Errorf("%s: evidence without its interval: %s", tc.check, got.Evidence)

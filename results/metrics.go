@@ -42,6 +42,10 @@ type Metric struct {
 	// (the Haldane-Anscombe correction), so the ratio of a round with
 	// none on one side is finite and a round with none on both is 1.
 	ReadForRatio func(r *Run, arg string, index int) (float64, string)
+	// Events, when set, is how many events the value of run r counts (for
+	// slow and slow_share, the slow responses), so that a comparison can
+	// tell when there are too few to compare.
+	Events func(r *Run, arg string) uint64
 }
 
 // ValueForRatio is run r's value of the metric as a ratio uses it
@@ -120,7 +124,8 @@ var Metrics = []Metric{
 		ReadForRatio: func(r *Run, arg string, _ int) (float64, string) {
 			n, why := slowCount(r, arg)
 			return float64(n) + 0.5, why
-		}},
+		},
+		Events: slowEvents},
 	{MetricDef: scenario.MetricDef{Name: MetricSlowShare, Kind: scenario.KindStat, Arg: scenario.ArgDuration,
 		Help: "the share of responses slower than DURATION in each run: slow_share(variant, 20ms)"},
 		Unit: "fraction", HigherIsWorse: true,
@@ -137,7 +142,8 @@ var Metrics = []Metric{
 				return 0, why
 			}
 			return (float64(n) + 0.5) / (float64(r.Requests) + 1), ""
-		}},
+		},
+		Events: slowEvents},
 	{MetricDef: scenario.MetricDef{Name: MetricCPUPerRequest, Kind: scenario.KindStat, Arg: scenario.ArgName, Choices: CPURoles,
 		Help: "CPU time per request of role NAME (workers, proxy, generator, or all) over each run's load, warm-up included"},
 		Unit: "ns", HigherIsWorse: true,
@@ -280,6 +286,12 @@ func slowCount(r *Run, arg string) (uint64, string) {
 		return 0, "no latency recorded in run " + r.ID
 	}
 	return r.Latency.CountAbove(d), ""
+}
+
+// slowEvents is slowCount without its reason: 0 where there is no count.
+func slowEvents(r *Run, arg string) uint64 {
+	n, _ := slowCount(r, arg)
+	return n
 }
 
 func count(name, help string, f func(r *Run) float64) Metric {

@@ -32,14 +32,16 @@ Listen modes (--listen):
   reuseport  every worker has its own socket on --port with SO_REUSEPORT;
              the kernel hashes each new connection to one of them
   shared     one socket on --port, made here and inherited by every worker;
-             who gets a connection depends on --accept
+             who gets a connection depends on --accept (with --socket-dir:
+             one Unix socket, DIR/shared.sock, instead of the port)
   ports      worker i listens on --port+i
   unix       worker i listens on --socket-dir/worker-i.sock
 
 Accept strategies (--accept, built-in worker): netpoll (Go's default),
 blocking (accept4 in a blocking call: the longest waiter gets the next
 connection), epoll-exclusive (EPOLLEXCLUSIVE: the kernel wakes one waiting
-worker). --max-conns N makes a worker stop accepting while N of its
+worker), poll (a gunicorn sync worker's order: accept first, then wait in
+poll(2), registered afresh each time). --max-conns N makes a worker stop accepting while N of its
 connections are open. --accept-when idle makes a worker call accept only
 while it has a free slot (--concurrency), as an event-loop server does:
 while it is busy new connections wait in the kernel's queue (for another

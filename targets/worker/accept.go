@@ -49,14 +49,18 @@ func ListenFD(fd int, accept string) (net.Listener, error) {
 		}
 		return ln, nil
 	case AcceptBlocking, AcceptEpollExclusive:
-		ln, err := newRawListener(fd, accept == AcceptEpollExclusive, false)
+		mode := waitBlocking
+		if accept == AcceptEpollExclusive {
+			mode = waitExclusive
+		}
+		ln, err := newRawListener(fd, mode)
 		if err != nil {
 			unix.Close(fd)
 			return nil, fmt.Errorf("worker: listen on fd %d (%s): %w", fd, accept, err)
 		}
 		return ln, nil
 	case AcceptPoll:
-		ln, err := newPollListener(fd)
+		ln, err := newRawListener(fd, waitPoll)
 		if err != nil {
 			unix.Close(fd)
 			return nil, fmt.Errorf("worker: listen on fd %d (%s): %w", fd, accept, err)
@@ -95,10 +99,29 @@ type rawListener struct {
 
 var _ net.Listener = (*rawListener)(nil)
 
-// newRawListener makes a rawListener over fd: blocking unless exclusive or
-// herd is set; with herd, it waits in epoll_wait without EPOLLEXCLUSIVE,
-// woken for every connection like Go's netpoller.
-func newRawListener(fd int, exclusive, herd bool) (*rawListener, error) {
+// How a rawListener waits when nothing is queued.
+type waitMode int
+
+const (
+	// waitBlocking: in a blocking accept4.
+	waitBlocking waitMode = iota
+	// waitExclusive: in epoll_wait on an EPOLLEXCLUSIVE instance.
+	waitExclusive
+	// waitHerd: in epoll_wait without EPOLLEXCLUSIVE, woken for every
+	// connection like Go's netpoller.
+	waitHerd
+	// waitPoll: a non-blocking accept4 first, and only when nothing is
+	// queued a poll(2) on the socket, as a gunicorn sync worker's loop
+	// does with select(2). poll registers the waiter on the socket afresh
+	// each call (an epoll instance stays registered in the order it was
+	// made), so every waiting worker is woken for a connection in the
+	// order they began waiting, and a worker that just finished takes a
+	// queued connection before it waits.
+	waitPoll
+)
+
+// newRawListener makes a rawListener over fd that waits as mode says.
+func newRawListener(fd int, mode waitMode) (*rawListener, error) {
 	sa, err := unix.Getsockname(fd)
 	if err != nil {
 		return nil, os.NewSyscallError("getsockname", err)
@@ -108,7 +131,14 @@ func newRawListener(fd int, exclusive, herd bool) (*rawListener, error) {
 	}
 	l := &rawListener{fd: fd, epfd: -1, sa: sa, addr: sockaddrToAddr(sa), done: make(chan struct{})}
 	_, l.unix = sa.(*unix.SockaddrUnix)
-	if !exclusive && !herd {
+	if mode == waitPoll {
+		if err := unix.SetNonblock(fd, true); err != nil {
+			return nil, os.NewSyscallError("fcntl", err)
+		}
+		l.poll = true
+		return l, nil
+	}
+	if mode == waitBlocking {
 		if err := unix.SetNonblock(fd, false); err != nil {
 			return nil, os.NewSyscallError("fcntl", err)
 		}
@@ -130,7 +160,7 @@ func newRawListener(fd int, exclusive, herd bool) (*rawListener, error) {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
-	if exclusive {
+	if mode == waitExclusive {
 		ev.Events |= unix.EPOLLEXCLUSIVE
 	}
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
@@ -138,26 +168,6 @@ func newRawListener(fd int, exclusive, herd bool) (*rawListener, error) {
 		return nil, os.NewSyscallError("epoll_ctl EPOLLEXCLUSIVE", err)
 	}
 	l.epfd = epfd
-	return l, nil
-}
-
-// newPollListener makes a rawListener over fd in poll mode: a
-// non-blocking accept4 first, and only when nothing is queued a poll(2)
-// on the socket, as a gunicorn sync worker's loop does with select(2).
-// poll registers the waiter on the socket afresh each call (an epoll
-// instance stays registered in the order it was made), so every waiting
-// worker is woken for a connection, the one that began waiting last
-// first, and a worker that just finished takes a queued connection
-// before it waits.
-func newPollListener(fd int) (*rawListener, error) {
-	l, err := newRawListener(fd, false, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		return nil, os.NewSyscallError("fcntl", err)
-	}
-	l.poll = true
 	return l, nil
 }
 

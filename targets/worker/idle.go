@@ -130,7 +130,7 @@ func newIdleListener(ln net.Listener, g *idleGate) (*idleListener, error) {
 		if err != nil {
 			return nil, fmt.Errorf("worker: accept_when idle: %w", os.NewSyscallError("dup", err))
 		}
-		raw, err := newRawListener(fd, false, true)
+		raw, err := newRawListener(fd, waitHerd)
 		if err != nil {
 			unix.Close(fd)
 			return nil, fmt.Errorf("worker: accept_when idle: %w", err)
