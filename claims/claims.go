@@ -242,7 +242,8 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 		cr.Evidence = fmt.Sprintf("no valid run of %s with %s", c.Right.Variant, name)
 		return
 	}
-	if m, _ := results.LookupMetric(name); m.Events != nil {
+	m, _ := results.LookupMetric(name)
+	if m.Events != nil {
 		// A count of events: with very few on both sides, no split of them
 		// could be told from chance (all n on one side has probability
 		// 2^-n under equal rates), and rounds of none on both would give a
@@ -267,7 +268,7 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 	cr.Evidence = fmt.Sprintf("%s(%s)/%s(%s) = %s over %d paired rounds (median round %s), %s CI [%s, %s], claimed %s %s; %s by run: %s; %s by run: %s",
 		name, c.Left.Variant, name, c.Right.Variant, numfmt.Ratio(ratio), len(rounds), numfmt.Ratio(median), level, numfmt.Ratio(ci.Low), numfmt.Ratio(ci.High), c.Op,
 		strconv.FormatFloat(f, 'g', -1, 64), c.Left.Variant, listString(name, a), c.Right.Variant, listString(name, b))
-	if m, _ := results.LookupMetric(name); m.ReadForRatio != nil {
+	if m.Events != nil {
 		cr.Evidence += "; each round's ratio adds half a response to both sides' counts, so a run with none still counts"
 	}
 	if cr.Outcome == Undecided && len(rounds) < compare.MinRounds {
@@ -284,7 +285,8 @@ const MinEvents = 10
 func events(m results.Metric, runs []*results.Run, t scenario.Term) uint64 {
 	var n uint64
 	for _, r := range runs {
-		n += m.Events(r, t.Arg)
+		c, _ := m.Events(r, t.Arg) // a run without a count adds none
+		n += c
 	}
 	return n
 }

@@ -41,7 +41,9 @@ func closedLoop(ctx context.Context, entry string, spec workloads.Spec) (*result
 	cpu0 := processCPU()
 	var opened uint64
 	var mu sync.Mutex
-	seq := 0 // requests sent so far, counted over the whole sequence (Order is Sequential then)
+	// Requests sent so far, for a pattern over the whole sequence (whose
+	// order is sequential: one client at a time touches seq).
+	overSeq, seq := c.OverSequence(), 0
 	runClient := func(ci int, n workloads.NamedClient) error {
 		cs := spec
 		cs.Seed = spec.Seed + uint64(ci+1)*0x9e3779b97f4a7c15
@@ -63,7 +65,7 @@ func closedLoop(ctx context.Context, entry string, spec workloads.Spec) (*result
 			var r workloads.Request
 			if pattern != nil {
 				i := k
-				if c.OverSequence() {
+				if overSeq {
 					i = seq
 				}
 				err = tg.TargetClass(&r, pattern[i%len(pattern)])
@@ -74,8 +76,8 @@ func closedLoop(ctx context.Context, entry string, spec workloads.Spec) (*result
 				return err
 			}
 			rec.do(ctx, tr, &r, spec.Timeout, ci)
-			if c.OverSequence() {
-				seq++ // sequential: one client at a time touches it
+			if overSeq {
+				seq++
 			}
 			if c.Think > 0 && k+1 < n.Requests {
 				select {

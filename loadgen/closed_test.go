@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -124,13 +125,7 @@ func TestBurstsLate(t *testing.T) {
 			Bursts:  &workloads.Bursts{Size: 2, Count: 3},
 			Classes: []workloads.Class{{Name: "task", Path: "/work", Weight: 1, BodyBytes: body}},
 		}.WithDefaults()
-		if err := spec.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		m, err := Attack(context.Background(), srv.URL, spec, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := attackValid(t, srv.URL, spec)
 		if m.Errors != 0 || len(m.Bursts.Loads) != 3 {
 			t.Fatalf("errors %d (%v), %d bursts", m.Errors, m.ErrorKinds, len(m.Bursts.Loads))
 		}
@@ -278,13 +273,7 @@ func TestClosedPatternOverSequence(t *testing.T) {
 				},
 				Clients: workloads.Clients{KeepAlive: &ka, Named: named},
 			}.WithDefaults()
-			if err := spec.Validate(); err != nil {
-				t.Fatal(err)
-			}
-			m, err := Attack(context.Background(), srv.URL, spec, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := attackValid(t, srv.URL, spec)
 			if m.Requests != 63 || m.Classes[1].Requests != tc.events || m.Classes[0].Requests != 63-tc.events {
 				t.Errorf("requests %d, reads %d, events %d; want 63, %d, %d", m.Requests, m.Classes[0].Requests, m.Classes[1].Requests, 63-tc.events, tc.events)
 			}
@@ -301,4 +290,17 @@ func TestClosedPatternOverSequence(t *testing.T) {
 			}
 		})
 	}
+}
+
+// attackValid validates spec and attacks url with it.
+func attackValid(t *testing.T, url string, spec workloads.Spec) *results.Measurement {
+	t.Helper()
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Attack(context.Background(), url, spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -36,25 +36,51 @@ type Metric struct {
 	Read func(r *Run, arg string, index int) (float64, string)
 	// ReadList returns a list metric's values (workers).
 	ReadList func(r *Run) []float64
-	// ReadForRatio, when set, is the value a ratio between two runs uses
-	// instead of Read's: for a count of events (slow), where a run with
-	// none is a measurement, not a missing value, it adds half an event
-	// (the Haldane-Anscombe correction), so the ratio of a round with
-	// none on one side is finite and a round with none on both is 1.
-	ReadForRatio func(r *Run, arg string, index int) (float64, string)
-	// Events, when set, is how many events the value of run r counts (for
-	// slow and slow_share, the slow responses), so that a comparison can
-	// tell when there are too few to compare.
-	Events func(r *Run, arg string) uint64
+	// Events, when set, counts the events the metric is about in run r
+	// (for slow and slow_share, the slow responses), or says why there is
+	// no count: the value is that count, or with PerRequest its share of
+	// the run's requests. A comparison can then tell a run with none (a
+	// measurement) from a missing value, and when there are too few to
+	// compare.
+	Events     func(r *Run, arg string) (uint64, string)
+	PerRequest bool
 }
 
-// ValueForRatio is run r's value of the metric as a ratio uses it
-// (ReadForRatio, or Read).
+// ValueForRatio is run r's value of the metric as a ratio between two runs
+// uses it: Read's, except for a count of events (Events), which gains half
+// an event (the Haldane-Anscombe correction; a share, half an event out of
+// one more request), so that the ratio of a round with none on one side
+// is finite and a round with none on both is 1.
 func (m Metric) ValueForRatio(r *Run, arg string, index int) (float64, string) {
-	if m.ReadForRatio != nil {
-		return m.ReadForRatio(r, arg, index)
+	if m.Events == nil {
+		return m.Read(r, arg, index)
 	}
-	return m.Read(r, arg, index)
+	return m.eventValue(r, arg, 0.5)
+}
+
+// eventValue is run r's count of events plus half, or its share of the
+// run's requests plus 2*half.
+func (m Metric) eventValue(r *Run, arg string, half float64) (float64, string) {
+	n, why := m.Events(r, arg)
+	if why != "" {
+		return 0, why
+	}
+	v := float64(n) + half
+	if m.PerRequest {
+		v /= float64(r.Requests) + 2*half
+	}
+	return v, ""
+}
+
+// eventCount is a metric counting events (count), their number in each run
+// or, perRequest, their share of its requests.
+func eventCount(def scenario.MetricDef, perRequest bool, count func(r *Run, arg string) (uint64, string)) Metric {
+	m := Metric{MetricDef: def, Unit: "count", HigherIsWorse: true, Events: count, PerRequest: perRequest}
+	if perRequest {
+		m.Unit = "fraction"
+	}
+	m.Read = func(r *Run, arg string, _ int) (float64, string) { return m.eventValue(r, arg, 0) }
+	return m
 }
 
 // Metric names lbbench's own code refers to.
@@ -114,36 +140,12 @@ var Metrics = []Metric{
 	waitQuantile(MetricWaitP50, 0.50, "median wait of each run: when a worker began a request minus its intended send time"),
 	waitQuantile(MetricWaitP99, 0.99, "99th percentile wait of each run (see wait_p50)"),
 	waitQuantile(MetricWaitP999, 0.999, "99.9th percentile wait of each run (see wait_p50)"),
-	{MetricDef: scenario.MetricDef{Name: MetricSlow, Kind: scenario.KindStat, Arg: scenario.ArgDuration,
+	eventCount(scenario.MetricDef{Name: MetricSlow, Kind: scenario.KindStat, Arg: scenario.ArgDuration,
 		Help: "responses slower than DURATION (corrected latency) in each run, failures included: slow(variant, 20ms)"},
-		Unit: "count", HigherIsWorse: true,
-		Read: func(r *Run, arg string, _ int) (float64, string) {
-			n, why := slowCount(r, arg)
-			return float64(n), why
-		},
-		ReadForRatio: func(r *Run, arg string, _ int) (float64, string) {
-			n, why := slowCount(r, arg)
-			return float64(n) + 0.5, why
-		},
-		Events: slowEvents},
-	{MetricDef: scenario.MetricDef{Name: MetricSlowShare, Kind: scenario.KindStat, Arg: scenario.ArgDuration,
+		false, slowCount),
+	eventCount(scenario.MetricDef{Name: MetricSlowShare, Kind: scenario.KindStat, Arg: scenario.ArgDuration,
 		Help: "the share of responses slower than DURATION in each run: slow_share(variant, 20ms)"},
-		Unit: "fraction", HigherIsWorse: true,
-		Read: func(r *Run, arg string, _ int) (float64, string) {
-			n, why := slowCount(r, arg)
-			if why != "" {
-				return 0, why
-			}
-			return float64(n) / float64(r.Requests), ""
-		},
-		ReadForRatio: func(r *Run, arg string, _ int) (float64, string) {
-			n, why := slowCount(r, arg)
-			if why != "" {
-				return 0, why
-			}
-			return (float64(n) + 0.5) / (float64(r.Requests) + 1), ""
-		},
-		Events: slowEvents},
+		true, slowCount),
 	{MetricDef: scenario.MetricDef{Name: MetricCPUPerRequest, Kind: scenario.KindStat, Arg: scenario.ArgName, Choices: CPURoles,
 		Help: "CPU time per request of role NAME (workers, proxy, generator, or all) over each run's load, warm-up included"},
 		Unit: "ns", HigherIsWorse: true,
@@ -286,12 +288,6 @@ func slowCount(r *Run, arg string) (uint64, string) {
 		return 0, "no latency recorded in run " + r.ID
 	}
 	return r.Latency.CountAbove(d), ""
-}
-
-// slowEvents is slowCount without its reason: 0 where there is no count.
-func slowEvents(r *Run, arg string) uint64 {
-	n, _ := slowCount(r, arg)
-	return n
 }
 
 func count(name, help string, f func(r *Run) float64) Metric {

@@ -25,15 +25,7 @@ func renderBalancer(v scenario.Variant, w scenario.Workers, a *alloc, mode strin
 		return Plan{}, err
 	}
 	p := v.Proxy
-	cmd := &balancer.Command{Listen: pw.listen, Admin: pw.padmin, Threads: p.Threads, Config: balancer.Config{
-		Mode:              balancer.Mode(mode),
-		Policy:            p.Policy,
-		PolicyArgs:        p.PolicyArgs,
-		UpstreamKeepAlive: p.KeepAliveOn(),
-		CloseAfter:        p.CloseAfter,
-		MaxIdle:           p.MaxIdle,
-		Retries:           p.Retries,
-	}}
+	cmd := balancerCommand(p, balancer.Mode(mode), pw.listen, pw.padmin)
 	if len(p.Pools) == 0 {
 		cmd.Upstreams = a.upstreams(pw.base, w.Count)
 	}
@@ -54,6 +46,20 @@ func renderBalancer(v scenario.Variant, w scenario.Workers, a *alloc, mode strin
 			builtinProxy(cmd, pw.padmin),
 		},
 	}, nil
+}
+
+// balancerCommand is the built-in proxy in mode with p's options (no
+// upstreams yet), listening on listen with its admin API on admin.
+func balancerCommand(p scenario.ProxySpec, mode balancer.Mode, listen, admin string) *balancer.Command {
+	return &balancer.Command{Listen: listen, Admin: admin, Threads: p.Threads, Config: balancer.Config{
+		Mode:              mode,
+		Policy:            p.Policy,
+		PolicyArgs:        p.PolicyArgs,
+		UpstreamKeepAlive: p.KeepAliveOn(),
+		CloseAfter:        p.CloseAfter,
+		MaxIdle:           p.MaxIdle,
+		Retries:           p.Retries,
+	}}
 }
 
 // builtinProxy is the process of the built-in proxy cmd, its admin API on

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/lbbench/lbbench/scenario"
-	"github.com/lbbench/lbbench/targets/balancer"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
 
@@ -41,15 +40,10 @@ func proxyProcess(v scenario.Variant, ups []string, listen, padmin string, a *al
 		}
 		return p, nil
 	}
-	return Process{
-		Role: RoleProxy,
-		Proxy: &balancer.Command{Listen: listen, Admin: padmin, Threads: v.Proxy.Threads, Config: balancer.Config{
-			Upstreams:         ups,
-			Policy:            v.Proxy.Policy,
-			UpstreamKeepAlive: v.Proxy.KeepAliveOn(),
-		}},
-		Health:    "http://" + padmin + "/healthz",
-		Stats:     "http://" + padmin + "/stats",
-		StatsKind: StatsProxy,
-	}, nil
+	// The balancer's own options (close_after, max_idle, retries, policy
+	// arguments) are refused on this topology, so only policy, keep-alive
+	// and threads reach the command; the mode is the proxy's default.
+	cmd := balancerCommand(v.Proxy, "", listen, padmin)
+	cmd.Upstreams = ups
+	return builtinProxy(cmd, padmin), nil
 }

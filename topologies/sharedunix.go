@@ -1,13 +1,9 @@
 package topologies
 
 import (
-	"cmp"
-	"fmt"
-
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/targets/balancer"
 	"github.com/lbbench/lbbench/targets/prefork"
-	"github.com/lbbench/lbbench/targets/worker"
 )
 
 func init() { renderers[scenario.SharedUnix] = renderSharedUnix }
@@ -21,28 +17,16 @@ func init() { renderers[scenario.SharedUnix] = renderSharedUnix }
 // keep-alive (on, off, or close_after N) decides how often that happens.
 // DIR is made as renderUnix's (unixWorkers).
 func renderSharedUnix(v scenario.Variant, w scenario.Workers, a *alloc) (Plan, error) {
-	if w.Target != nil && (v.Accept != "" || v.MaxConns != 0) {
-		return Plan{}, fmt.Errorf("topologies: %s: accept and max_conns need the built-in worker, not workers.target", v.Name)
+	if err := checkSharedTarget(v, w); err != nil {
+		return Plan{}, err
 	}
 	u, err := a.unixWorkers()
 	if err != nil {
 		return Plan{}, err
 	}
-	workers := serve(w, prefork.Shared, a.a.Host(), 0, u.wadmin)
+	workers := sharedServe(v, w, a.a.Host(), 0, u.wadmin)
 	workers.Serve.SocketDir = u.dir
-	if w.Target == nil {
-		workers.Serve.Worker.Accept = cmp.Or(v.Accept, worker.DefaultAccept)
-		workers.Serve.Worker.MaxConns = v.MaxConns
-	}
-	p := v.Proxy
-	cmd := &balancer.Command{Listen: u.listen, Admin: u.padmin, Threads: p.Threads, Config: balancer.Config{
-		Mode:              balancer.L7,
-		Policy:            p.Policy,
-		PolicyArgs:        p.PolicyArgs,
-		UpstreamKeepAlive: p.KeepAliveOn(),
-		CloseAfter:        p.CloseAfter,
-		MaxIdle:           p.MaxIdle,
-		Upstreams:         []string{prefork.UnixPrefix + prefork.SharedSocketPath(u.dir)},
-	}}
+	cmd := balancerCommand(v.Proxy, balancer.L7, u.listen, u.padmin)
+	cmd.Upstreams = []string{prefork.UnixPrefix + prefork.SharedSocketPath(u.dir)}
 	return Plan{Entry: "http://" + u.listen, Processes: []Process{workers, builtinProxy(cmd, u.padmin)}}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -57,14 +58,16 @@ const bootIDFile = "/proc/sys/kernel/random/boot_id"
 // reads another CLOCK_MONOTONIC than its host.
 const timeNSFile = "/proc/self/timens_offsets"
 
-var host = hostID(bootIDFile, timeNSFile)
+// host reads the two files once, on the first call of Host (a worker's
+// first answer, the generator's first stamp), not when a program starts.
+var host = sync.OnceValue(func() string { return hostID(bootIDFile, timeNSFile) })
 
 // Host names this process's CLOCK_MONOTONIC: two processes whose Host is
 // equal (and not empty) read the same clock, so their stamps compare; ""
 // when it cannot be told. It is the first 8 hex digits of the boot's ID,
 // followed by "@OFFSET" when the process's time namespace moves the
 // monotonic clock by OFFSET nanoseconds.
-func Host() string { return host }
+func Host() string { return host() }
 
 // hostID computes Host from the boot ID and time namespace files.
 func hostID(bootFile, nsFile string) string {

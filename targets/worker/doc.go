@@ -99,8 +99,9 @@
 // Event-loop workers on a shared socket beside gunicorn (2026-12-02,
 // scenarios/gunicorn.yaml: 4 single-task workers, accept_when idle, 300
 // req/s of 2 ms (exp) and 20 ms requests, a new connection per request,
-// 3 runs of 5 s): requests per worker over the three runs, max/min skew
-// of the merged counts: netpoll's herd 1279 1219 973 819 (1.59), poll
+// 3 runs of 5 s): requests per worker over the three runs, and in
+// brackets the median run's skew (max/min of its per-worker counts):
+// netpoll's herd 1279 1219 973 819 (1.59), poll
 // 1045 1078 1105 1062 (1.05), blocking 1062 1060 1069 1099 (1.06),
 // gunicorn sync 1037 1076 1131 1046 (1.14); p99 21.0, 20.9, 20.9 and 21.3
 // ms. The herd's epoll registrations wake in one fixed order, so the
