@@ -9,10 +9,12 @@ import (
 )
 
 // Driver brings plans up on some substrate: local processes
-// (driver/local), containers (driver/docker). Run uses one driver for a
-// whole scenario, one deployment at a time.
+// (driver/local), containers (driver/docker), pods on a cluster
+// (driver/kube). Run uses one driver for a whole scenario, one deployment
+// at a time.
 type Driver interface {
-	// Name is the driver's name in the results: "local" or "docker".
+	// Name is the driver's name in the results: "local", "docker" or
+	// "kubernetes".
 	Name() string
 	// Describe records the driver's part of s's environment in env (CPU
 	// pinning, engine versions, container engine and image, ...) and
@@ -54,6 +56,12 @@ type Deployment interface {
 	// Ctrl-C) but is bounded, and that ends at once on a hard stop (a
 	// second Ctrl-C): waits then turn into kills.
 	Down(ctx context.Context) error
+}
+
+// Placed is a Deployment that can say where its processes ran: the pods of
+// a cluster, with their nodes and resources, recorded in the run.
+type Placed interface {
+	Pods() []results.Pod
 }
 
 // Attacker offers a workload to a deployment and returns what the

@@ -236,6 +236,9 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 	}
 	run.Workers = workerResults(s.Workers.Count, m.ByWorker, stats.Workers)
 	run.CPU = cpuDuring(before.CPU, stats.CPU, m.Generator)
+	if p, ok := dep.(Placed); ok {
+		run.Pods = p.Pods()
+	}
 	return run, nil
 }
 

@@ -22,9 +22,10 @@ type AttackCommand struct {
 	// literal target instead of the workload's classes).
 	Target string
 	// Spec is the path of the workload spec file (JSON, as
-	// json.Marshal(workloads.Spec) writes it).
+	// json.Marshal(workloads.Spec) writes it), or "-" for standard input.
 	Spec string
-	// Out is where the generator writes its results.Measurement.
+	// Out is where the generator writes its results.Measurement; empty
+	// for standard output.
 	Out string
 	// Quiet leaves out the summary on standard error.
 	Quiet bool
@@ -34,7 +35,10 @@ type AttackCommand struct {
 
 // Args returns the "lbbench attack" command line (subcommand first).
 func (c AttackCommand) Args() []string {
-	a := []string{AttackSubcommand, "--" + FlagTarget, c.Target, "--" + FlagSpec, c.Spec, "--" + FlagOut, c.Out}
+	a := []string{AttackSubcommand, "--" + FlagTarget, c.Target, "--" + FlagSpec, c.Spec}
+	if c.Out != "" {
+		a = append(a, "--"+FlagOut, c.Out)
+	}
 	if c.Quiet {
 		a = append(a, "--"+FlagQuiet)
 	}

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,6 +37,10 @@ func SplitSpec(spec workloads.Spec, i, k int) workloads.Spec {
 // sending and exits, or is killed).
 type ExecFunc func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
+// RemoteFunc runs generator i's command like an ExecFunc, with stdin as
+// its standard input.
+type RemoteFunc func(ctx context.Context, i int, args []string, stdin io.Reader, stdout, stderr io.Writer) error
+
 // Generators offers a workload from K "lbbench attack" processes, each
 // carrying 1/K of it (SplitSpec), and merges what they recorded without
 // loss. Both drivers launch generators through it: the local driver as
@@ -52,6 +57,11 @@ type Generators struct {
 	HostDir, Dir string
 	// Exec runs one generator's command.
 	Exec ExecFunc
+	// Remote, when set, runs generator i's command where no directory is
+	// shared with this process (a pod on another node) in place of Exec:
+	// its spec goes to its standard input and its measurement comes back
+	// on its standard output, kept in HostDir as Exec's would be.
+	Remote RemoteFunc
 	// Live, when set and K is 1, receives the generator's live figures
 	// (LiveStats) as it prints them.
 	Live func(LiveStats)
@@ -91,6 +101,19 @@ func (g Generators) Run(ctx context.Context, spec workloads.Spec) (*results.Meas
 			return nil, fmt.Errorf("loadgen: generator %d: %w", i, err)
 		}
 		cmd := AttackCommand{Target: g.Entry, Spec: g.Dir + "/" + base + ".spec.json", Out: g.Dir + "/" + base + ".json", Quiet: true}
+		run := func(ctx context.Context, stderr io.Writer) error { return g.Exec(ctx, cmd.Args(), logf, stderr) }
+		if g.Remote != nil {
+			cmd.Spec, cmd.Out = "-", ""
+			out, err := createNoFollow(outs[i])
+			if err != nil {
+				logf.Close()
+				return nil, fmt.Errorf("loadgen: generator %d: %w", i, err)
+			}
+			run = func(ctx context.Context, stderr io.Writer) error {
+				err := g.Remote(ctx, i, cmd.Args(), bytes.NewReader(data), out, stderr)
+				return errors.Join(err, out.Close())
+			}
+		}
 		var stderr io.Writer = logf
 		if g.Live != nil && k == 1 {
 			// One generator: its live figures are the run's.
@@ -101,7 +124,7 @@ func (g Generators) Run(ctx context.Context, spec workloads.Spec) (*results.Meas
 		}
 		wg.Go(func() {
 			defer logf.Close()
-			if err := g.Exec(ctx, cmd.Args(), logf, stderr); err != nil && ctx.Err() == nil && !allFailed(outs[i]) {
+			if err := run(ctx, stderr); err != nil && ctx.Err() == nil && !allFailed(outs[i]) {
 				errs[i] = fmt.Errorf("generator %d: %w%s", i, err, logtail.Format("its log ("+logPath+")", logtail.File(logPath, logtail.DefaultLines)))
 			}
 		})

@@ -615,6 +615,12 @@ func envOf(label string, r *results.Results) envView {
 		add("network", c.Network)
 		add("generator", c.Generator)
 	}
+	if k := e.Kubernetes; k != nil {
+		add("kubernetes", k.Server+" ("+k.Version+"); namespace "+k.Namespace+"; image "+k.Image+"; session "+k.Session)
+		add("placement", k.Placement)
+		add("server pod", podPlacement(r.Runs, "server"))
+		add("generator pods", podPlacement(r.Runs, "generator"))
+	}
 	add("host", e.Hostname)
 	add("kernel", e.Kernel)
 	add("os/arch", e.OS+"/"+e.Arch)
@@ -630,6 +636,39 @@ func envOf(label string, r *results.Results) envView {
 	}
 	add("schema", strconv.Itoa(r.Schema))
 	return ev
+}
+
+// podPlacement says where a role's pods ran over all runs and with what
+// resources: "node1: 2 CPUs (request = limit), 1Gi, Guaranteed, 9 pods".
+func podPlacement(runs []results.Run, role string) string {
+	type key struct{ node, cpu, limit, mem, qos string }
+	count := map[key]int{}
+	var order []key
+	for _, run := range runs {
+		for _, p := range run.Pods {
+			if p.Role != role {
+				continue
+			}
+			k := key{p.Node, p.CPURequest, p.CPULimit, p.MemoryLimit, p.QOS}
+			if count[k] == 0 {
+				order = append(order, k)
+			}
+			count[k]++
+		}
+	}
+	parts := make([]string, 0, len(order))
+	for _, k := range order {
+		cpu := k.cpu + " CPUs (request = limit)"
+		if k.cpu != k.limit {
+			cpu = "CPU request " + k.cpu + ", limit " + k.limit
+		}
+		pods := "pods"
+		if count[k] == 1 {
+			pods = "pod"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s, %s, %s, %d %s", k.node, cpu, k.mem, k.qos, count[k], pods))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // buildTimeline merges each variant's valid runs interval by interval:

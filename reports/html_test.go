@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -259,6 +260,38 @@ func TestHTMLShowsContainerEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Engine 20.10.24, API 1.41; image lbbench:0123456789abcdef; session cafe0001", "internal bridge network, one per run"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("report does not show %q", want)
+		}
+	}
+}
+
+func TestHTMLShowsPodPlacement(t *testing.T) {
+	r := fakeResults()
+	r.Env.Driver = "kubernetes"
+	r.Env.Kubernetes = &results.KubernetesEnv{Server: "https://127.0.0.1:16443", Version: "v1.37.2", Namespace: "default",
+		Session: "d4e5f6a7", Image: "lbbench.local/lbbench:0123", Generators: 1, Placement: "server on node1; generators on node2"}
+	if len(r.Runs) < 2 {
+		t.Fatalf("fixture has %d runs, want at least 2", len(r.Runs))
+	}
+	for i := range r.Runs {
+		r.Runs[i].Pods = []results.Pod{
+			{Name: "s", Role: "server", Node: "node1", CPURequest: "2", CPULimit: "2", MemoryLimit: "1Gi", QOS: "Guaranteed"},
+			{Name: "g", Role: "generator", Node: "node2", CPURequest: "1", CPULimit: "2", MemoryLimit: "1Gi", QOS: "Burstable"},
+		}
+	}
+	r.Runs[1].Pods[1].Node = "node3"
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	n := len(r.Runs)
+	for _, want := range []string{
+		"https://127.0.0.1:16443 (v1.37.2); namespace default; image lbbench.local/lbbench:0123; session d4e5f6a7",
+		"server on node1; generators on node2",
+		fmt.Sprintf("node1: 2 CPUs (request = limit), 1Gi, Guaranteed, %d pods", n),
+		fmt.Sprintf("node2: CPU request 1, limit 2, 1Gi, Burstable, %d pods; node3: CPU request 1, limit 2, 1Gi, Burstable, 1 pod", n-1),
+	} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("report does not show %q", want)
 		}

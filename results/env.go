@@ -22,7 +22,7 @@ type Env struct {
 	// Version and Commit identify the lbbench that ran.
 	Version string `json:"version"`
 	Commit  string `json:"commit"`
-	// Driver is "local" or "docker".
+	// Driver is "local", "docker" or "kubernetes".
 	Driver string `json:"driver"`
 	// Pinning says how generator and targets were placed on CPUs.
 	Pinning string `json:"pinning"`
@@ -32,6 +32,9 @@ type Env struct {
 	// Containers describes the docker driver's testbed; nil for local
 	// processes.
 	Containers *ContainerEnv `json:"containers,omitempty"`
+	// Kubernetes describes the kubernetes driver's cluster; nil for the
+	// other drivers.
+	Kubernetes *KubernetesEnv `json:"kubernetes,omitempty"`
 }
 
 // ContainerEnv is the docker driver's part of the environment.
@@ -122,4 +125,41 @@ type Progress struct {
 	ID      string
 	Variant string
 	Rep     int
+}
+
+// KubernetesEnv is the kubernetes driver's part of the environment.
+type KubernetesEnv struct {
+	// Server is the API server's address and Version its version.
+	Server  string `json:"server"`
+	Version string `json:"version"`
+	// Namespace holds the run's pods.
+	Namespace string `json:"namespace"`
+	// Session is the id in the names and labels of everything the run
+	// created (lbbench clean --driver kubernetes --session).
+	Session string `json:"session"`
+	// Image is the lbbench image the pods ran.
+	Image string `json:"image"`
+	// Generators is the number of generator pods per run.
+	Generators int `json:"generators"`
+	// Placement says where the pods land and why.
+	Placement string `json:"placement"`
+}
+
+// Pod is one of a run's pods on a cluster: where it ran and with what
+// resources.
+type Pod struct {
+	Name string `json:"name"`
+	// Containers are its containers' names (workers-0, proxy-1, ...).
+	Containers []string `json:"containers"`
+	// Role is "server" or "generator".
+	Role string `json:"role"`
+	Node string `json:"node"`
+	IP   string `json:"ip"`
+	// CPURequest and CPULimit are the pod's CPU request and limit (equal:
+	// whole CPUs, shared by its containers), MemoryLimit its memory limit,
+	// QOS its quality of service class.
+	CPURequest  string `json:"cpu_request"`
+	CPULimit    string `json:"cpu_limit"`
+	MemoryLimit string `json:"memory_limit"`
+	QOS         string `json:"qos"`
 }

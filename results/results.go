@@ -112,6 +112,9 @@ type Run struct {
 	// already charges the waiting to the target, and its percentiles are
 	// lower bounds of what a larger cap would have measured.
 	Saturated string `json:"saturated,omitempty"`
+	// Pods, on a cluster, is where each container of the run ran and with
+	// what resources; empty for the other drivers.
+	Pods []Pod `json:"pods,omitempty"`
 	// Failed lists the processes (or containers, or an engine's master)
 	// that died during the run. A run with any is recorded, invalid, and
 	// never used in comparisons.

@@ -146,7 +146,7 @@ func TestSchemaEnums(t *testing.T) {
 		{"/$defs/variant/properties/accept/enum", worker.AcceptStrategies()},
 		{"/$defs/proxySpec/properties/engine/enum", []string{"", scenario.Builtin, scenario.Nginx, scenario.HAProxy}},
 		{"/$defs/workers/properties/mode/enum", []string{worker.ModeSleep, worker.ModeSpin}},
-		{"/$defs/env/properties/driver/enum", []string{"local", "docker", model.Driver}},
+		{"/$defs/env/properties/driver/enum", []string{"local", "docker", "kubernetes", model.Driver}},
 	} {
 		t.Run(c.pointer, func(t *testing.T) {
 			var got []string
@@ -310,6 +310,8 @@ func fullResults(t *testing.T) *results.Results {
 	}
 	proxied.Engine = &results.EngineStats{Engine: "nginx", Nginx: &results.NginxStatus{
 		Active: 65, Accepts: 70, Handled: 70, Requests: 460, Reading: 1, Writing: 2, Waiting: 62}}
+	proxied.Pods = []results.Pod{{Name: "lbbench-d4e5f6-001-server", Containers: []string{"workers-0", "proxy-1"}, Role: "server",
+		Node: "node1", IP: "10.244.1.7", CPURequest: "2", CPULimit: "2", MemoryLimit: "1Gi", QOS: "Guaranteed"}}
 	invalid := run("002-nginx-r1", "nginx")
 	invalid.Invalid = []string{"failed: proxy (pid 4242) died (signal: killed)", "achieved rate 150.0/s is 25% below the intended 200.0/s"}
 	invalid.Failed = []results.Failure{{Process: "proxy (pid 4242)", Exit: "signal: killed", LogTail: []string{"nginx: started"}},
@@ -331,6 +333,11 @@ func fullResults(t *testing.T) *results.Results {
 				Engine: "27.3.1", API: "1.47", Session: "a1b2c3", Image: "lbbench:0123abcd",
 				Network: "internal bridge, one per run", Generator: "a container on the run's network",
 				Placement: []results.ContainerPlacement{{Role: "generator", Cpuset: "0"}, {Role: "server", CPULimit: 7.5}},
+			},
+			Kubernetes: &results.KubernetesEnv{
+				Server: "https://127.0.0.1:16443", Version: "v1.37.2", Namespace: "default", Session: "d4e5f6",
+				Image: "lbbench.local/lbbench:0123abcd", Generators: 2,
+				Placement: "server pod on node1; generator pods on nodes other than the server's",
 			},
 		},
 		Simulated: true,
@@ -668,7 +675,7 @@ func TestSchemaRejects(t *testing.T) {
 		{name: "time not RFC 3339", mutate: set("/started", "2026-01-02 03:04:05"), where: "/started"},
 		{name: "schema 3", mutate: set("/schema", 3), where: "/schema"},
 		{name: "schema 1", mutate: set("/schema", 1), where: "/schema"},
-		{name: "unknown driver", mutate: set("/env/driver", "kubernetes"), where: "/env/driver"},
+		{name: "unknown driver", mutate: set("/env/driver", "nomad"), where: "/env/driver"},
 		{name: "histogram not base64", mutate: set("/runs/0/latency", "not base64!"), where: "/runs/0/latency"},
 		{name: "histogram base64 but not HdrHistogram", mutate: set("/runs/0/uncorrected", "SGVsbG8="), where: "/runs/0/uncorrected"},
 		{name: "histogram as a number", mutate: set("/runs/0/clients/0/latency", 12), where: "/runs/0/clients/0/latency"},

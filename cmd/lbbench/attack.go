@@ -123,7 +123,7 @@ Exit status: 0, or 1 when every measured request failed, 2 for bad input,
 	f := cmd.Flags()
 	f.StringVar(&o.target, loadgen.FlagTarget, "", "`URL` to attack: a base URL (http://127.0.0.1:8080) for the workload's classes, or a URL with a path or query sent as given")
 	f.StringVar(&o.targets, "targets", "", "read targets in vegeta's http format from `FILE` (\"-\": standard input)")
-	f.StringVar(&o.spec, loadgen.FlagSpec, "", "workload spec `FILE` (YAML or JSON) instead of a scenario")
+	f.StringVar(&o.spec, loadgen.FlagSpec, "", "workload spec `FILE` (YAML or JSON; - for standard input) instead of a scenario")
 	f.StringVarP(&o.out, loadgen.FlagOut, "o", "", "write the results to `FILE` (default: standard output; vegeta's -output too)")
 	f.StringVar(&o.format, "format", formatLbbench, "results format: lbbench (measurement JSON), vegeta (vegeta's gob, what \"vegeta attack\" writes), vegeta-json or vegeta-csv (vegeta's JSON lines or CSV); vegeta's -format is --targets-format")
 	f.StringVar(&o.targetsFormat, "targets-format", loadgen.TargetsHTTP, "format of --targets and standard input: http (\"METHOD URL\", header lines, @body) or json (a JSON object a line: method, url, header, body in base64), as vegeta's -format")
@@ -349,6 +349,16 @@ func attackSpec(o attackOptions, changed func(string) bool, literal bool) (spec 
 	switch {
 	case o.spec != "" && o.scenario != "":
 		return spec, false, errors.New("attack: give a scenario or --spec, not both")
+	case o.spec == "-":
+		// A driver that shares no directory with its generator (a pod)
+		// hands it the spec on standard input.
+		data, err := io.ReadAll(io.LimitReader(o.stdin, scenario.MaxFileBytes+1))
+		if err != nil {
+			return spec, false, fmt.Errorf("attack: --spec -: %w", err)
+		}
+		if spec, err = scenario.ParseWorkload("standard input", data); err != nil {
+			return spec, false, err
+		}
 	case o.spec != "":
 		s, err := scenario.LoadWorkload(o.spec)
 		if err != nil {
@@ -445,7 +455,7 @@ func attackTargets(o attackOptions, req extras) (entry string, tgts []vegeta.Tar
 	switch {
 	case o.target != "" && o.targets != "":
 		return "", nil, errors.New("attack: give --target or --targets, not both")
-	case o.target != "" && o.stdinHasData:
+	case o.target != "" && o.stdinHasData && o.spec != "-":
 		return "", nil, errors.New("attack: --target given and standard input is a pipe or file: give targets one way (--target URL, or targets on standard input without --target; redirect standard input from /dev/null to keep it)")
 	case o.target == "" && o.targets == "" && !o.stdinHasData:
 		return "", nil, errors.New("attack: no target: give --target URL, --targets FILE, or targets on standard input (\"GET http://127.0.0.1:8080/work?ms=1\")")

@@ -4,9 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"debug/elf"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,20 +15,22 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/errdefs"
+
+	"github.com/lbbench/lbbench/driver"
 )
 
 // Image facts.
 const (
 	// ImageRepo is the repository of lbbench's images; the tag is a content
-	// hash of the binary.
+	// hash of the binary (driver.BinaryTag).
 	ImageRepo = "lbbench"
 	// ImageBinary is where the binary sits in the image.
-	ImageBinary = "/lbbench"
+	ImageBinary = driver.ImageBinary
 	// ImageUser is the unprivileged user the image runs as ("nobody").
-	ImageUser = "65534:65534"
+	ImageUser = driver.ImageUser
 	// LabelImage marks lbbench's images (Clean leaves them: they are a
 	// cache, not a leftover).
-	LabelImage = "lbbench.image"
+	LabelImage = driver.LabelImage
 )
 
 // dockerfile builds the image from the context's one file. No "# syntax="
@@ -43,26 +42,11 @@ ENTRYPOINT ["` + ImageBinary + `"]
 `
 
 // ImageTag returns the tag of the image holding the binary data.
-func ImageTag(data []byte) string {
-	sum := sha256.Sum256(data)
-	return ImageRepo + ":" + hex.EncodeToString(sum[:8])
-}
+func ImageTag(data []byte) string { return ImageRepo + ":" + driver.BinaryTag(data) }
 
 // CheckStatic returns an error unless the ELF file at path is statically
-// linked, as a binary must be to run in an image with nothing else in it.
-func CheckStatic(path string) error {
-	f, err := elf.Open(path)
-	if err != nil {
-		return fmt.Errorf("docker: %s: %w", path, err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return fmt.Errorf("docker: %s is dynamically linked and cannot run in a FROM scratch image; build it with CGO_ENABLED=0 (make build does)", path)
-		}
-	}
-	return nil
-}
+// linked (driver.CheckStatic).
+func CheckStatic(path string) error { return driver.CheckStatic(path) }
 
 // EnsureImage returns the tag of the image holding the lbbench binary at
 // exe, building it first unless an image with that tag exists. built says

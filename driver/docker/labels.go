@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/docker/docker/api/types/container"
@@ -13,6 +11,8 @@ import (
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/errdefs"
+
+	"github.com/lbbench/lbbench/driver"
 )
 
 // Labels on every container, network and volume lbbench creates.
@@ -27,52 +27,12 @@ const (
 	LabelOwner = "lbbench.owner"
 )
 
-// owner identifies this process: its host, pid and start time (so that a
-// recycled pid is not taken for it).
-func owner() string {
-	host, _ := os.Hostname()
-	pid := os.Getpid()
-	return host + "/" + strconv.Itoa(pid) + "/" + startTime(pid)
-}
-
-// startTime is field 22 of /proc/PID/stat (clock ticks after boot), or ""
-// when the process does not exist or has exited (a zombie its parent has
-// not reaped yet).
-func startTime(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	// The command name (field 2) may hold spaces; it ends at the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-		return ""
-	}
-	return f[19]
-}
+// owner identifies this process in LabelOwner (driver.Owner).
+func owner() string { return driver.Owner("/") }
 
 // ownerAlive reports whether the lbbench process named by an owner label
-// still runs. Objects made on another host are taken as alive: their owner
-// cannot be checked from here.
-func ownerAlive(label string) bool {
-	f := strings.Split(label, "/")
-	if len(f) != 3 {
-		return false
-	}
-	if host, _ := os.Hostname(); f[0] != host {
-		return true
-	}
-	pid, err := strconv.Atoi(f[1])
-	if err != nil {
-		return false
-	}
-	return startTime(pid) == f[2]
-}
+// still runs (driver.OwnerAlive).
+func ownerAlive(label string) bool { return driver.OwnerAlive(label, "/") }
 
 // CleanReport lists what Clean removed.
 type CleanReport struct {

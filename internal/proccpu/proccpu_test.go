@@ -40,11 +40,14 @@ func TestTreeCountsChildren(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// Self first: the tree, read after, holds at least this much of this
+	// process's time (read the other way round, a clock tick of this
+	// process between the two reads made the check fail).
+	self, _ := Self()
 	tree, err := Tree(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	self, _ := Self()
 	if tree < self+100*time.Millisecond {
 		t.Errorf("tree %s, self %s: the child's CPU is not in the tree", tree, self)
 	}
