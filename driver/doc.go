@@ -5,10 +5,13 @@
 // so that no target's type crosses the harness.Deployment contract;
 // naming the worker or engine process that died (NameDeadWorker); writing
 // a plan's files (WritePlanFiles); the proxy engines' versions for the
-// environment (EngineVersions); and the timeouts both drivers use.
+// environment (EngineVersions); the FROM-scratch image's contents
+// (ImageBinary, CheckStatic) and the owner label of what a run creates
+// (Owner, OwnerAlive); and the timeouts every driver uses.
 //
 // The drivers themselves are its subpackages: local (child processes on
-// loopback, CPU pinning) and docker (containers on a network per run).
+// loopback, CPU pinning), docker (containers on a network per run) and
+// kube (pods on a Kubernetes cluster, generators on other nodes).
 // Each implements harness.Driver, and its deployments the harness's
 // Attacker through package loadgen. It must not import harness's caller
 // (cmd) or the report layers.

@@ -31,6 +31,8 @@ var examples = map[string]string{
   lbbench proxy --listen 127.0.0.1:8000 --upstreams 127.0.0.1:8080,127.0.0.1:8081 --policy p2c --upstream-keepalive=false`,
 	"lbbench clean": `  lbbench clean                        # containers and networks of finished or killed runs
   lbbench clean --all --images         # everything lbbench made, images too`,
+	"lbbench image": `  lbbench image --image-repo registry.example:5000/lbbench   # build and push
+  lbbench image --archive lbbench.tar                        # write an archive for ctr images import`,
 	"lbbench report": `  lbbench report out                   # out/report.html and the exports, again
   lbbench report out --verdicts out/verdicts.json
   lbbench report --claims -o claims a-dir b-dir`,

@@ -32,7 +32,7 @@ var flagLine = regexp.MustCompile(`^\s+(?:-\w, )?--([\w-]+)((?: \S+)*?)\s{2,}\S`
 // argName is what an argument name may look like: one word (a type name
 // such as duration, or an upper-case placeholder such as FILE or
 // ENGINE=IMAGE), never a phrase lifted out of the usage by its backticks.
-var argName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.=:-]*$`)
+var argName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.=:/-]*$`)
 
 // pflagTypeNames are the argument names pflag shows for some types,
 // which mean nothing to a user: such a flag names its argument in its usage

@@ -74,6 +74,7 @@ func newRootCmd() *cobra.Command {
 		newProbeCmd(),
 		newIdleCmd(),
 		newCleanCmd(),
+		newImageCmd(),
 		newReportCmd(),
 		newPublishCmd(),
 		newCompareCmd(),

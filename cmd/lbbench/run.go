@@ -39,6 +39,7 @@ type runOptions struct {
 	maxRounds    int
 	budget       time.Duration
 	slowdown     float64
+	kube         kubeFlags // see kube.go
 }
 
 func newRunCmd() *cobra.Command {
@@ -81,7 +82,7 @@ finished. "lbbench scenarios" lists the built-in scenarios.
 	f.StringVarP(&o.out, "out", "o", "", "output directory (default reports/out/<time>-<scenario>)")
 	o.overrides.bind(f, "")
 	f.IntVar(&o.generators, "generators", 1, "split the load across this many \"lbbench attack\" processes and merge their histograms")
-	f.StringVar(&o.driver, "driver", "local", "where the targets run: local (child processes on loopback) or docker (containers on a network per run; see lbbench clean)")
+	f.StringVar(&o.driver, "driver", "local", "where the targets run: local (child processes on loopback), docker (containers on a network per run; see lbbench clean) or kubernetes (pods on a cluster, the generators on other nodes; see --kubeconfig)")
 	f.StringToStringVar(&o.engineImages, "engine-image", nil, "with --driver docker, the image a proxy engine runs from, as `ENGINE=IMAGE` (nginx=nginx:1.22); IMAGE \"host\" builds one FROM scratch from this machine's engine. lbbench pulls nothing")
 	f.Int64Var(&o.limits.Pids, "container-pids", docker.DefaultPidsLimit, "with --driver docker, the most processes and threads each container may have")
 	f.Var(mibValue{&o.limits.Memory}, "container-memory-mib", fmt.Sprintf("with --driver docker, the most memory (and swap) each container may use, in MiB (default %d)", docker.DefaultMemory>>20))
@@ -95,6 +96,7 @@ finished. "lbbench scenarios" lists the built-in scenarios.
 	f.DurationVar(&o.budget, "budget", 0, "with --until-decided, do not start a round that would end past this time (0: no bound)")
 	f.Float64Var(&o.slowdown, "inject-slowdown", 0, "with --baseline, make this build's variants this many times slower (their service times scaled), to check that the gate fails a known regression")
 	o.compare.register(f)
+	o.kube.register(f)
 	return cmd
 }
 
@@ -221,8 +223,10 @@ func newDriver(ctx context.Context, o runOptions, exe, out string, live func(loa
 		}
 		fmt.Fprintf(stderr, "lbbench: docker: image %s, session %s; %s\n", d.Image(), d.Session(), d.Pinning())
 		return d, func() { c.Close() }, nil
+	case "kubernetes":
+		return newKubeDriver(ctx, o, exe, logDir, live, stderr)
 	}
-	return nil, nil, fmt.Errorf("--driver must be local or docker, got %q", o.driver)
+	return nil, nil, fmt.Errorf("--driver must be local, docker or kubernetes, got %q", o.driver)
 }
 
 // mibValue is a flag of a size in MiB stored in bytes.

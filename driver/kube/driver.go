@@ -1,0 +1,341 @@
+package kube
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lbbench/lbbench/driver"
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/hardstop"
+	"github.com/lbbench/lbbench/loadgen"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/topologies"
+)
+
+// Timeouts of the driver.
+const (
+	ReadyTimeout = driver.DefaultReadyTimeout
+	StopTimeout  = driver.DefaultStopTimeout
+)
+
+var getOpts = metav1.GetOptions{}
+
+// Roles of a run's pods and containers.
+const (
+	RoleServer    = "server"
+	RoleGenerator = "generator"
+)
+
+// PodIPPlaceholder stands for the server pod's address in a rendered plan
+// (Host): the containers' arguments get it from the pod's own status
+// through the LBBENCH_POD_IP variable, and the driver puts the address
+// in the entry, health and stats URLs once the pod has one. It is a name
+// that never resolves (.invalid), so a plan that kept it would fail
+// loudly.
+const PodIPPlaceholder = "lbbench-pod-ip.invalid"
+
+const podIPEnv = "LBBENCH_POD_IP"
+
+// Config sets a Driver up.
+type Config struct {
+	// Image is the reference of lbbench's image in the cluster (lbbench
+	// image prints it). With ImageRepo instead, the driver builds the
+	// image of its own binary and pushes it there.
+	Image, ImageRepo string
+	// Generators is the number of generator pods, each with one share of
+	// the load; at least 1.
+	Generators int
+	// CPUs is each pod's whole CPUs by role (request = limit, Guaranteed
+	// QoS): server, generator. MemoryMiB is each pod's memory (request =
+	// limit).
+	CPUs      map[string]int
+	MemoryMiB int64
+	// ShareNode lets the generators run on the server's node when the
+	// cluster has only one.
+	ShareNode bool
+	// ServerNode names the server's node (default: the first ready node
+	// by name).
+	ServerNode string
+	// Live receives the generator's live figures when there is one.
+	Live func(loadgen.LiveStats)
+	// Logf gets the driver's notices.
+	Logf func(format string, args ...any)
+}
+
+// DefaultCPUs are each role's pod's CPUs: two for the server (its workers
+// and proxy share them), two for a generator, so that one generator keeps
+// its schedule at the default scenario's rate.
+var DefaultCPUs = map[string]int{RoleServer: 2, RoleGenerator: 2}
+
+// DefaultMemoryMiB is each pod's memory when Config gives none.
+const DefaultMemoryMiB = 1024
+
+// Driver runs plans as pods (see the package documentation). It
+// implements harness.Driver, and its deployments harness.Attacker.
+type Driver struct {
+	c       *Client
+	cfg     Config
+	image   string
+	logDir  string
+	session string
+	owner   string
+
+	server     string   // the server pod's node
+	genNodes   []string // the generator pods' nodes, in turn
+	placement  string   // why the pods land where they do
+	mu         sync.Mutex
+	runs       int
+	nextPort   int
+	builtImage map[string]string // lbbench executable -> pushed image
+}
+
+var (
+	_ harness.Driver     = (*Driver)(nil)
+	_ harness.Deployment = (*deployment)(nil)
+)
+
+// NewDriver returns a driver on c that runs lbbench's image (cfg.Image, or
+// the image of exe pushed to cfg.ImageRepo) and writes each pod's logs
+// under logDir. It first removes what lbbench processes that no longer run
+// left in the namespace, and chooses the nodes.
+func NewDriver(ctx context.Context, c *Client, exe, logDir string, cfg Config) (*Driver, error) {
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	cfg.Generators = max(cfg.Generators, 1)
+	cpus := map[string]int{}
+	for r, n := range DefaultCPUs {
+		cpus[r] = n
+	}
+	for r, n := range cfg.CPUs {
+		if _, ok := DefaultCPUs[r]; !ok {
+			return nil, fmt.Errorf("kubernetes: CPUs for %q: the roles are server and generator", r)
+		}
+		if n < 1 {
+			return nil, fmt.Errorf("kubernetes: CPUs for %s must be a whole number of at least 1 (Guaranteed QoS), got %d", r, n)
+		}
+		cpus[r] = n
+	}
+	cfg.CPUs = cpus
+	if cfg.MemoryMiB <= 0 {
+		cfg.MemoryMiB = DefaultMemoryMiB
+	}
+	d := &Driver{c: c, cfg: cfg, logDir: logDir, owner: ownerLabel(), nextPort: firstPort, builtImage: map[string]string{}}
+	var b [4]byte
+	rand.Read(b[:])
+	d.session = hex.EncodeToString(b[:])
+	if rep, err := c.Clean(ctx, CleanFilter{}); err != nil {
+		return nil, err
+	} else if !rep.Empty() {
+		cfg.Logf("removed %s left by lbbench processes that no longer run", rep)
+	}
+	switch {
+	case cfg.Image != "":
+		d.image = cfg.Image
+	case cfg.ImageRepo != "":
+		ref, err := d.push(exe)
+		if err != nil {
+			return nil, err
+		}
+		d.image = ref
+	default:
+		return nil, errors.New("kubernetes: the driver needs lbbench's image in the cluster: give --image-repo REGISTRY/NAME (it builds and pushes the image of this binary) or --image REF (made by lbbench image --archive and imported into every node's runtime)")
+	}
+	if err := d.place(ctx); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("kubernetes: log directory: %w", err)
+	}
+	return d, nil
+}
+
+// push builds the image of exe and pushes it to the configured repository.
+func (d *Driver) push(exe string) (string, error) {
+	if ref, ok := d.builtImage[exe]; ok {
+		return ref, nil
+	}
+	img, err := BuildImage(exe, nil, d.cfg.ImageRepo, "")
+	if err != nil {
+		return "", err
+	}
+	if err := img.Push(); err != nil {
+		return "", err
+	}
+	d.cfg.Logf("pushed %s", img.Ref)
+	d.builtImage[exe] = img.Ref.String()
+	return img.Ref.String(), nil
+}
+
+// place chooses the server's node and the generators': the generators
+// go to other nodes than the server's, so that they never share its CPUs.
+func (d *Driver) place(ctx context.Context) error {
+	ready, err := d.c.ReadyNodes(ctx)
+	if err != nil {
+		return err
+	}
+	if len(ready) == 0 {
+		return errors.New("kubernetes: no node is ready")
+	}
+	d.server = ready[0]
+	if d.cfg.ServerNode != "" {
+		if !slices.Contains(ready, d.cfg.ServerNode) {
+			return fmt.Errorf("kubernetes: server node %q is not a ready node (ready: %s)", d.cfg.ServerNode, strings.Join(ready, ", "))
+		}
+		d.server = d.cfg.ServerNode
+	}
+	for _, n := range ready {
+		if n != d.server {
+			d.genNodes = append(d.genNodes, n)
+		}
+	}
+	switch {
+	case len(d.genNodes) > 0:
+		d.placement = fmt.Sprintf("server on %s; generators on %s, other nodes than the server's", d.server, strings.Join(d.genNodes, ", "))
+	case d.cfg.ShareNode:
+		d.genNodes = []string{d.server}
+		d.placement = fmt.Sprintf("server and generators on %s, the only ready node (--kube-share-node): they share its CPUs", d.server)
+	default:
+		return fmt.Errorf("kubernetes: no other node: the generators must run on another node than the server's (%s), and it is the only ready node; add a node, or give --kube-share-node to let them share it", d.server)
+	}
+	return d.fits(ctx)
+}
+
+// fits refuses, before any pod is made, a placement whose pods need more
+// CPUs than a node can give: the kubelet would reject them (OutOfcpu).
+func (d *Driver) fits(ctx context.Context) error {
+	need := map[string]int{d.server: d.cfg.CPUs[RoleServer]}
+	for i := range d.cfg.Generators {
+		need[d.genNodes[i%len(d.genNodes)]] += d.cfg.CPUs[RoleGenerator]
+	}
+	for node, n := range need {
+		nd, err := d.c.cs.CoreV1().Nodes().Get(ctx, node, getOpts)
+		if err != nil {
+			return fmt.Errorf("kubernetes: node %s: %w", node, err)
+		}
+		have := nd.Status.Allocatable.Cpu().MilliValue()
+		if int64(n)*1000 > have {
+			return fmt.Errorf("kubernetes: node %s can give %s CPUs, but the pods placed on it need %d (--pod-cpus server=%d,generator=%d, %d generators): give fewer CPUs or generators, or add nodes",
+				node, nd.Status.Allocatable.Cpu(), n, d.cfg.CPUs[RoleServer], d.cfg.CPUs[RoleGenerator], d.cfg.Generators)
+		}
+	}
+	return nil
+}
+
+// Session is the id shared by the names and labels of everything this
+// driver creates.
+func (d *Driver) Session() string { return d.session }
+
+// Image is the lbbench image the pods run.
+func (d *Driver) Image() string { return d.image }
+
+// Placement says where the pods land and why.
+func (d *Driver) Placement() string { return d.placement }
+
+// Name implements harness.Driver.
+func (d *Driver) Name() string { return "kubernetes" }
+
+// Host implements topologies.Allocator: every process of a plan listens
+// on the server pod's address (PodIPPlaceholder until it has one).
+func (d *Driver) Host() string { return PodIPPlaceholder }
+
+// Ports handed out: every run has a pod, a network namespace, of its own.
+const firstPort, lastPort = 20000, 60000
+
+// Ports implements topologies.Allocator.
+func (d *Driver) Ports(n int) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.nextPort+n > lastPort {
+		d.nextPort = firstPort
+	}
+	p := d.nextPort
+	d.nextPort += n
+	return p, nil
+}
+
+// Describe implements harness.Driver: the cluster, image, session and
+// placement. It refuses what the pods cannot run: nginx and HAProxy (no
+// engine image is taken yet), a command of this machine as the workers,
+// a closed-loop or burst workload from several generators.
+func (d *Driver) Describe(ctx context.Context, s scenario.Scenario, e *results.Env) error {
+	for _, v := range s.Variants {
+		if v.Proxy.Engine != "" && v.Proxy.Engine != scenario.Builtin {
+			return fmt.Errorf("kubernetes: variant %s: engine %s: this driver runs the built-in proxy only; nginx and HAProxy run with --driver local or docker", v.Name, v.Proxy.Engine)
+		}
+		if d.cfg.Generators > 1 && s.WorkloadFor(v).Deterministic() {
+			return fmt.Errorf("kubernetes: variant %s: a closed-loop or burst workload runs from one generator (drop --generators)", v.Name)
+		}
+	}
+	e.Pinning = fmt.Sprintf("whole CPUs per pod (request = limit, Guaranteed): server %d, generator %d; %s", d.cfg.CPUs[RoleServer], d.cfg.CPUs[RoleGenerator], d.placement)
+	e.Kubernetes = &results.KubernetesEnv{
+		Server: d.c.Server, Version: d.c.Version, Namespace: d.c.Namespace,
+		Session: d.session, Image: d.image, Generators: d.cfg.Generators, Placement: d.placement,
+	}
+	return nil
+}
+
+// Up implements harness.Driver: it renders r's plan and brings it up.
+func (d *Driver) Up(ctx context.Context, r harness.Bring) (harness.Deployment, error) {
+	if r.Workers.Target != nil {
+		return nil, fmt.Errorf("kubernetes: %s: workers.target runs a command from this machine, which is not in the lbbench image; run it with --driver local", r.ID)
+	}
+	image := d.image
+	if r.Exe != "" {
+		if d.cfg.ImageRepo == "" {
+			return nil, fmt.Errorf("kubernetes: %s: a variant of another build needs its own image: give --image-repo so the driver can push it", r.ID)
+		}
+		var err error
+		if image, err = d.push(r.Exe); err != nil {
+			return nil, err
+		}
+	}
+	p, err := topologies.RenderRun(r.ID, r.Variant, r.Workers, d, r.Exe)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.runs++
+	run := fmt.Sprintf("%03d", d.runs)
+	d.mu.Unlock()
+	dep := &deployment{d: d, plan: p, run: run, image: image, prefix: "lbbench-" + d.session + "-" + run}
+	if err := dep.up(ctx); err != nil {
+		downCtx, cancel := hardstop.Teardown(ctx, 2*StopTimeout)
+		defer cancel()
+		return nil, errors.Join(err, dep.Down(downCtx))
+	}
+	return dep, nil
+}
+
+// ReadyNodes lists the names of the cluster's ready, schedulable nodes,
+// sorted.
+func (c *Client) ReadyNodes(ctx context.Context) ([]string, error) {
+	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: list nodes: %w", err)
+	}
+	var ready []string
+	for _, n := range nodes.Items {
+		if n.Spec.Unschedulable {
+			continue
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				ready = append(ready, n.Name)
+			}
+		}
+	}
+	slices.Sort(ready)
+	return ready, nil
+}
