@@ -4,7 +4,9 @@
 # tests), wrk (generator comparison), HdrHistogram's Java library and a
 # headless JRE (the .hgrm/.hlog test runs its HistogramLogProcessor),
 # libxml2-utils (xmllint, the JUnit schema test), gunicorn and uvicorn
-# (Python worker scenarios). Idempotent: installs only what is missing, and
+# (Python worker scenarios), and the parts of the Kubernetes test cluster
+# that Debian gives (etcd-server, containernetworking-plugins; see
+# scripts/k8s-testbed.sh). Idempotent: installs only what is missing, and
 # never starts a system service.
 #
 # The paths it looks at can be moved, for tests only, through the environment:
@@ -12,12 +14,14 @@
 #   LBBENCH_JAVA_LIBS  where Debian puts Java libraries (/usr/share/java)
 #   LBBENCH_POLICY_RC  the invoke-rc.d policy file (/usr/sbin/policy-rc.d)
 #   LBBENCH_APT_LISTS  apt's package lists (/var/lib/apt/lists)
+#   LBBENCH_CNI_BIN    where Debian puts the CNI plugins (/usr/lib/cni)
 set -euo pipefail
 
 sbin=${LBBENCH_SBIN:-/usr/sbin}
 policy=${LBBENCH_POLICY_RC:-/usr/sbin/policy-rc.d}
 apt_lists=${LBBENCH_APT_LISTS:-/var/lib/apt/lists}
 java_libs=${LBBENCH_JAVA_LIBS:-/usr/share/java}
+cni_bin=${LBBENCH_CNI_BIN:-/usr/lib/cni}
 
 need=()
 command -v nginx    >/dev/null 2>&1 || [ -x "$sbin/nginx" ]   || need+=(nginx)
@@ -29,6 +33,8 @@ command -v java     >/dev/null 2>&1 || need+=(default-jre-headless)
 command -v xmllint  >/dev/null 2>&1 || need+=(libxml2-utils)
 command -v gunicorn >/dev/null 2>&1 || need+=(gunicorn)
 command -v uvicorn  >/dev/null 2>&1 || need+=(uvicorn)
+command -v etcd     >/dev/null 2>&1 || need+=(etcd-server)
+[ -x "$cni_bin/bridge" ] || need+=(containernetworking-plugins)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

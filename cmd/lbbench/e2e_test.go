@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/kubetest"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
@@ -43,6 +44,13 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	code := m.Run()
+	// A test cluster the tests brought up goes with them.
+	if err := kubetest.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -115,10 +115,10 @@ func TestSetup(t *testing.T) {
 
 	const (
 		update     = "update -qq"
-		installAll = "install -y -qq --no-install-recommends nginx haproxy chromium wrk libhdrhistogram-java default-jre-headless libxml2-utils gunicorn uvicorn"
+		installAll = "install -y -qq --no-install-recommends nginx haproxy chromium wrk libhdrhistogram-java default-jre-headless libxml2-utils gunicorn uvicorn etcd-server containernetworking-plugins"
 	)
 	// Everything setup.sh looks for on PATH, as installed programs.
-	allOnPath := []string{"nginx", "haproxy", "chromium", "wrk", "java", "xmllint", "gunicorn", "uvicorn"}
+	allOnPath := []string{"nginx", "haproxy", "chromium", "wrk", "java", "xmllint", "gunicorn", "uvicorn", "etcd"}
 
 	tests := []struct {
 		name       string
@@ -128,6 +128,7 @@ func TestSetup(t *testing.T) {
 		nonRoot    bool     // id -u reports an ordinary user
 		onPath     []string // programs stubbed onto PATH as already installed
 		inSbin     []string // programs stubbed into the sbin dir
+		cni        bool     // the CNI bridge plugin is in the CNI directory
 		jar        bool     // hdrhistogram.jar is in the Java library dir
 		wantFail   bool
 		wantApt    []string // apt-get log lines, in order; nil: never called
@@ -159,34 +160,46 @@ func TestSetup(t *testing.T) {
 			name:   "nothing missing",
 			onPath: allOnPath,
 			jar:    true,
+			cni:    true,
 		},
 		{
 			name:   "nothing missing, proxies only in sbin",
 			onPath: allOnPath[2:],
 			inSbin: []string{"nginx", "haproxy"},
 			jar:    true,
+			cni:    true,
 		},
 		{
 			name:       "only wrk missing, fresh lists",
 			policy:     true,
 			freshLists: true,
-			onPath:     []string{"nginx", "chromium", "java", "xmllint", "gunicorn", "uvicorn"},
+			onPath:     []string{"nginx", "chromium", "java", "xmllint", "gunicorn", "uvicorn", "etcd"},
 			inSbin:     []string{"haproxy"},
 			jar:        true,
+			cni:        true,
 			wantApt:    []string{"install -y -qq --no-install-recommends wrk", "policy=present", "frontend=noninteractive"},
 		},
 		{
 			name:       "only the jar missing: java alone is not enough",
 			freshLists: true,
 			onPath:     allOnPath,
+			cni:        true,
 			wantApt:    []string{"install -y -qq --no-install-recommends libhdrhistogram-java", "policy=present", "frontend=noninteractive"},
+		},
+		{
+			name:       "only the test cluster's etcd and CNI plugins missing",
+			freshLists: true,
+			onPath:     allOnPath[:len(allOnPath)-1],
+			jar:        true,
+			wantApt:    []string{"install -y -qq --no-install-recommends etcd-server containernetworking-plugins", "policy=present", "frontend=noninteractive"},
 		},
 		{
 			name:       "the JRE, xmllint and the Python servers missing",
 			policy:     true,
 			freshLists: true,
-			onPath:     []string{"nginx", "haproxy", "chromium", "wrk"},
+			onPath:     []string{"nginx", "haproxy", "chromium", "wrk", "etcd"},
 			jar:        true,
+			cni:        true,
 			wantApt:    []string{"install -y -qq --no-install-recommends default-jre-headless libxml2-utils gunicorn uvicorn", "policy=present", "frontend=noninteractive"},
 		},
 		{
@@ -213,7 +226,8 @@ func TestSetup(t *testing.T) {
 			sbin := filepath.Join(tmp, "sbin")
 			lists := filepath.Join(tmp, "lists")
 			javaLibs := filepath.Join(tmp, "java")
-			for _, d := range []string{stubs, sbin, lists, javaLibs} {
+			cniBin := filepath.Join(tmp, "cni")
+			for _, d := range []string{stubs, sbin, lists, javaLibs, cniBin} {
 				if err := os.Mkdir(d, 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -241,6 +255,9 @@ func TestSetup(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if tc.cni {
+				writeExec(t, filepath.Join(cniBin, "bridge"), presentStub)
+			}
 			if tc.freshLists {
 				if err := os.WriteFile(filepath.Join(lists, "deb.debian.org_debian_dists_stable_main_binary-amd64_Packages"), nil, 0o644); err != nil {
 					t.Fatal(err)
@@ -256,6 +273,7 @@ func TestSetup(t *testing.T) {
 				"LBBENCH_POLICY_RC=" + policy,
 				"LBBENCH_APT_LISTS=" + lists,
 				"LBBENCH_JAVA_LIBS=" + javaLibs,
+				"LBBENCH_CNI_BIN=" + cniBin,
 				"STUB_APT_LOG=" + aptLog,
 				"STUB_SUDO_LOG=" + sudoLog,
 			}
