@@ -520,6 +520,7 @@ func TestStoppedWorkerReportedUnresponsive(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, pid)
 	begin := time.Now()
 	resp, err := http.Get(admin.URL + "/stats")
 	if err != nil {
@@ -546,6 +547,34 @@ func TestStoppedWorkerReportedUnresponsive(t *testing.T) {
 	defer cancel()
 	if err := s.Stop(ctx); err != nil {
 		t.Errorf("Stop with a stopped worker: %v, want it drained after SIGCONT", err)
+	}
+}
+
+// waitStopped waits until every thread of pid is stopped. A SIGSTOP is
+// not instantaneous: the kernel wakes one thread to take it, and on a busy
+// machine, until that thread runs, the others go on (in CI the stopped
+// worker's netpoller answered /stats once).
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		running := len(stats) == 0
+		for _, p := range stats {
+			b, err := os.ReadFile(p)
+			// The state follows the command's closing parenthesis.
+			i := bytes.LastIndexByte(b, ')')
+			if err != nil || i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+				running = true
+			}
+		}
+		if !running {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d: not every thread stopped 10s after SIGSTOP", pid)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
