@@ -10,7 +10,7 @@ OUT     ?= reports/out/latest
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lbbench
 
-## setup: install from Debian's packages when missing: nginx, HAProxy, Chromium, wrk, libhdrhistogram-java and a headless JRE, libxml2-utils (xmllint), gunicorn, uvicorn.
+## setup: install from Debian's packages when missing: nginx, HAProxy, Chromium, wrk, libhdrhistogram-java and a headless JRE, libxml2-utils (xmllint), gunicorn, uvicorn, and for the test cluster etcd, docker-registry and the CNI plugins.
 setup:
 	bash scripts/setup.sh
 

@@ -14,6 +14,11 @@
 #   k8s-testbed.sh down    stop everything up started and remove its
 #                          directory, bridges, iptables rules and cgroups
 #   k8s-testbed.sh env     print the KUBECONFIG line for a running cluster
+#                          and its registry (LBBENCH_REGISTRY=127.0.0.1:PORT)
+#
+# The cluster has an image registry of its own (Debian's docker-registry on
+# 127.0.0.1:$LBBENCH_K8S_REGISTRY_PORT, default 15000, plain HTTP), from which
+# every node's containerd pulls: lbbench run --image-repo pushes there.
 #
 # Idempotent: up on a running cluster checks it and returns; down on a
 # stopped one does nothing. Everything lives under LBBENCH_K8S_DIR; the only
@@ -29,6 +34,7 @@ dir=${LBBENCH_K8S_DIR:-/tmp/lbbench-k8s}
 nodes=${LBBENCH_K8S_NODES:-2}
 apiport=${LBBENCH_K8S_API_PORT:-16443}
 etcdport=${LBBENCH_K8S_ETCD_PORT:-12379}
+regport=${LBBENCH_K8S_REGISTRY_PORT:-15000}
 tag="lbbench-k8s"
 cni_bin=${LBBENCH_CNI_BIN:-/usr/lib/cni}
 pause_ref="lbbench.local/pause:1"
@@ -196,6 +202,18 @@ control_plane() {
     --service-account-issuer https://kubernetes.default.svc --service-cluster-ip-range 10.96.0.0/24 \
     --kubelet-preferred-address-types InternalIP --profiling=false
   wait_for kube-apiserver apiserver 90 api GET /readyz
+  mkdir -p "$dir/registry"
+  cat >"$dir/registry.yml" <<REG
+version: 0.1
+log: {level: warn}
+storage:
+  filesystem: {rootdirectory: $dir/registry}
+  delete: {enabled: true}
+http:
+  addr: 127.0.0.1:$regport
+REG
+  start registry "$dir/registry.log" docker-registry serve "$dir/registry.yml"
+  wait_for registry registry 30 curl -sf "http://127.0.0.1:$regport/v2/"
 }
 
 # node N: node N's bridge, cgroups, containerd and kubelet.
@@ -232,6 +250,12 @@ node() {
   {"type": "portmap", "capabilities": {"portMappings": true}},
   {"type": "loopback"}]}
 CNI
+  mkdir -p "$nd/certs.d/127.0.0.1:$regport"
+  cat >"$nd/certs.d/127.0.0.1:$regport/hosts.toml" <<HOSTS
+server = "http://127.0.0.1:$regport"
+[host."http://127.0.0.1:$regport"]
+  capabilities = ["pull", "resolve"]
+HOSTS
   cat >"$nd/containerd.toml" <<CTD
 version = 2
 root = "$nd/containerd/root"
@@ -253,6 +277,8 @@ state = "$nd/containerd/state"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         Root = "$nd/runc"
         SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$nd/certs.d"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$cni_bin"
     conf_dir = "$nd/cni"
@@ -298,7 +324,7 @@ node_ready() {
 
 up() {
   need_root
-  command -v etcd >/dev/null && [ -x "$cni_bin/bridge" ] || bash "$(dirname "$0")/setup.sh"
+  command -v etcd >/dev/null && command -v docker-registry >/dev/null && [ -x "$cni_bin/bridge" ] || bash "$(dirname "$0")/setup.sh"
   build
   mkdir -p "$dir"
   [ -n "${LBBENCH_BIN:-}" ] || die "set LBBENCH_BIN to a static lbbench binary (make build makes bin/lbbench)"
@@ -313,7 +339,7 @@ up() {
   local n
   for ((n = 1; n <= nodes; n++)); do node "$n"; done
   for ((n = 1; n <= nodes; n++)); do wait_for "node$n" "kubelet$n" 120 node_ready "$n"; done
-  log "up: $nodes nodes ready; KUBECONFIG=$dir/kubeconfig"
+  log "up: $nodes nodes ready; KUBECONFIG=$dir/kubeconfig; registry 127.0.0.1:$regport"
 }
 
 # load ARCHIVE: imports an image archive into every node's containerd.
@@ -362,6 +388,7 @@ down() {
       # Shims outlive containerd: stop those of this node.
       for pid in $(pgrep -f "containerd-shim.*-address $nd/containerd.sock" || true); do kill -KILL "$pid" 2>/dev/null || true; done
     done
+    stop_pid registry
     stop_pid apiserver
     stop_pid etcd
     # Whatever a node mounted under the directory (sandbox shm, netns).
@@ -388,6 +415,6 @@ case "${1:-}" in
   up) up ;;
   down) down ;;
   load) [ $# -eq 2 ] || die "usage: $0 load ARCHIVE"; load "$2" ;;
-  env) [ -f "$dir/kubeconfig" ] || die "no cluster under $dir"; echo "KUBECONFIG=$dir/kubeconfig" ;;
+  env) [ -f "$dir/kubeconfig" ] || die "no cluster under $dir"; echo "KUBECONFIG=$dir/kubeconfig"; echo "LBBENCH_REGISTRY=127.0.0.1:$regport" ;;
   *) echo "usage: $0 build|up|down|load ARCHIVE|env" >&2; exit 2 ;;
 esac

@@ -5,8 +5,8 @@
 # headless JRE (the .hgrm/.hlog test runs its HistogramLogProcessor),
 # libxml2-utils (xmllint, the JUnit schema test), gunicorn and uvicorn
 # (Python worker scenarios), and the parts of the Kubernetes test cluster
-# that Debian gives (etcd-server, containernetworking-plugins; see
-# scripts/k8s-testbed.sh). Idempotent: installs only what is missing, and
+# that Debian gives (etcd-server, containernetworking-plugins, and
+# docker-registry, its image registry; see scripts/k8s-testbed.sh). Idempotent: installs only what is missing, and
 # never starts a system service.
 #
 # The paths it looks at can be moved, for tests only, through the environment:
@@ -34,6 +34,7 @@ command -v xmllint  >/dev/null 2>&1 || need+=(libxml2-utils)
 command -v gunicorn >/dev/null 2>&1 || need+=(gunicorn)
 command -v uvicorn  >/dev/null 2>&1 || need+=(uvicorn)
 command -v etcd     >/dev/null 2>&1 || need+=(etcd-server)
+command -v docker-registry >/dev/null 2>&1 || need+=(docker-registry)
 [ -x "$cni_bin/bridge" ] || need+=(containernetworking-plugins)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -6,6 +6,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -378,5 +379,61 @@ func TestKubernetesRBAC(t *testing.T) {
 	}
 	if n := kubetest.Managed(t, c, "lbbench"); n != 0 {
 		t.Errorf("without pods/exec: %d objects left in namespace lbbench", n)
+	}
+}
+
+// TestKubernetesImageRepo: with --image-repo the run builds this binary's
+// image, pushes it to a real registry (the test cluster's) and the nodes
+// pull it from there; lbbench image pushes the same image (the same
+// digest: the build is reproducible) and the registry serves it.
+func TestKubernetesImageRepo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("brings pods up on the test cluster")
+	}
+	c := kubetest.Start(t, bin)
+	repo := c.Registry + "/lbbench-e2e"
+	text, code := runBin(t, "", nil, "image", "--image-repo", repo)
+	if code != 0 {
+		t.Fatalf("image: exit %d\n%s", code, text)
+	}
+	f := strings.Fields(text)
+	if len(f) != 2 || !strings.HasPrefix(f[0], repo+":") || !strings.HasPrefix(f[1], "sha256:") {
+		t.Fatalf("image printed %q, want REF DIGEST", text)
+	}
+	ref, digest := f[0], f[1]
+	req, err := http.NewRequest(http.MethodHead, "http://"+c.Registry+"/v2/lbbench-e2e/manifests/"+strings.TrimPrefix(ref, repo+":"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/vnd.oci.image.manifest.v1+json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("Docker-Content-Digest"); resp.StatusCode != http.StatusOK || got != digest {
+		t.Fatalf("registry: %s, digest %q; lbbench image printed %s", resp.Status, got, digest)
+	}
+	archive := filepath.Join(t.TempDir(), "img.tar")
+	text, code = runBin(t, "", nil, "image", "--image-repo", repo, "--archive", archive)
+	if code != 0 || !strings.Contains(text, digest) {
+		t.Errorf("the archive's image is not the pushed one (exit %d): %s, pushed %s", code, text, digest)
+	}
+
+	out := filepath.Join(t.TempDir(), "out")
+	text, code = runBin(t, "", nil, "run", "-q", writeDockerScenario(t, "1s", "  - {name: reuseport, topology: reuseport}"), "-o", out,
+		"--driver", "kubernetes", "--kubeconfig", c.Kubeconfig, "--image-repo", repo)
+	if code != 0 {
+		t.Fatalf("run --image-repo: exit %d\n%s", code, text)
+	}
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Env.Kubernetes.Image != ref {
+		t.Errorf("the pods ran %q, want the pushed %q", res.Env.Kubernetes.Image, ref)
+	}
+	if r := res.Runs[0]; !r.Valid || r.Requests == 0 {
+		t.Errorf("%s: valid %v %v, %d requests", r.ID, r.Valid, r.Invalid, r.Requests)
 	}
 }

@@ -32,6 +32,9 @@ type Cluster struct {
 	Nodes []string
 	// Script is the path of scripts/k8s-testbed.sh.
 	Script string
+	// Registry is the cluster's image registry (host:port, plain HTTP),
+	// which every node pulls from.
+	Registry string
 }
 
 var (
@@ -113,7 +116,11 @@ func up(exe string) (*Cluster, error) {
 	if out, err := script(sc, exe, "up"); err != nil {
 		return nil, fmt.Errorf("%s up: %v\n%s", sc, err, out)
 	}
-	c := &Cluster{Kubeconfig: filepath.Join(dir, "kubeconfig"), Script: sc}
+	port := os.Getenv("LBBENCH_K8S_REGISTRY_PORT")
+	if port == "" {
+		port = "15000"
+	}
+	c := &Cluster{Kubeconfig: filepath.Join(dir, "kubeconfig"), Script: sc, Registry: "127.0.0.1:" + port}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	kc, err := kube.Connect(ctx, c.Kubeconfig, "default")

@@ -115,10 +115,10 @@ func TestSetup(t *testing.T) {
 
 	const (
 		update     = "update -qq"
-		installAll = "install -y -qq --no-install-recommends nginx haproxy chromium wrk libhdrhistogram-java default-jre-headless libxml2-utils gunicorn uvicorn etcd-server containernetworking-plugins"
+		installAll = "install -y -qq --no-install-recommends nginx haproxy chromium wrk libhdrhistogram-java default-jre-headless libxml2-utils gunicorn uvicorn etcd-server docker-registry containernetworking-plugins"
 	)
 	// Everything setup.sh looks for on PATH, as installed programs.
-	allOnPath := []string{"nginx", "haproxy", "chromium", "wrk", "java", "xmllint", "gunicorn", "uvicorn", "etcd"}
+	allOnPath := []string{"nginx", "haproxy", "chromium", "wrk", "java", "xmllint", "gunicorn", "uvicorn", "etcd", "docker-registry"}
 
 	tests := []struct {
 		name       string
@@ -173,7 +173,7 @@ func TestSetup(t *testing.T) {
 			name:       "only wrk missing, fresh lists",
 			policy:     true,
 			freshLists: true,
-			onPath:     []string{"nginx", "chromium", "java", "xmllint", "gunicorn", "uvicorn", "etcd"},
+			onPath:     []string{"nginx", "chromium", "java", "xmllint", "gunicorn", "uvicorn", "etcd", "docker-registry"},
 			inSbin:     []string{"haproxy"},
 			jar:        true,
 			cni:        true,
@@ -187,17 +187,17 @@ func TestSetup(t *testing.T) {
 			wantApt:    []string{"install -y -qq --no-install-recommends libhdrhistogram-java", "policy=present", "frontend=noninteractive"},
 		},
 		{
-			name:       "only the test cluster's etcd and CNI plugins missing",
+			name:       "only the test cluster's etcd, registry and CNI plugins missing",
 			freshLists: true,
-			onPath:     allOnPath[:len(allOnPath)-1],
+			onPath:     allOnPath[:len(allOnPath)-2],
 			jar:        true,
-			wantApt:    []string{"install -y -qq --no-install-recommends etcd-server containernetworking-plugins", "policy=present", "frontend=noninteractive"},
+			wantApt:    []string{"install -y -qq --no-install-recommends etcd-server docker-registry containernetworking-plugins", "policy=present", "frontend=noninteractive"},
 		},
 		{
 			name:       "the JRE, xmllint and the Python servers missing",
 			policy:     true,
 			freshLists: true,
-			onPath:     []string{"nginx", "haproxy", "chromium", "wrk", "etcd"},
+			onPath:     []string{"nginx", "haproxy", "chromium", "wrk", "etcd", "docker-registry"},
 			jar:        true,
 			cni:        true,
 			wantApt:    []string{"install -y -qq --no-install-recommends default-jre-headless libxml2-utils gunicorn uvicorn", "policy=present", "frontend=noninteractive"},
