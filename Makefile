@@ -15,7 +15,7 @@ setup:
 	bash scripts/setup.sh
 
 ## k8s-testbed: build the Kubernetes test cluster's kube-apiserver and kubelet
-## from the Go module proxy, once per machine (about 14 minutes on 2 CPUs;
+## from the Go module proxy, once per machine (10 to 14 minutes on 2 CPUs;
 ## cached under ~/.cache/lbbench/k8s). The tests of --driver kubernetes
 ## start the cluster from them (scripts/k8s-testbed.sh up) and stop it after.
 k8s-testbed:

@@ -8,7 +8,7 @@
 #   k8s-testbed.sh build   build (once per machine) the cluster binaries into
 #                          $LBBENCH_K8S_CACHE (default ~/.cache/lbbench/k8s/VERSION)
 #   k8s-testbed.sh up      install the Debian parts if missing, build, start
-#                          etcd, kube-apiserver and NODES kubelets (default 2)
+#                          etcd, kube-apiserver and NODES kubelets (default 3)
 #                          under $LBBENCH_K8S_DIR (default /tmp/lbbench-k8s)
 #                          and wait until every node is Ready
 #   k8s-testbed.sh down    stop everything up started and remove its
@@ -19,6 +19,10 @@
 # The cluster has an image registry of its own (Debian's docker-registry on
 # 127.0.0.1:$LBBENCH_K8S_REGISTRY_PORT, default 15000, plain HTTP), from which
 # every node's containerd pulls: lbbench run --image-repo pushes there.
+# The server's node (node1) has CPUs of its own (1..n-1), the generators'
+# nodes (node2, node3) CPU 0 (see node_cpus), for their pods, kubelets and
+# containerds, and each kubelet offers only those; the control plane
+# shares node1's.
 #
 # Idempotent: up on a running cluster checks it and returns; down on a
 # stopped one does nothing. Everything lives under LBBENCH_K8S_DIR; the only
@@ -31,7 +35,7 @@ set -euo pipefail
 version=${LBBENCH_K8S_VERSION:-v1.37.2}
 cache=${LBBENCH_K8S_CACHE:-$HOME/.cache/lbbench/k8s/$version}
 dir=${LBBENCH_K8S_DIR:-/tmp/lbbench-k8s}
-nodes=${LBBENCH_K8S_NODES:-2}
+nodes=${LBBENCH_K8S_NODES:-3}
 apiport=${LBBENCH_K8S_API_PORT:-16443}
 etcdport=${LBBENCH_K8S_ETCD_PORT:-12379}
 regport=${LBBENCH_K8S_REGISTRY_PORT:-15000}
@@ -102,6 +106,45 @@ bridge() { echo "lbk8s$1"; }
 cgname() { echo "lbbench-node$1"; }
 kubelet_port() { echo $((10250 + 10 * $1)); }
 
+# cpus_of LIST: the CPU numbers of a cpuset list such as 0-3,6, one a line.
+cpus_of() {
+  local part
+  local -a parts
+  IFS=, read -ra parts <<<"$1"
+  for part in "${parts[@]}"; do seq "${part%-*}" "${part#*-}"; done
+}
+
+# node_cpus N: the CPUs node N's pods may use, as a cpuset list. With two
+# nodes or more and at least two CPUs, the server's and the generators'
+# are disjoint, like the Docker driver's cpusets: node1, where the driver
+# puts the server (the first node by name), gets CPUs 1 to n-1, every
+# other node (the generators') CPU 0, so that the generators do not share
+# the server's CPUs, as on machines of their own. Three nodes by default,
+# so that --generators 2 puts its pods on two nodes, one CPU each.
+# LBBENCH_K8S_SPLIT_CPUS=0, one node or one CPU: every node gets them all. Each node's containerd (and so its shims) and kubelet run on
+# its CPUs too, as on a machine of its own; the control plane (etcd,
+# kube-apiserver, the registry) on node1's, with the server rather than the
+# generators: on two CPUs shared with them, the generator sent up to 7 ms
+# late (4 of 9 runs of the default scenario invalid; 1 of 9 with the pods
+# confined alone; 0 of 9 with all of it).
+node_cpus() {
+  local all
+  all=$(taskset -cp $$ | awk '{print $NF}') # the CPUs this script may use
+  local -a cpus
+  mapfile -t cpus < <(cpus_of "$all")
+  if [ "${LBBENCH_K8S_SPLIT_CPUS:-1}" = 0 ] || [ "$nodes" -lt 2 ] || [ "${#cpus[@]}" -lt 2 ]; then
+    echo "$all"
+  elif [ "$1" -eq 1 ]; then
+    local IFS=,
+    echo "${cpus[*]:1}"
+  else
+    echo "${cpus[0]}"
+  fi
+}
+
+# count_cpus LIST: how many CPUs a cpuset list holds.
+count_cpus() { cpus_of "$1" | wc -l; }
+
 # hierarchies lists the cgroup v1 hierarchies kubelets need a cgroupRoot in
 # (every mounted one, the named systemd one too, but not the unified one).
 hierarchies() {
@@ -117,13 +160,13 @@ need_root() { [ "$(id -u)" -eq 0 ] || die "needs root (it starts containerd, kub
 
 running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
-# start NAME LOG CMD...: runs CMD in a session of its own, its pid in
-# $dir/NAME.pid.
+# start NAME LOG CPUS CMD...: runs CMD on CPUS (a cpuset list) in a
+# session of its own, its pid in $dir/NAME.pid.
 start() {
-  local name=$1 logf=$2
-  shift 2
+  local name=$1 logf=$2 on=$3
+  shift 3
   if running "$dir/$name.pid"; then return 0; fi
-  setsid "$@" >"$logf" 2>&1 </dev/null &
+  setsid taskset -c "$on" "$@" >"$logf" 2>&1 </dev/null &
   echo $! >"$dir/$name.pid"
 }
 
@@ -190,12 +233,12 @@ control_plane() {
     echo "$(cat "$dir/pki/token"),lbbench-test,lbbench-test,system:masters" >"$dir/pki/tokens.csv"
   fi
   write_kubeconfig
-  start etcd "$dir/etcd.log" etcd --name lbbench-test --data-dir "$dir/etcd" \
+  start etcd "$dir/etcd.log" "$(node_cpus 1)" etcd --name lbbench-test --data-dir "$dir/etcd" \
     --listen-client-urls "http://127.0.0.1:$etcdport" --advertise-client-urls "http://127.0.0.1:$etcdport" \
     --listen-peer-urls "http://127.0.0.1:$((etcdport + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((etcdport + 1))" \
     --initial-cluster "lbbench-test=http://127.0.0.1:$((etcdport + 1))"
   wait_for etcd etcd 30 curl -sf "http://127.0.0.1:$etcdport/health"
-  start apiserver "$dir/apiserver.log" "$cache/kube-apiserver" \
+  start apiserver "$dir/apiserver.log" "$(node_cpus 1)" "$cache/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$etcdport" --bind-address 127.0.0.1 --secure-port "$apiport" \
     --cert-dir "$dir/apiserver" --token-auth-file "$dir/pki/tokens.csv" --authorization-mode RBAC \
     --service-account-key-file "$dir/pki/sa.pub" --service-account-signing-key-file "$dir/pki/sa.key" \
@@ -212,7 +255,7 @@ storage:
 http:
   addr: 127.0.0.1:$regport
 REG
-  start registry "$dir/registry.log" docker-registry serve "$dir/registry.yml"
+  start registry "$dir/registry.log" "$(node_cpus 1)" docker-registry serve "$dir/registry.yml"
   wait_for registry registry 30 curl -sf "http://127.0.0.1:$regport/v2/"
 }
 
@@ -235,12 +278,18 @@ node() {
     iptables -I FORWARD -i "$br" -j ACCEPT -m comment --comment "$tag"
   iptables -C FORWARD -o "$br" -j ACCEPT -m comment --comment "$tag" 2>/dev/null ||
     iptables -I FORWARD -o "$br" -j ACCEPT -m comment --comment "$tag"
-  local h
+  local h mine reserved=0
+  mine=$(node_cpus "$n")
   for h in $(hierarchies); do
     mkdir -p "$h/$cg"
     if [ -f "$h/cpuset.cpus" ]; then
+      # Every CPU for now: the kubelet writes them all to its kubepods
+      # cgroup when it starts (confine narrows them once it has).
       cat "$h/cpuset.cpus" >"$h/$cg/cpuset.cpus"
       cat "$h/cpuset.mems" >"$h/$cg/cpuset.mems"
+      # The kubelet counts the machine's CPUs: reserve the others, so that
+      # what it offers the pods is the CPUs they get.
+      reserved=$(($(count_cpus "$(cat /sys/devices/system/cpu/online)") - $(count_cpus "$mine")))
     fi
   done
   cat >"$nd/cni/10-lbbench.conflist" <<CNI
@@ -283,7 +332,7 @@ state = "$nd/containerd/state"
     bin_dir = "$cni_bin"
     conf_dir = "$nd/cni"
 CTD
-  start "containerd$n" "$nd/containerd.log" containerd --config "$nd/containerd.toml"
+  start "containerd$n" "$nd/containerd.log" "$mine" containerd --config "$nd/containerd.toml"
   wait_for "containerd of node$n" "containerd$n" 30 ctr -a "$nd/containerd.sock" version
   ctr -a "$nd/containerd.sock" -n k8s.io images import --snapshotter native "$dir/pause.tar" >/dev/null
   cat >"$nd/kubelet.yaml" <<KCFG
@@ -307,15 +356,30 @@ authorization: {mode: AlwaysAllow}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "100Mi"}
+systemReserved: {cpu: "$reserved"}
 registerNode: true
 KCFG
   # The device-plugin socket's path is fixed for every kubelet: each runs
   # in a mount namespace of its own with its node's directory over it.
   mkdir -p /var/lib/kubelet/device-plugins
-  start "kubelet$n" "$nd/kubelet.log" unshare -m --propagation slave sh -c \
+  start "kubelet$n" "$nd/kubelet.log" "$mine" unshare -m --propagation slave sh -c \
     'mount --bind "$0" /var/lib/kubelet/device-plugins && exec "$@"' "$nd/device-plugins" \
     "$cache/kubelet" --config "$nd/kubelet.yaml" --kubeconfig "$dir/kubeconfig" --root-dir "$nd/kubelet" \
     --cert-dir "$nd/kubelet-pki" --hostname-override "node$n" --node-ip "$ip"
+}
+
+# confine N: narrows node N's cgroups to its CPUs (node_cpus), deepest
+# first (a cpuset must hold its children's). The kubelet sets its kubepods
+# cgroup's CPUs only as it starts; every pod's cgroup made afterwards
+# copies its parent's.
+confine() {
+  local n=$1 cg mine h c
+  cg=$(cgname "$n")
+  mine=$(node_cpus "$n")
+  for h in $(hierarchies); do
+    [ -f "$h/cpuset.cpus" ] || continue
+    while IFS= read -r c; do echo "$mine" >"$c/cpuset.cpus"; done < <(find "$h/$cg" -depth -type d)
+  done
 }
 
 node_ready() {
@@ -339,6 +403,10 @@ up() {
   local n
   for ((n = 1; n <= nodes; n++)); do node "$n"; done
   for ((n = 1; n <= nodes; n++)); do wait_for "node$n" "kubelet$n" 120 node_ready "$n"; done
+  for ((n = 1; n <= nodes; n++)); do
+    confine "$n"
+    log "node$n: pods on CPUs $(node_cpus "$n")"
+  done
   log "up: $nodes nodes ready; KUBECONFIG=$dir/kubeconfig; registry 127.0.0.1:$regport"
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lbbench/lbbench/driver"
@@ -75,7 +76,9 @@ type Config struct {
 
 // DefaultCPUs are each role's pod's CPUs: two for the server (its workers
 // and proxy share them), two for a generator, so that one generator keeps
-// its schedule at the default scenario's rate.
+// its schedule at the default scenario's rate. A role left to its default
+// gets fewer, at least one, where its nodes cannot give that many (see
+// fitDefaults); one given in Config is kept, or refused if it does not fit.
 var DefaultCPUs = map[string]int{RoleServer: 2, RoleGenerator: 2}
 
 // DefaultMemoryMiB is each pod's memory when Config gives none.
@@ -91,9 +94,10 @@ type Driver struct {
 	session string
 	owner   string
 
-	server     string   // the server pod's node
-	genNodes   []string // the generator pods' nodes, in turn
-	placement  string   // why the pods land where they do
+	defaulted  map[string]bool // roles whose CPUs Config left to DefaultCPUs
+	server     string          // the server pod's node
+	genNodes   []string        // the generator pods' nodes, in turn
+	placement  string          // why the pods land where they do
 	mu         sync.Mutex
 	runs       int
 	nextPort   int
@@ -114,11 +118,12 @@ func NewDriver(ctx context.Context, c *Client, exe, logDir string, cfg Config) (
 		cfg.Logf = func(string, ...any) {}
 	}
 	cfg.Generators = max(cfg.Generators, 1)
-	cpus := map[string]int{}
+	cpus, defaulted := map[string]int{}, map[string]bool{}
 	for r, n := range DefaultCPUs {
-		cpus[r] = n
+		cpus[r], defaulted[r] = n, true
 	}
 	for r, n := range cfg.CPUs {
+		defaulted[r] = false
 		if _, ok := DefaultCPUs[r]; !ok {
 			return nil, fmt.Errorf("kubernetes: CPUs for %q: the roles are server and generator", r)
 		}
@@ -131,7 +136,7 @@ func NewDriver(ctx context.Context, c *Client, exe, logDir string, cfg Config) (
 	if cfg.MemoryMiB <= 0 {
 		cfg.MemoryMiB = DefaultMemoryMiB
 	}
-	d := &Driver{c: c, cfg: cfg, logDir: logDir, owner: ownerLabel(), nextPort: firstPort, builtImage: map[string]string{}}
+	d := &Driver{c: c, cfg: cfg, logDir: logDir, owner: ownerLabel(), nextPort: firstPort, builtImage: map[string]string{}, defaulted: defaulted}
 	var b [4]byte
 	rand.Read(b[:])
 	d.session = hex.EncodeToString(b[:])
@@ -209,25 +214,70 @@ func (d *Driver) place(ctx context.Context) error {
 	default:
 		return fmt.Errorf("kubernetes: no other node: the generators must run on another node than the server's (%s), and it is the only ready node; add a node, or give --kube-share-node to let them share it", d.server)
 	}
-	return d.fits(ctx)
-}
-
-// fits refuses, before any pod is made, a placement whose pods need more
-// CPUs than a node can give: the kubelet would reject them (OutOfcpu).
-func (d *Driver) fits(ctx context.Context) error {
-	need := map[string]int{d.server: d.cfg.CPUs[RoleServer]}
-	for i := range d.cfg.Generators {
-		need[d.genNodes[i%len(d.genNodes)]] += d.cfg.CPUs[RoleGenerator]
-	}
-	for node, n := range need {
+	alloc := map[string]int64{} // node -> allocatable milli-CPUs
+	for _, node := range append([]string{d.server}, d.genNodes...) {
 		nd, err := d.c.cs.CoreV1().Nodes().Get(ctx, node, getOpts)
 		if err != nil {
 			return fmt.Errorf("kubernetes: node %s: %w", node, err)
 		}
-		have := nd.Status.Allocatable.Cpu().MilliValue()
-		if int64(n)*1000 > have {
+		alloc[node] = nd.Status.Allocatable.Cpu().MilliValue()
+	}
+	d.fitDefaults(alloc)
+	return d.fits(alloc)
+}
+
+// genCount is how many generator pods go to each generator node.
+func (d *Driver) genCount() map[string]int {
+	n := map[string]int{}
+	for i := range d.cfg.Generators {
+		n[d.genNodes[i%len(d.genNodes)]]++
+	}
+	return n
+}
+
+// fitDefaults lowers the CPUs of each role left to its default to what its
+// nodes can give each of its pods (whole CPUs, at least one), when the
+// server and the generators are on different nodes: a node of one CPU
+// then runs pods of one, and says so. Sharing one node, or CPUs given
+// explicitly, are left for fits to judge.
+func (d *Driver) fitDefaults(alloc map[string]int64) {
+	if slices.Contains(d.genNodes, d.server) {
+		return
+	}
+	lower := func(role string, whole int64) {
+		whole = max(whole, 1)
+		if !d.defaulted[role] || whole >= int64(d.cfg.CPUs[role]) {
+			return
+		}
+		d.cfg.Logf("%s pods get %s, what their nodes can give each (default %d; --pod-cpus %s=N sets it)", role, cpuCount(whole), d.cfg.CPUs[role], role)
+		d.cfg.CPUs[role] = int(whole)
+	}
+	lower(RoleServer, alloc[d.server]/1000)
+	per := int64(DefaultCPUs[RoleGenerator])
+	for node, k := range d.genCount() {
+		per = min(per, alloc[node]/1000/int64(k))
+	}
+	lower(RoleGenerator, per)
+}
+
+func cpuCount(n int64) string {
+	if n == 1 {
+		return "1 CPU"
+	}
+	return fmt.Sprintf("%d CPUs", n)
+}
+
+// fits refuses, before any pod is made, a placement whose pods need more
+// CPUs than a node can give: the kubelet would reject them (OutOfcpu).
+func (d *Driver) fits(alloc map[string]int64) error {
+	need := map[string]int{d.server: d.cfg.CPUs[RoleServer]}
+	for node, k := range d.genCount() {
+		need[node] += k * d.cfg.CPUs[RoleGenerator]
+	}
+	for node, n := range need {
+		if have := alloc[node]; int64(n)*1000 > have {
 			return fmt.Errorf("kubernetes: node %s can give %s CPUs, but the pods placed on it need %d (--pod-cpus server=%d,generator=%d, %d generators): give fewer CPUs or generators, or add nodes",
-				node, nd.Status.Allocatable.Cpu(), n, d.cfg.CPUs[RoleServer], d.cfg.CPUs[RoleGenerator], d.cfg.Generators)
+				node, resource.NewMilliQuantity(have, resource.DecimalSI), n, d.cfg.CPUs[RoleServer], d.cfg.CPUs[RoleGenerator], d.cfg.Generators)
 		}
 	}
 	return nil

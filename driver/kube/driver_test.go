@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -38,6 +39,8 @@ func TestPlace(t *testing.T) {
 		wantServer string
 		wantGens   []string
 		wantErr    string
+		defaulted  bool   // CPUs left to their defaults
+		wantCPUs   string // server,generator; empty: DefaultCPUs
 	}{
 		{name: "generators on the other nodes, in turn",
 			nodes:      []*corev1.Node{node("b", 4, true, false), node("a", 4, true, false), node("c", 4, true, false)},
@@ -71,6 +74,26 @@ func TestPlace(t *testing.T) {
 			nodes:   []*corev1.Node{node("a", 2, true, false), node("b", 3, true, false)},
 			cfg:     Config{Generators: 2},
 			wantErr: "node b can give 3 CPUs, but the pods placed on it need 4"},
+		{name: "one-CPU nodes, defaults fitted",
+			nodes:      []*corev1.Node{node("a", 1, true, false), node("b", 1, true, false)},
+			cfg:        Config{Generators: 1},
+			defaulted:  true,
+			wantServer: "a", wantGens: []string{"b"}, wantCPUs: "1,1"},
+		{name: "two generators on a two-CPU node, defaults fitted",
+			nodes:      []*corev1.Node{node("a", 4, true, false), node("b", 2, true, false)},
+			cfg:        Config{Generators: 2},
+			defaulted:  true,
+			wantServer: "a", wantGens: []string{"b"}, wantCPUs: "2,1"},
+		{name: "two generators on a one-CPU node, even at one CPU each",
+			nodes:     []*corev1.Node{node("a", 1, true, false), node("b", 1, true, false)},
+			cfg:       Config{Generators: 2},
+			defaulted: true,
+			wantErr:   "node b can give 1 CPUs, but the pods placed on it need 2"},
+		{name: "sharing one node: defaults not fitted",
+			nodes:     []*corev1.Node{node("a", 2, true, false)},
+			cfg:       Config{Generators: 1, ShareNode: true},
+			defaulted: true,
+			wantErr:   "node a can give 2 CPUs, but the pods placed on it need 4"},
 		{name: "no ready node",
 			nodes:   []*corev1.Node{node("a", 4, false, false)},
 			cfg:     Config{Generators: 1},
@@ -84,8 +107,12 @@ func TestPlace(t *testing.T) {
 				}
 			}
 			cfg := tc.cfg
-			cfg.CPUs = DefaultCPUs
+			cfg.CPUs = maps.Clone(DefaultCPUs)
 			d := &Driver{c: &Client{cs: cs, Namespace: "default"}, cfg: cfg}
+			if tc.defaulted {
+				d.defaulted = map[string]bool{RoleServer: true, RoleGenerator: true}
+			}
+			d.cfg.Logf = func(string, ...any) {}
 			err := d.place(context.Background())
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -98,6 +125,12 @@ func TestPlace(t *testing.T) {
 			}
 			if d.server != tc.wantServer || strings.Join(d.genNodes, ",") != strings.Join(tc.wantGens, ",") {
 				t.Errorf("server %s, generators %v; want %s, %v", d.server, d.genNodes, tc.wantServer, tc.wantGens)
+			}
+			if tc.wantCPUs == "" {
+				tc.wantCPUs = fmt.Sprintf("%d,%d", DefaultCPUs[RoleServer], DefaultCPUs[RoleGenerator])
+			}
+			if got := fmt.Sprintf("%d,%d", d.cfg.CPUs[RoleServer], d.cfg.CPUs[RoleGenerator]); got != tc.wantCPUs {
+				t.Errorf("CPUs server,generator %s, want %s", got, tc.wantCPUs)
 			}
 			if !strings.Contains(d.placement, d.server) {
 				t.Errorf("placement %q does not name the server's node", d.placement)

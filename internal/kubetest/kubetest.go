@@ -1,4 +1,4 @@
-// Package kubetest gives tests a real Kubernetes cluster: the two-node test
+// Package kubetest gives tests a real Kubernetes cluster: the three-node test
 // cluster of scripts/k8s-testbed.sh (kube-apiserver and kubelets built from
 // k8s.io/kubernetes, Debian's etcd and containerd), with the image of the
 // lbbench binary under test imported into every node. When the cluster
