@@ -82,19 +82,30 @@ them. Metrics (per valid run): p50, p99, p99.9 of the corrected latency,
 throughput (successful requests per second), error_rate. Invalid runs are
 left out.
 
-Per variant and metric: Mann-Whitney U on the per-run values (exact for
-small samples), Holm correction over all metrics and variants, the ratio of
-medians (candidate/baseline; the difference for error_rate) with a 95%
-interval (by default the Hodges-Lehmann interval that inverts the
-Mann-Whitney test, exact for few runs and hardly moved by one starved run;
---interval bootstrap for the percentile bootstrap of the ratio of medians),
-and Kolmogorov-Smirnov for changes of spread, reported in the detail.
+Two methods; each verdict names the one it used.
+
+Paired, for sides run in the same rounds of one scenario (the second and
+third forms): per round, the log of the candidate/baseline ratio; a t
+interval on their mean, Holm over all metrics and variants, and a verdict
+only if the median round agrees with the mean, so one bad round cannot
+swing it. At least 3 paired rounds.
+
+Unpaired, for two results made apart (the first form): Mann-Whitney U on
+the per-run values (exact for small samples), Holm correction over all
+metrics and variants, the ratio of medians (candidate/baseline; the
+difference for error_rate) with a 95% interval (by default the
+Hodges-Lehmann interval that inverts the Mann-Whitney test, exact for few
+runs and hardly moved by one starved run; --interval bootstrap for the
+percentile bootstrap of the ratio of medians), and Kolmogorov-Smirnov for
+changes of spread, reported in the detail. 3 runs against 3 are too few
+for it to decide after Holm: give 4 or more a side.
+
 Verdicts:
 
   fail          significant, and the whole interval is worse than the tolerance
   pass          the whole interval is within the tolerance on the bad side
                 (an improvement passes)
-  inconclusive  neither; always with fewer than 3 valid runs on a side
+  inconclusive  neither; always with fewer than 3 valid runs (or rounds) on a side
 
 Exit status: 0 pass, 1 regression, 2 usage or infrastructure error,
 3 inconclusive (--inconclusive pass|fail maps it to 0 or 1).
