@@ -121,12 +121,13 @@ cpus_of() {
 # other node (the generators') CPU 0, so that the generators do not share
 # the server's CPUs, as on machines of their own. Three nodes by default,
 # so that --generators 2 puts its pods on two nodes, one CPU each.
-# LBBENCH_K8S_SPLIT_CPUS=0, one node or one CPU: every node gets them all. Each node's containerd (and so its shims) and kubelet run on
-# its CPUs too, as on a machine of its own; the control plane (etcd,
-# kube-apiserver, the registry) on node1's, with the server rather than the
-# generators: on two CPUs shared with them, the generator sent up to 7 ms
-# late (4 of 9 runs of the default scenario invalid; 1 of 9 with the pods
-# confined alone; 0 of 9 with all of it).
+# LBBENCH_K8S_SPLIT_CPUS=0, one node or one CPU: every node gets them all.
+# Each node's containerd (and so its shims) and kubelet run on its CPUs
+# too, as on a machine of its own; the control plane (etcd,
+# kube-apiserver, the registry) on node1's, with the server rather than
+# the generators: with everything on both CPUs the generator sent up to
+# 7.4 ms late (4 of 9 runs of the default scenario invalid; 1 of 9 with
+# the pods confined alone; 0 of 9 with all of it).
 node_cpus() {
   local all
   all=$(taskset -cp $$ | awk '{print $NF}') # the CPUs this script may use

@@ -6,8 +6,9 @@
 # libxml2-utils (xmllint, the JUnit schema test), gunicorn and uvicorn
 # (Python worker scenarios), and the parts of the Kubernetes test cluster
 # that Debian gives (etcd-server, containernetworking-plugins, and
-# docker-registry, its image registry; see scripts/k8s-testbed.sh). Idempotent: installs only what is missing, and
-# never starts a system service.
+# docker-registry, its image registry; see scripts/k8s-testbed.sh).
+# Idempotent: installs only what is missing, and never starts a system
+# service.
 #
 # The paths it looks at can be moved, for tests only, through the environment:
 #   LBBENCH_SBIN       where nginx and HAProxy live when not on PATH (/usr/sbin)

@@ -135,8 +135,8 @@ func TestKubernetesEveryTopology(t *testing.T) {
 }
 
 // TestKubernetesGenerators: --generators 2 runs two generator pods, one on
-// each of the nodes other than the server's, whose histograms merge losslessly: the run's request
-// count is the sum of theirs.
+// each of the nodes other than the server's, whose histograms merge
+// losslessly: the run's request count is the sum of theirs.
 func TestKubernetesGenerators(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings pods up on the test cluster")

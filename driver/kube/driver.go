@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -186,10 +187,11 @@ func (d *Driver) push(exe string) (string, error) {
 // place chooses the server's node and the generators': the generators
 // go to other nodes than the server's, so that they never share its CPUs.
 func (d *Driver) place(ctx context.Context) error {
-	ready, err := d.c.ReadyNodes(ctx)
+	alloc, err := d.c.readyNodes(ctx)
 	if err != nil {
 		return err
 	}
+	ready := slices.Sorted(maps.Keys(alloc))
 	if len(ready) == 0 {
 		return errors.New("kubernetes: no node is ready")
 	}
@@ -213,14 +215,6 @@ func (d *Driver) place(ctx context.Context) error {
 		d.placement = fmt.Sprintf("server and generators on %s, the only ready node (--kube-share-node): they share its CPUs", d.server)
 	default:
 		return fmt.Errorf("kubernetes: no other node: the generators must run on another node than the server's (%s), and it is the only ready node; add a node, or give --kube-share-node to let them share it", d.server)
-	}
-	alloc := map[string]int64{} // node -> allocatable milli-CPUs
-	for _, node := range append([]string{d.server}, d.genNodes...) {
-		nd, err := d.c.cs.CoreV1().Nodes().Get(ctx, node, getOpts)
-		if err != nil {
-			return fmt.Errorf("kubernetes: node %s: %w", node, err)
-		}
-		alloc[node] = nd.Status.Allocatable.Cpu().MilliValue()
 	}
 	d.fitDefaults(alloc)
 	return d.fits(alloc)
@@ -368,24 +362,33 @@ func (d *Driver) Up(ctx context.Context, r harness.Bring) (harness.Deployment, e
 	return dep, nil
 }
 
-// ReadyNodes lists the names of the cluster's ready, schedulable nodes,
-// sorted.
-func (c *Client) ReadyNodes(ctx context.Context) ([]string, error) {
+// readyNodes returns the cluster's ready, schedulable nodes with the
+// milli-CPUs each can give its pods (allocatable).
+func (c *Client) readyNodes(ctx context.Context) (map[string]int64, error) {
 	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: list nodes: %w", err)
 	}
-	var ready []string
+	ready := map[string]int64{}
 	for _, n := range nodes.Items {
 		if n.Spec.Unschedulable {
 			continue
 		}
 		for _, c := range n.Status.Conditions {
 			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-				ready = append(ready, n.Name)
+				ready[n.Name] = n.Status.Allocatable.Cpu().MilliValue()
 			}
 		}
 	}
-	slices.Sort(ready)
 	return ready, nil
+}
+
+// ReadyNodes lists the names of the cluster's ready, schedulable nodes,
+// sorted.
+func (c *Client) ReadyNodes(ctx context.Context) ([]string, error) {
+	ready, err := c.readyNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(ready)), nil
 }

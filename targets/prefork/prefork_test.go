@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/proccpu"
 	"github.com/lbbench/lbbench/targets/prefork"
 	"golang.org/x/sys/unix"
 )
@@ -558,17 +559,16 @@ func waitStopped(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
-		running := len(stats) == 0
-		for _, p := range stats {
-			b, err := os.ReadFile(p)
-			// The state follows the command's closing parenthesis.
-			i := bytes.LastIndexByte(b, ')')
-			if err != nil || i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
-				running = true
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		stopped := len(tasks) > 0
+		for _, task := range tasks {
+			// A thread's ID names it in /proc as a process's does.
+			tid, err := strconv.Atoi(task.Name())
+			if err != nil || proccpu.State(tid) != "stopped (SIGSTOP or a debugger)" {
+				stopped = false
 			}
 		}
-		if !running {
+		if stopped {
 			return
 		}
 		if time.Now().After(deadline) {
