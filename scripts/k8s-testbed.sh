@@ -127,7 +127,8 @@ cpus_of() {
 # kube-apiserver, the registry) on node1's, with the server rather than
 # the generators: with everything on both CPUs the generator sent up to
 # 7.4 ms late (4 of 9 runs of the default scenario invalid; 1 of 9 with
-# the pods confined alone; 0 of 9 with all of it).
+# the pods confined alone; 0 of 18 with all of it, though 10 of 12 an hour
+# later).
 node_cpus() {
   local all
   all=$(taskset -cp $$ | awk '{print $NF}') # the CPUs this script may use
