@@ -127,7 +127,7 @@ cpus_of() {
 # kube-apiserver, the registry) on node1's, with the server rather than
 # the generators: with everything on both CPUs the generator sent up to
 # 7.4 ms late (4 of 9 runs of the default scenario invalid; 1 of 9 with
-# the pods confined alone; 0 of 18 with all of it, though 10 of 12 an hour
+# the pods confined alone; 0 of 18 with all of it, though 13 of 15 an hour
 # later).
 node_cpus() {
   local all

@@ -80,7 +80,7 @@ func TestKubernetesDefaultScenario(t *testing.T) {
 			// The generators' nodes have a CPU of their own
 			// (k8s-testbed.sh), yet on this 2-CPU machine the generator
 			// still sometimes sends more than 5 ms late: 18 of 18 runs
-			// valid one hour, 2 of 12 the next. The run is still
+			// valid one hour, 2 of 15 the next. The run is still
 			// measured; the ranking below uses it.
 			t.Logf("%s invalid: %v", r.ID, r.Invalid)
 		}
