@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -103,17 +104,22 @@ func superviseGuarded(ctx context.Context, args []string) error {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// nginx's and HAProxy's workers whose master died come here rather
+	// than to an init that may not reap them (guard is PID 1 in a
+	// container). A subreaper before the command starts: one that exits
+	// at once leaves its children to init otherwise (seen in CI). The
+	// reaper reaps a zombie only on its second look, a second apart: by
+	// then the command's pid is known.
+	var cmdPID atomic.Int64
+	reapCtx, stopReaping := context.WithCancel(context.Background())
+	defer stopReaping()
+	if _, err := reaper.Start(reapCtx, func(pid int) bool { return int64(pid) == cmdPID.Load() }); err != nil {
+		fmt.Fprintln(os.Stderr, "lbbench guard: cannot reap orphans:", err)
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("guard: %w", err)
 	}
-	// nginx's and HAProxy's workers whose master died come here rather
-	// than to an init that may not reap them (guard is PID 1 in a
-	// container).
-	reapCtx, stopReaping := context.WithCancel(context.Background())
-	defer stopReaping()
-	if _, err := reaper.Start(reapCtx, func(pid int) bool { return pid == cmd.Process.Pid }); err != nil {
-		fmt.Fprintln(os.Stderr, "lbbench guard: cannot reap orphans:", err)
-	}
+	cmdPID.Store(int64(cmd.Process.Pid))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var err error
