@@ -38,8 +38,6 @@ func newKubeDriver(ctx context.Context, o runOptions, exe, logDir string, live f
 	switch {
 	case o.raw:
 		return nil, nil, fmt.Errorf("--raw needs --driver local (the kubernetes driver's generators send histograms only)")
-	case len(o.engineImages) > 0:
-		return nil, nil, fmt.Errorf("--engine-image is for --driver docker; --driver kubernetes runs the built-in proxy only so far")
 	}
 	c, err := kube.Connect(ctx, o.kube.kubeconfig, o.kube.namespace)
 	if err != nil {
@@ -48,7 +46,7 @@ func newKubeDriver(ctx context.Context, o runOptions, exe, logDir string, live f
 	d, err := kube.NewDriver(ctx, c, exe, logDir, kube.Config{
 		Image: o.kube.image, ImageRepo: o.kube.imageRepo, Generators: o.generators,
 		CPUs: o.kube.cpus, MemoryMiB: o.kube.memoryMiB, ShareNode: o.kube.shareNode, ServerNode: o.kube.serverNode,
-		Live: live,
+		EngineImages: o.engineImages, Live: live,
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "lbbench: kubernetes: "+format+"\n", args...) },
 	})
 	if err != nil {

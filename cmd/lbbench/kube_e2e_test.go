@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/driver"
 	"github.com/lbbench/lbbench/driver/kube"
 	"github.com/lbbench/lbbench/internal/kubetest"
 	"github.com/lbbench/lbbench/results"
@@ -107,11 +108,23 @@ func TestKubernetesEveryTopology(t *testing.T) {
 	}
 	c := kubetest.Start(t, bin)
 	out := filepath.Join(t.TempDir(), "out")
-	// Every topology the built-in proxy serves (nginx and HAProxy are
-	// refused on this driver: see TestKubernetesRefuses).
-	lines := strings.Split(allTopologies, "\n")
-	variants := strings.Join(lines[:len(lines)-2], "\n")
-	text, code := runBin(t, "", nil, append([]string{"run", "-q", writeDockerScenario(t, "1s", variants), "-o", out}, kubeArgs(c)...)...)
+	// Every topology, nginx and HAProxy too: nginx from the image lbbench
+	// builds of this machine's nginx and pushes (host), HAProxy from an
+	// image named as a user names theirs, which the driver runs once to
+	// read its version.
+	root, err := driver.HostEngine(t.Context(), "haproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := kube.HostEngineImage(root, c.Registry+"/e2e-user")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := img.Push(); err != nil {
+		t.Fatal(err)
+	}
+	text, code := runBin(t, "", nil, append([]string{"run", "-q", writeDockerScenario(t, "1s", allTopologies), "-o", out,
+		"--image-repo", c.Registry + "/lbbench-e2e", "--engine-image", "nginx=host", "--engine-image", "haproxy=" + img.Ref.String()}, kubeArgs(c)...)...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, text)
 	}
@@ -119,8 +132,13 @@ func TestKubernetesEveryTopology(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs) != 8 {
-		t.Fatalf("%d runs, want 8", len(res.Runs))
+	if len(res.Runs) != 10 {
+		t.Fatalf("%d runs, want 10", len(res.Runs))
+	}
+	for e, ref := range map[string]string{"nginx": c.Registry + "/lbbench-e2e-nginx:", "haproxy": img.Ref.String()} {
+		if v := res.Env.Engines[e]; !strings.Contains(v, "(image "+ref) || !strings.Contains(strings.ToLower(v), e) {
+			t.Errorf("%s's version %q: want it read from image %s", e, v, ref)
+		}
 	}
 	for _, r := range res.Runs {
 		if !r.Valid || r.Errors != 0 || r.Requests == 0 {
@@ -133,9 +151,47 @@ func TestKubernetesEveryTopology(t *testing.T) {
 		if served < uint64(r.Requests) {
 			t.Errorf("%s: workers counted %d requests, the generator %d", r.ID, served, r.Requests)
 		}
+		if r.Variant != "nginx" && r.Variant != "haproxy" {
+			continue
+		}
+		// The engine's counters and CPU, read inside its container by
+		// lbbench's staged copy (HAProxy's from its stats socket).
+		if n := engineRequests(r.Engine); n < r.Requests {
+			t.Errorf("%s: the engine counted %d requests (%+v), the generator sent %d", r.ID, n, r.Engine, r.Requests)
+		}
+		var cpu time.Duration
+		for _, p := range r.CPU {
+			if p.Role == results.RoleProxy {
+				cpu += p.Time
+			}
+		}
+		if cpu <= 0 {
+			t.Errorf("%s: no CPU time of the engine: %+v", r.ID, r.CPU)
+		}
+		if _, err := os.Stat(filepath.Join(out, "logs", r.ID+"-stage-1.log")); err != nil {
+			t.Errorf("%s: the staging container's log: %v", r.ID, err)
+		}
 	}
 	checkPlacement(t, res, c, 1)
 	kubetest.AssertGone(t, c, res.Env.Kubernetes.Session)
+}
+
+// engineRequests is the number of client requests an engine's counters
+// show: nginx's stub_status, HAProxy's busiest frontend.
+func engineRequests(e *results.EngineStats) uint64 {
+	if e == nil {
+		return 0
+	}
+	if e.Nginx != nil {
+		return e.Nginx.Requests
+	}
+	var n uint64
+	for _, r := range e.HAProxy {
+		if r.Name == "FRONTEND" {
+			n = max(n, r.Requests)
+		}
+	}
+	return n
 }
 
 // TestKubernetesGenerators: --generators 2 runs two generator pods, one on
@@ -197,7 +253,9 @@ func TestKubernetesRefuses(t *testing.T) {
 		args       []string
 	}{
 		{"no image", "--image-repo", []string{"--driver", "kubernetes", "--kubeconfig", c.Kubeconfig}},
-		{"nginx", "built-in proxy only", append(kubeArgs(c), writeDockerScenario(t, "1s", "  - {name: nginx, topology: proxy, proxy: {engine: nginx}}"))},
+		{"nginx without image", "--engine-image nginx=IMAGE", append(kubeArgs(c), writeDockerScenario(t, "1s", "  - {name: nginx, topology: proxy, proxy: {engine: nginx}}"))},
+		{"nginx=host without repo", "needs --image-repo", append(kubeArgs(c), "--engine-image", "nginx=host", writeDockerScenario(t, "1s", "  - {name: nginx, topology: proxy, proxy: {engine: nginx}}"))},
+		{"engine image not there", "cannot pull image " + c.Registry + "/e2e-none:1", append(kubeArgs(c), "--engine-image", "haproxy="+c.Registry+"/e2e-none:1", writeDockerScenario(t, "1s", "  - {name: haproxy, topology: proxy, proxy: {engine: haproxy}}"))},
 		{"no cluster", "kubeconfig", []string{"--driver", "kubernetes", "--kubeconfig", filepath.Join(t.TempDir(), "none"), "--image", c.Image}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
 	"github.com/lbbench/lbbench/driver"
+	"github.com/lbbench/lbbench/driver/kube"
 	"github.com/spf13/cobra"
 )
 
@@ -69,4 +71,49 @@ func newIdleCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// newStageCmd is the hidden command of the kubernetes driver's init
+// container beside a proxy engine: it writes the engine's configuration
+// and a copy of this binary into the pod's shared volumes (kube.Stage).
+func newStageCmd() *cobra.Command {
+	var dir, binary string
+	cmd := &cobra.Command{
+		Use:    kube.StageSubcommand,
+		Short:  "Write a proxy engine's files and a copy of lbbench into a pod's volumes",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			return kube.Stage(os.Getenv(kube.StageEnv), os.Getenv(kube.PodIPEnv), dir, self, binary)
+		},
+	}
+	cmd.Flags().StringVar(&dir, kube.FlagStageDir, kube.EngineWorkDir, "the engine's working directory")
+	cmd.Flags().StringVar(&binary, kube.FlagStageBinary, "", "where to copy this binary (none when empty)")
+	return cmd
+}
+
+// newEngineStatsCmd is the hidden command the kubernetes driver runs in a
+// proxy engine's container: it prints the container's CPU and, for
+// HAProxy, its stats socket's table as JSON (driver.EngineReport).
+func newEngineStatsCmd() *cobra.Command {
+	var sock string
+	cmd := &cobra.Command{
+		Use:    driver.EngineStatsSubcommand,
+		Short:  "Print a proxy engine's CPU and counters, from inside its container",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := driver.ReadEngineReport(cmd.Context(), sock)
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
+		},
+	}
+	cmd.Flags().StringVar(&sock, driver.FlagHAProxySocket, "", "HAProxy's stats socket")
+	return cmd
 }

@@ -73,6 +73,8 @@ func newRootCmd() *cobra.Command {
 		newGuardCmd(),
 		newProbeCmd(),
 		newIdleCmd(),
+		newStageCmd(),
+		newEngineStatsCmd(),
 		newCleanCmd(),
 		newImageCmd(),
 		newReportCmd(),

@@ -3,14 +3,7 @@ package docker
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,13 +12,14 @@ import (
 	"github.com/docker/docker/errdefs"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/lbbench/lbbench/driver"
 	"github.com/lbbench/lbbench/engines"
 )
 
 // HostImage, as the image of an engine (--engine-image nginx=host), asks
 // for an image built FROM scratch from this machine's own binary of the
 // engine and the shared libraries it loads (HostEngineImage).
-const HostImage = "host"
+const HostImage = driver.HostEngineImage
 
 // WithEngineImages names the image each proxy engine (nginx, haproxy) runs
 // from: a local image with the engine on its PATH, or HostImage. lbbench
@@ -133,47 +127,25 @@ func (d *Driver) runOnce(ctx context.Context, role, image string, entrypoint, cm
 	return out.String(), code, nil
 }
 
-var lddPath = regexp.MustCompile(`(?m)(?:=>\s*)?(/\S+)\s+\(0x`)
-
 // HostEngineImage builds, unless it exists, an image FROM scratch holding
-// this machine's binary of engine (nginx, haproxy), the shared libraries
-// ldd lists for it, and an /etc/passwd and /etc/group naming root and
-// nobody, and returns its tag, lbbench-ENGINE:<content hash>. It is how a
-// machine with no registry runs the real engines in containers.
+// this machine's binary of engine (nginx, haproxy) and what it needs
+// (driver.HostEngine), and returns its tag, lbbench-ENGINE:<content hash>.
+// It is how a machine with no registry runs the real engines in
+// containers.
 func (c *Client) HostEngineImage(ctx context.Context, engine string) (string, error) {
-	bin, err := engines.Find(ctx, engine)
+	root, err := driver.HostEngine(ctx, engine)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("docker: %w", err)
 	}
-	out, err := exec.CommandContext(ctx, "ldd", bin.Path).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("docker: ldd %s: %w: %s", bin.Path, err, out)
-	}
-	paths := []string{bin.Path}
-	for _, m := range lddPath.FindAllStringSubmatch(string(out), -1) {
-		if !slices.Contains(paths, m[1]) {
-			paths = append(paths, m[1])
-		}
-	}
-	files := []contextFile{
-		{"rootfs/etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n")},
-		{"rootfs/etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n")},
-	}
-	sum := sha256.New()
-	for _, p := range paths {
-		data, err := os.ReadFile(p) // follows symlinks: the file itself
-		if err != nil {
-			return "", fmt.Errorf("docker: %s image: %w", engine, err)
-		}
-		files = append(files, contextFile{"rootfs" + p, 0o755, data})
-		sum.Write([]byte(p))
-		sum.Write(data)
-	}
-	tag := "lbbench-" + engine + ":" + hex.EncodeToString(sum.Sum(nil)[:8])
+	tag := "lbbench-" + engine + ":" + root.Tag
 	if _, err := c.api.ImageInspect(ctx, tag); err == nil {
 		return tag, nil
 	}
-	files = append(files, contextFile{"Dockerfile", 0o644, []byte("FROM scratch\nCOPY rootfs/ /\nENV PATH=" + filepath.Dir(bin.Path) + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n")})
+	var files []contextFile
+	for _, f := range root.Files {
+		files = append(files, contextFile{"rootfs" + f.Path, f.Mode, f.Data})
+	}
+	files = append(files, contextFile{"Dockerfile", 0o644, []byte("FROM scratch\nCOPY rootfs/ /\nENV PATH=" + root.PathEnv + "\n")})
 	if err := c.buildImage(ctx, tag, files); err != nil {
 		return "", err
 	}

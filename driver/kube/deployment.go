@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/lbbench/lbbench/driver"
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/guard"
 	"github.com/lbbench/lbbench/internal/logtail"
 	"github.com/lbbench/lbbench/internal/safepath"
 	"github.com/lbbench/lbbench/loadgen"
@@ -34,6 +37,10 @@ const podStartTimeout = 2 * time.Minute
 
 // tmpVolume is the pod's shared /tmp.
 const tmpVolume = "tmp"
+
+// pollEvery is how often the driver reads a pod's state while it waits
+// for it to start or go: a GET, between runs only.
+const pollEvery = 100 * time.Millisecond
 
 // goneTimeout bounds the wait, in Down, for the pods to leave the API.
 const goneTimeout = time.Minute
@@ -83,7 +90,7 @@ func (dep *deployment) container(name string, args []string) corev1.Container {
 	return corev1.Container{
 		Name: name, Image: dep.image, Args: args,
 		ImagePullPolicy: corev1.PullIfNotPresent,
-		Env: []corev1.EnvVar{{Name: podIPEnv, ValueFrom: &corev1.EnvVarSource{
+		Env: []corev1.EnvVar{{Name: PodIPEnv, ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"},
 		}}},
 		VolumeMounts: []corev1.VolumeMount{{Name: tmpVolume, MountPath: "/tmp"}},
@@ -122,27 +129,111 @@ func (dep *deployment) pod(name, role, node string, grace int64, cs []corev1.Con
 	}
 }
 
+// containerName is the name of process i's container in the server pod.
+func containerName(p topologies.Process, i int) string { return p.Role + "-" + strconv.Itoa(i) }
+
+// Volumes of an engine process i: its working directory, and lbbench's
+// copy (one for the pod).
+func workVolume(i int) string { return "work-" + strconv.Itoa(i) }
+
+const binVolume = "lbbench-bin"
+
+// engine returns the containers and volumes of engine process i (nginx
+// or HAProxy): an init container of lbbench's image that stages the
+// configuration and lbbench's binary (see Stage), one of the engine's
+// image that checks the configuration when the engine has a check (nginx
+// -t), and the engine's container, lbbench guard around the engine, in
+// its working directory.
+func (dep *deployment) engine(i int, p topologies.Process) (corev1.Container, []corev1.Container, []corev1.Volume, error) {
+	e := p.Engine
+	ref, err := dep.d.engineImage(e.Engine)
+	if err != nil {
+		return corev1.Container{}, nil, nil, err
+	}
+	subst := driver.Subst(EngineWorkDir)
+	substAll := func(args []string) []string {
+		out := make([]string, len(args))
+		for j, a := range args {
+			out[j] = subst(a)
+		}
+		return podArgs(out)
+	}
+	files := make([]topologies.File, len(p.Files))
+	for j, f := range p.Files {
+		files[j] = topologies.File{Name: f.Name, Content: subst(f.Content)}
+	}
+	encoded, err := EncodeStage(files)
+	if err != nil {
+		return corev1.Container{}, nil, nil, err
+	}
+	work := corev1.VolumeMount{Name: workVolume(i), MountPath: EngineWorkDir}
+	bin := corev1.VolumeMount{Name: binVolume, MountPath: path.Dir(StagedBinary)}
+	stage := dep.container("stage-"+strconv.Itoa(i), []string{StageSubcommand, "--" + FlagStageDir, EngineWorkDir, "--" + FlagStageBinary, StagedBinary})
+	stage.Env = append(stage.Env, corev1.EnvVar{Name: StageEnv, Value: encoded})
+	stage.VolumeMounts = append(stage.VolumeMounts, work, bin)
+	inits := []corev1.Container{stage}
+	engineC := func(name string, command, args []string) corev1.Container {
+		c := dep.container(name, args)
+		c.Image, c.Command, c.WorkingDir = ref, command, EngineWorkDir
+		c.VolumeMounts = append(c.VolumeMounts, work)
+		return c
+	}
+	if len(e.Check) > 0 {
+		inits = append(inits, engineC("check-"+strconv.Itoa(i), []string{e.Path}, substAll(e.Check)))
+	}
+	c := engineC(containerName(p, i), append([]string{StagedBinary}, guard.Args(e.Path)...), substAll(e.Args))
+	bin.ReadOnly = true
+	c.VolumeMounts = append(c.VolumeMounts, bin)
+	vols := []corev1.Volume{{Name: workVolume(i), VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: resource.NewQuantity(256<<20, resource.BinarySI)}}}}
+	if i == dep.firstEngine() {
+		vols = append(vols, corev1.Volume{Name: binVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: resource.NewQuantity(256<<20, resource.BinarySI)}}})
+	}
+	return c, inits, vols, nil
+}
+
+// firstEngine is the index of the plan's first engine process, -1 if none.
+func (dep *deployment) firstEngine() int {
+	for i, p := range dep.plan.Processes {
+		if p.Engine != nil {
+			return i
+		}
+	}
+	return -1
+}
+
 // podArgs puts the pod address variable in place of the placeholder: the
 // kubelet expands $(LBBENCH_POD_IP) in a container's arguments.
 func podArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = strings.ReplaceAll(a, PodIPPlaceholder, "$("+podIPEnv+")")
+		out[i] = strings.ReplaceAll(a, PodIPPlaceholder, "$("+PodIPEnv+")")
 	}
 	return out
 }
 
 func (dep *deployment) up(ctx context.Context) error {
 	api := dep.d.c.cs.CoreV1().Pods(dep.d.c.Namespace)
-	var cs []corev1.Container
+	var cs, inits []corev1.Container
+	var vols []corev1.Volume
 	for i, p := range dep.plan.Processes {
-		if len(p.Files) > 0 || p.Engine != nil {
-			return fmt.Errorf("kubernetes: %s: process %s needs files or an engine, which this driver does not run", dep.plan.ID, p.Role)
+		if p.Engine == nil {
+			if len(p.Files) > 0 {
+				return fmt.Errorf("kubernetes: %s: process %s needs files, which this driver writes for proxy engines only", dep.plan.ID, p.Role)
+			}
+			cs = append(cs, dep.container(containerName(p, i), podArgs(p.Args())))
+			continue
 		}
-		cs = append(cs, dep.container(p.Role+"-"+strconv.Itoa(i), podArgs(p.Args())))
+		c, init, v, err := dep.engine(i, p)
+		if err != nil {
+			return err
+		}
+		cs, inits, vols = append(cs, c), append(inits, init...), append(vols, v...)
 	}
 	dep.server = dep.prefix + "-" + RoleServer
 	server := dep.pod(dep.server, RoleServer, dep.d.server, int64(StopTimeout/time.Second), cs)
+	server.Spec.InitContainers = inits
+	server.Spec.Volumes = append(server.Spec.Volumes, vols...)
+	dep.server = dep.prefix + "-" + RoleServer
 	var pods []*corev1.Pod
 	pods = append(pods, server)
 	for i := range dep.d.cfg.Generators {
@@ -229,13 +320,29 @@ func (dep *deployment) waitRunning(ctx context.Context, name string) (*corev1.Po
 				return nil, fmt.Errorf("kubernetes: %s: pod %s not running after %s: %s", dep.plan.ID, name, podStartTimeout, last)
 			}
 			return nil, ctx.Err()
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(pollEvery):
 		}
 	}
 }
 
 // podFailure reports the first container of p that ended, or p's failure.
 func (dep *deployment) podFailure(ctx context.Context, p *corev1.Pod) (results.Failure, bool) {
+	for _, s := range p.Status.InitContainerStatuses {
+		t := s.State.Terminated
+		if t == nil || t.ExitCode == 0 {
+			continue
+		}
+		what := "staging of its files"
+		if strings.HasPrefix(s.Name, "check-") {
+			what = "configuration check"
+		}
+		f := results.Failure{
+			Process: fmt.Sprintf("proxy (init container %s of pod %s)", s.Name, p.Name),
+			Exit:    fmt.Sprintf("%s failed: exit status %d", what, t.ExitCode),
+			LogTail: dep.logLines(ctx, p.Name, s.Name),
+		}
+		return f, true
+	}
 	for _, s := range p.Status.ContainerStatuses {
 		t := s.State.Terminated
 		if t == nil {
@@ -286,7 +393,7 @@ func (dep *deployment) waitReady(ctx context.Context, i int, p topologies.Proces
 	if err != nil {
 		msg = err.Error()
 	}
-	container := p.Role + "-" + strconv.Itoa(i)
+	container := containerName(p, i)
 	return fmt.Errorf("kubernetes: %s: %s did not become ready: %s%s", dep.plan.ID, container, msg,
 		logtail.Format(container+" output", dep.logLines(ctx, dep.server, container)))
 }
@@ -309,7 +416,30 @@ func (dep *deployment) Stats(ctx context.Context) (harness.Stats, error) {
 		return st, nil
 	}
 	var errs []error
-	for _, proc := range dep.plan.Processes {
+	for i, proc := range dep.plan.Processes {
+		if e := proc.Engine; e != nil {
+			// nginx and HAProxy do not report their own CPU, and
+			// HAProxy's counters are on a socket in its container: lbbench's
+			// copy there reads both.
+			sock := ""
+			if proc.StatsKind == topologies.StatsHAProxy {
+				sock = driver.Subst(EngineWorkDir)(proc.Stats)
+			}
+			var out, errOut bytes.Buffer
+			code, err := dep.d.c.Exec(ctx, dep.server, containerName(proc, i), append([]string{StagedBinary}, driver.EngineStatsArgs(sock)...), nil, &out, &errOut)
+			if err == nil && code != 0 {
+				err = fmt.Errorf("exit status %d: %s", code, strings.TrimSpace(errOut.String()))
+			}
+			if err == nil {
+				err = driver.DecodeEngineReport(e.Engine, out.Bytes(), &st)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("kubernetes: %s: stats of %s: %w", dep.plan.ID, e.Engine, err))
+			}
+			if sock != "" {
+				continue
+			}
+		}
 		if proc.Stats == "" {
 			continue
 		}
@@ -410,7 +540,7 @@ func (dep *deployment) Down(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("pods still there after %s: %s", goneTimeout+StopTimeout, strings.Join(names, ", ")))
 				break
 			}
-			time.Sleep(250 * time.Millisecond)
+			time.Sleep(pollEvery)
 		}
 		if err := errors.Join(errs...); err != nil {
 			dep.downErr = fmt.Errorf("kubernetes: %s: down: %w", dep.plan.ID, err)
@@ -421,7 +551,9 @@ func (dep *deployment) Down(ctx context.Context) error {
 
 // saveLogs writes each container's log of p under the log directory.
 func (dep *deployment) saveLogs(ctx context.Context, p *corev1.Pod) {
-	for _, c := range p.Spec.Containers {
+	// The init containers (an engine's staging and check) too: their
+	// logs say why an engine did not start.
+	for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
 		b, err := dep.d.c.cs.CoreV1().Pods(dep.d.c.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, Timestamps: true}).DoRaw(ctx)
 		if err != nil {
 			continue

@@ -10,7 +10,8 @@
 //     Docker driver's containers share one; the workers listen on the
 //     pod's address, which the plan names through PodIPPlaceholder and
 //     the container's LBBENCH_POD_IP (the downward API's status.podIP).
-//     An emptyDir at /tmp holds the plan's files and Unix sockets.
+//     An emptyDir at /tmp holds Unix sockets; a proxy engine gets one of
+//     its own as its working directory (see below).
 //   - Each generator pod runs "lbbench idle"; the run execs "lbbench
 //     attack --spec -" in it with its share of the workload's streams on
 //     stdin and reads its measurement (histograms and counters) back on
@@ -38,8 +39,16 @@
 // the X-Lbbench-Times header): pods on nodes of one host share it, pods on
 // different hosts do not, and their runs record no wait.
 //
-// nginx and HAProxy variants are refused before any run: the image holds
-// only the static lbbench binary. BuildImage makes that image as an OCI
-// image (go-containerregistry), to push to a registry or to write as an
-// archive for the nodes' container runtime to import.
+// nginx and HAProxy run from the image Config.EngineImages names for
+// them (FindEngine): a user's, run once on the server's node to read its
+// version, or one HostEngineImage builds of this machine's engine and the
+// driver pushes. lbbench's image holds only the static binary: an init
+// container of it stages the engine's files and a copy of the binary in
+// the pod's volumes (Stage), an init container of the engine's image
+// checks the configuration, and the engine runs under lbbench guard;
+// "lbbench engine-stats" exec'd in its container reads its CPU and
+// HAProxy's stats socket. Without an image an engine is refused before
+// any run. BuildImage makes lbbench's image as an OCI image
+// (go-containerregistry), to push to a registry or to write as an archive
+// for the nodes' container runtime to import.
 package kube

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lbbench/lbbench/driver"
+	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/internal/hardstop"
 	"github.com/lbbench/lbbench/loadgen"
@@ -47,7 +48,8 @@ const (
 // loudly.
 const PodIPPlaceholder = "lbbench-pod-ip.invalid"
 
-const podIPEnv = "LBBENCH_POD_IP"
+// PodIPEnv is the variable that tells every container its pod's address.
+const PodIPEnv = "LBBENCH_POD_IP"
 
 // Config sets a Driver up.
 type Config struct {
@@ -69,6 +71,11 @@ type Config struct {
 	// ServerNode names the server's node (default: the first ready node
 	// by name).
 	ServerNode string
+	// EngineImages names the image each proxy engine (nginx, haproxy)
+	// runs from: one the nodes can pull or have, with the engine on its
+	// PATH, or driver.HostEngineImage to build one from this machine's
+	// engine and push it to ImageRepo.
+	EngineImages map[string]string
 	// Live receives the generator's live figures when there is one.
 	Live func(loadgen.LiveStats)
 	// Logf gets the driver's notices.
@@ -103,11 +110,18 @@ type Driver struct {
 	runs       int
 	nextPort   int
 	builtImage map[string]string // lbbench executable -> pushed image
+	oneOff     int               // one-off pods made (runOnce)
+
+	engMu      sync.Mutex
+	engineBins map[string]engines.Binary // see FindEngine
+	engineRefs map[string]string         // engine -> image reference
 }
 
 var (
 	_ harness.Driver     = (*Driver)(nil)
 	_ harness.Deployment = (*deployment)(nil)
+
+	_ topologies.EngineFinder = (*Driver)(nil)
 )
 
 // NewDriver returns a driver on c that runs lbbench's image (cfg.Image, or
@@ -137,7 +151,8 @@ func NewDriver(ctx context.Context, c *Client, exe, logDir string, cfg Config) (
 	if cfg.MemoryMiB <= 0 {
 		cfg.MemoryMiB = DefaultMemoryMiB
 	}
-	d := &Driver{c: c, cfg: cfg, logDir: logDir, owner: ownerLabel(), nextPort: firstPort, builtImage: map[string]string{}, defaulted: defaulted}
+	d := &Driver{c: c, cfg: cfg, logDir: logDir, owner: ownerLabel(), nextPort: firstPort, builtImage: map[string]string{}, defaulted: defaulted,
+		engineBins: map[string]engines.Binary{}, engineRefs: map[string]string{}}
 	var b [4]byte
 	rand.Read(b[:])
 	d.session = hex.EncodeToString(b[:])
@@ -309,18 +324,20 @@ func (d *Driver) Ports(n int) (int, error) {
 	return p, nil
 }
 
-// Describe implements harness.Driver: the cluster, image, session and
-// placement. It refuses what the pods cannot run: nginx and HAProxy (no
-// engine image is taken yet), a command of this machine as the workers,
-// a closed-loop or burst workload from several generators.
+// Describe implements harness.Driver: the cluster, image, session,
+// placement and proxy engines' versions (FindEngine). It refuses what the
+// pods cannot run: a command of this machine as the workers, a
+// closed-loop or burst workload from several generators, an engine with
+// no image.
 func (d *Driver) Describe(ctx context.Context, s scenario.Scenario, e *results.Env) error {
 	for _, v := range s.Variants {
-		if v.Proxy.Engine != "" && v.Proxy.Engine != scenario.Builtin {
-			return fmt.Errorf("kubernetes: variant %s: engine %s: this driver runs the built-in proxy only; nginx and HAProxy run with --driver local or docker", v.Name, v.Proxy.Engine)
-		}
 		if d.cfg.Generators > 1 && s.WorkloadFor(v).Deterministic() {
 			return fmt.Errorf("kubernetes: variant %s: a closed-loop or burst workload runs from one generator (drop --generators)", v.Name)
 		}
+	}
+	var err error
+	if e.Engines, err = driver.EngineVersions(ctx, s, d.FindEngine); err != nil {
+		return err
 	}
 	e.Pinning = fmt.Sprintf("whole CPUs per pod (request = limit, Guaranteed): server %d, generator %d; %s", d.cfg.CPUs[RoleServer], d.cfg.CPUs[RoleGenerator], d.placement)
 	e.Kubernetes = &results.KubernetesEnv{

@@ -164,7 +164,7 @@ func TestPodSpec(t *testing.T) {
 	if *p.Spec.AutomountServiceAccountToken {
 		t.Error("the service account token is mounted")
 	}
-	if got := p.Spec.Containers[0].Args[2]; got != "$("+podIPEnv+"):8080" {
+	if got := p.Spec.Containers[0].Args[2]; got != "$("+PodIPEnv+"):8080" {
 		t.Errorf("listen address %q: the placeholder is not the pod's address variable", got)
 	}
 	for _, k := range []string{LabelManaged, LabelSession, LabelRun, LabelOwner, LabelRole} {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -57,13 +58,62 @@ func BuildImage(exe string, cmd []string, repo, tag string) (*Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image: %q is not an image name: %w", repo+":"+tag, err)
 	}
-	var layerTar bytes.Buffer
-	tw := tar.NewWriter(&layerTar)
-	if err := tw.WriteHeader(&tar.Header{Name: driver.ImageBinary[1:], Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
+	img, err := rootImage([]driver.RootFile{{Path: driver.ImageBinary, Mode: 0o755, Data: data}}, func(c *v1.Config) {
+		c.Entrypoint = []string{driver.ImageBinary}
+		c.Cmd = cmd
+		c.User = driver.ImageUser
+	})
+	if err != nil {
 		return nil, err
 	}
-	if _, err := tw.Write(data); err != nil {
+	return &Image{Ref: ref, img: img}, nil
+}
+
+// HostEngineImage builds the image of this machine's binary of a proxy
+// engine from root (driver.HostEngine), named repo-ENGINE:<content hash>,
+// for a cluster's nodes to pull once it is pushed.
+func HostEngineImage(root *driver.HostEngineRoot, repo string) (*Image, error) {
+	ref, err := name.NewTag(repo + "-" + root.Binary.Engine + ":" + root.Tag)
+	if err != nil {
+		return nil, fmt.Errorf("image: %q is not an image name: %w", repo+"-"+root.Binary.Engine+":"+root.Tag, err)
+	}
+	img, err := rootImage(root.Files, func(c *v1.Config) {
+		c.Env = []string{"PATH=" + root.PathEnv}
+		c.User = driver.ImageUser
+	})
+	if err != nil {
 		return nil, err
+	}
+	return &Image{Ref: ref, img: img}, nil
+}
+
+// rootImage is an OCI image of one layer holding files (their parent
+// directories are made), for linux on this machine's architecture,
+// labelled as lbbench's, with the configuration set sets.
+func rootImage(rootFiles []driver.RootFile, set func(*v1.Config)) (v1.Image, error) {
+	var layerTar bytes.Buffer
+	tw := tar.NewWriter(&layerTar)
+	dirs := map[string]bool{}
+	for _, f := range rootFiles {
+		name := strings.TrimPrefix(f.Path, "/")
+		// Parent directories first, each once, so that any tar reader
+		// (and the runtime's) sees them as directories.
+		parts := strings.Split(name, "/")
+		for i := 1; i < len(parts); i++ {
+			d := strings.Join(parts[:i], "/") + "/"
+			if !dirs[d] {
+				dirs[d] = true
+				if err := tw.WriteHeader(&tar.Header{Name: d, Mode: 0o755, Typeflag: tar.TypeDir, Format: tar.FormatPAX}); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: f.Mode, Size: int64(len(f.Data)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return nil, err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return nil, err
@@ -86,14 +136,12 @@ func BuildImage(exe string, cmd []string, repo, tag string) (*Image, error) {
 	}
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture = "linux", runtime.GOARCH
-	cf.Config.Entrypoint = []string{driver.ImageBinary}
-	cf.Config.Cmd = cmd
-	cf.Config.User = driver.ImageUser
+	set(&cf.Config)
 	cf.Config.Labels = map[string]string{driver.LabelImage: "true"}
 	if img, err = mutate.ConfigFile(img, cf); err != nil {
 		return nil, fmt.Errorf("image: %w", err)
 	}
-	return &Image{Ref: ref, img: img}, nil
+	return img, nil
 }
 
 // Digest is the image's manifest digest.
