@@ -47,9 +47,9 @@ func judge(run *results.Run, v scenario.Validity, warmup time.Duration) {
 			run.Saturated = fmt.Sprintf("%s: the target could not keep up (%d requests waited at the generator's cap of %d in flight, %d never sent; the generator had CPU to spare)",
 				what, g.Held, g.MaxInFlight, g.Unsent)
 		case cpuBound:
-			invalid("%s: the generator fell behind (%s)", what, cpuWhy)
+			invalid("%s: the generator fell behind (%s)%s", what, cpuWhy, stealNote(run, warmup))
 		default:
-			invalid("%s: the generator fell behind (it had free in-flight slots, yet sent late)", what)
+			invalid("%s: the generator fell behind (it had free in-flight slots, yet sent late)%s", what, stealNote(run, warmup))
 		}
 	}
 	if run.IntendedRate > 0 {
@@ -84,4 +84,21 @@ func generatorCPUBound(run *results.Run, warmup time.Duration) (bool, string) {
 		return false, ""
 	}
 	return true, fmt.Sprintf("its CPU time was %.0f%% of its %d CPUs over the run", 100*used, g.CPUs)
+}
+
+// stealNote says, for a run the generator fell behind in, how much of its
+// CPUs' time the hypervisor gave to something else (Generator.Steal): on a
+// virtual machine that delays sends as a busy CPU does, and no process's
+// CPU time shows it. Empty when none was measured.
+func stealNote(run *results.Run, warmup time.Duration) string {
+	g := run.Generator
+	wall := run.Duration + warmup
+	if g.Steal <= 0 || wall <= 0 {
+		return ""
+	}
+	note := fmt.Sprintf("; the hypervisor took %s of its CPUs' time meanwhile (steal", g.Steal.Round(time.Millisecond))
+	if g.CPUs > 0 {
+		note += fmt.Sprintf(", %.1f%% of %d CPUs", 100*g.Steal.Seconds()/wall.Seconds()/float64(g.CPUs), g.CPUs)
+	}
+	return note + ")"
 }

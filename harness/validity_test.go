@@ -34,6 +34,11 @@ func TestJudge(t *testing.T) {
 			return m
 		}(), []string{"achieved rate 80.0/s is 20.0% below intended 100.0/s"}, ""},
 		{"send lag with free slots", lagging(0, 2, 0), []string{"exceeds 5ms: the generator fell behind (it had free in-flight slots"}, ""},
+		{"send lag with free slots, steal", func() results.Measurement {
+			m := lagging(0, 2, 0)
+			m.Generator.Steal = 40 * time.Millisecond
+			return m
+		}(), []string{"yet sent late); the hypervisor took 40ms of its CPUs' time meanwhile (steal, 2.0% of 2 CPUs)"}, ""},
 		{"send lag at the cap, CPU to spare", lagging(40, 2, 100*time.Millisecond), nil, "the target could not keep up (40 requests waited at the generator's cap of 16 in flight"},
 		{"send lag at the cap, CPU used up", lagging(40, 1, 950*time.Millisecond), []string{"the generator fell behind (its CPU time was 95% of its 1 CPUs"}, ""},
 		{"unsent requests", func() results.Measurement {

@@ -15,6 +15,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/lbbench/lbbench/internal/proccpu"
 	"github.com/lbbench/lbbench/internal/syncio"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/workloads"
@@ -81,6 +82,8 @@ func openLoop(ctx context.Context, entry string, spec workloads.Spec, o Options)
 		return nil, err
 	}
 	cpu0 := processCPU()
+	steal := proccpu.NewStealClock()
+	steal0, stealErr := steal.Now()
 	live := startLive(ctx, spec) // live.go: nil (a no-op) unless LiveContext
 	defer live.stop()
 	send(ctx, streams, live, spec.WarmupTime()+spec.Duration+spec.Timeout)
@@ -97,6 +100,9 @@ func openLoop(ctx context.Context, entry string, spec workloads.Spec, o Options)
 	total.Generator.MaxRSS = maxRSS()
 	total.Generator.Processes = 1
 	total.Generator.CPUs = runtime.GOMAXPROCS(0)
+	if st, err := steal.Now(); err == nil && stealErr == nil {
+		total.Generator.Steal = st - steal0
+	}
 	total.Summarize()
 	return total, ctx.Err()
 }

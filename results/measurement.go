@@ -157,6 +157,12 @@ type Generator struct {
 	// processes; 0 in results written before it was recorded. CPU over
 	// the run's time near it means the generator was short of CPU.
 	CPUs int `json:"cpus,omitempty"`
+	// Steal is the hypervisor's steal time on the CPUs the generating
+	// processes could run on, during the attack (/proc/stat), summed over
+	// processes: time those CPUs had work and ran something else. It is
+	// 0 outside a virtual machine, and in results written before it was
+	// recorded. A burst of it makes sends late without showing in CPU.
+	Steal time.Duration `json:"steal,omitempty"`
 }
 
 // Merge adds o to m. Both must come from the same workload; histograms
@@ -222,6 +228,7 @@ func (m *Measurement) Merge(o *Measurement) error {
 	g.Held += og.Held
 	g.Unsent += og.Unsent
 	g.CPUs += og.CPUs
+	g.Steal += og.Steal
 	return nil
 }
 

@@ -250,7 +250,7 @@ func fullMeasurement(t *testing.T, s scenario.Scenario) results.Measurement {
 		IntendedRate: 200, AchievedRate: 199.5,
 		Generator: results.Generator{CPU: 120 * ms, MaxRSS: 30 << 20, Processes: 2, Streams: 2,
 			Connections: 64, Opened: 70, KeepAlive: true, RequestsPerConn: 5,
-			MaxInFlight: 1088, PeakInFlight: 70, Held: 3, Unsent: 2, CPUs: 2},
+			MaxInFlight: 1088, PeakInFlight: 70, Held: 3, Unsent: 2, CPUs: 2, Steal: 30 * time.Millisecond},
 		Closed: true,
 		Bursts: &results.Bursts{Size: 4, Workers: 2, Loads: [][]int{{3, 1}, {2, 1}}, Unattributed: []int{0, 1}, Late: []int{1, 0}},
 	}

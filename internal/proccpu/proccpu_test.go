@@ -82,3 +82,28 @@ func waitState(t *testing.T, pid int, want string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestParseSteal(t *testing.T) {
+	stat := []byte("cpu  100 0 50 900 1 0 2 30 0 0\ncpu0 60 0 20 450 1 0 1 12 0 0\ncpu1 40 0 30 450 0 0 1 18 0 0\nintr 5\n")
+	for _, tc := range []struct {
+		cpus map[int]bool
+		want time.Duration
+	}{
+		{map[int]bool{0: true}, 120 * time.Millisecond},
+		{map[int]bool{1: true}, 180 * time.Millisecond},
+		{map[int]bool{0: true, 1: true}, 300 * time.Millisecond},
+		{map[int]bool{7: true}, 0},
+	} {
+		got, err := parseSteal(stat, tc.cpus)
+		if err != nil || got != tc.want {
+			t.Errorf("cpus %v: %v, %v; want %v", tc.cpus, got, err, tc.want)
+		}
+	}
+	c := NewStealClock()
+	if c.CPUs() < 1 {
+		t.Fatalf("affinity of %d CPUs", c.CPUs())
+	}
+	if _, err := c.Now(); err != nil {
+		t.Fatal(err)
+	}
+}

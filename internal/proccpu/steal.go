@@ -1,0 +1,72 @@
+package proccpu
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// userHZ is the unit of /proc/stat's times (USER_HZ, 100 on Linux).
+const userHZ = 100
+
+// StealClock reads the time a hypervisor ran something else while this
+// machine's CPUs had work (steal time, /proc/stat), summed over the CPUs
+// this process may run on. On a virtual machine a burst of it delays the
+// generator's sends as a busy CPU would, but it shows in no process's
+// CPU time. Outside a VM it stays 0.
+type StealClock struct{ cpus map[int]bool }
+
+// NewStealClock is a StealClock over this process's CPU affinity.
+func NewStealClock() StealClock {
+	var set unix.CPUSet
+	c := StealClock{cpus: map[int]bool{}}
+	if err := unix.SchedGetaffinity(0, &set); err == nil {
+		for i := 0; i < len(set)*64; i++ {
+			if set.IsSet(i) {
+				c.cpus[i] = true
+			}
+		}
+	}
+	return c
+}
+
+// CPUs is how many CPUs the clock sums over.
+func (c StealClock) CPUs() int { return len(c.cpus) }
+
+// Now is the steal time of the clock's CPUs so far.
+func (c StealClock) Now() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	return parseSteal(b, c.cpus)
+}
+
+// parseSteal sums the steal column (the eighth time) of /proc/stat's
+// per-CPU lines for cpus.
+func parseSteal(b []byte, cpus map[int]bool) (time.Duration, error) {
+	var ticks int64
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 9 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(f[0], "cpu"))
+		if err != nil || !cpus[n] {
+			continue
+		}
+		st, err := strconv.ParseInt(f[8], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("proccpu: /proc/stat: %s: %w", f[0], err)
+		}
+		ticks += st
+	}
+	return time.Duration(ticks) * time.Second / userHZ, sc.Err()
+}
