@@ -79,9 +79,10 @@ func TestKubernetesDefaultScenario(t *testing.T) {
 	for _, r := range res.Runs {
 		if !r.Valid {
 			// The generators' nodes have a CPU of their own
-			// (k8s-testbed.sh), yet on this 2-CPU machine the generator
-			// still sometimes sends more than 5 ms late: 18 of 18 runs
-			// valid one hour, 2 of 15 the next. The run is still
+			// (k8s-testbed.sh), yet on this 2-vCPU virtual machine the
+			// generator still sometimes sends more than 5 ms late,
+			// when the host steals its CPU (the reason says how much;
+			// local runs go invalid then too). The run is still
 			// measured; the ranking below uses it.
 			t.Logf("%s invalid: %v", r.ID, r.Invalid)
 		}
