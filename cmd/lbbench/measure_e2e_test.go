@@ -181,16 +181,20 @@ repeat: 1
 		return res.Runs[0]
 	}
 	// Percentiles are comparable only when both generators kept their
-	// schedule; on a machine busy with other work, try again.
+	// schedule; on a machine busy with other work, try again. On this
+	// 2-vCPU virtual machine the host's steal time made 3 tries too few
+	// once (12 to 18% of the CPUs stolen during both runs of every try).
+	const tries = 6
 	var one, two results.Run
 	for try := 1; ; try++ {
 		one, two = runWith(1), runWith(2)
 		if one.Valid && two.Valid {
 			break
 		}
-		if try == 3 {
-			t.Fatalf("no pair of valid runs in 3 tries (the machine is too busy): %q / %q", one.Invalid, two.Invalid)
+		if try == tries {
+			t.Fatalf("no pair of valid runs in %d tries (the machine is too busy): %q / %q", tries, one.Invalid, two.Invalid)
 		}
+		t.Logf("try %d: invalid: %q / %q", try, one.Invalid, two.Invalid)
 	}
 	if two.Generator.Processes != 2 {
 		t.Fatalf("%d generator processes, want 2", two.Generator.Processes)
