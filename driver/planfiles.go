@@ -16,6 +16,15 @@ func Subst(dir string) func(string) string {
 	return func(s string) string { return strings.ReplaceAll(s, topologies.DirPlaceholder, dir) }
 }
 
+// SubstAll applies subst (Subst's) to each of args, in a new slice.
+func SubstAll(subst func(string) string, args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = subst(a)
+	}
+	return out
+}
+
 // WritePlanFiles writes p's files (engine configurations) into hostDir,
 // the process's working directory on this machine, each with its
 // placeholder filled by subst. A file name that would leave hostDir is

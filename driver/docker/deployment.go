@@ -137,13 +137,7 @@ func (dep *deployment) startProcess(ctx context.Context, i int, spec topologies.
 		return nil, err
 	}
 	inWorkDir := driver.Subst(WorkDir)
-	subst := func(args []string) []string {
-		out := make([]string, len(args))
-		for j, a := range args {
-			out[j] = inWorkDir(a)
-		}
-		return out
-	}
+	subst := func(args []string) []string { return driver.SubstAll(inWorkDir, args) }
 	if err := driver.WritePlanFiles(dir, spec, inWorkDir); err != nil {
 		return nil, fmt.Errorf("docker: %s: %w", dep.plan.ID, err)
 	}

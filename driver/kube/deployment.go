@@ -86,46 +86,62 @@ func (dep *deployment) resources(role string) *corev1.ResourceRequirements {
 // container is one of the run's containers: lbbench's image with args,
 // unprivileged, read-only, told its pod's address.
 func (dep *deployment) container(name string, args []string) corev1.Container {
-	no, yes := false, true
 	return corev1.Container{
 		Name: name, Image: dep.image, Args: args,
 		ImagePullPolicy: corev1.PullIfNotPresent,
 		Env: []corev1.EnvVar{{Name: PodIPEnv, ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"},
 		}}},
-		VolumeMounts: []corev1.VolumeMount{{Name: tmpVolume, MountPath: "/tmp"}},
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes, RunAsNonRoot: &yes,
-			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		},
+		VolumeMounts:             []corev1.VolumeMount{{Name: tmpVolume, MountPath: "/tmp"}},
+		SecurityContext:          restricted(),
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 }
 
-// pod is one of the run's pods on node.
-func (dep *deployment) pod(name, role, node string, grace int64, cs []corev1.Container) *corev1.Pod {
+// restricted is every container's security context: no privilege, a
+// read-only root, no capabilities, not root.
+func restricted() *corev1.SecurityContext {
+	no, yes := false, true
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes, RunAsNonRoot: &yes,
+		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}
+
+// podSpec is what every pod the driver makes shares: placed on node by
+// the driver itself (it must say where pods are and why, see place, and a
+// cluster may have no scheduler), never restarted, with no service
+// account token or service links, user 65534, tolerating every taint.
+func podSpec(node string, grace int64, cs []corev1.Container) corev1.PodSpec {
 	no := false
 	uid := int64(65534)
+	return corev1.PodSpec{
+		NodeName:                      node,
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		AutomountServiceAccountToken:  &no,
+		EnableServiceLinks:            &no,
+		TerminationGracePeriodSeconds: &grace,
+		SecurityContext:               &corev1.PodSecurityContext{RunAsUser: &uid, RunAsGroup: &uid},
+		Containers:                    cs,
+		Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+	}
+}
+
+// emptyDir is a pod volume of at most 256 MiB.
+func emptyDir(name string) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: resource.NewQuantity(256<<20, resource.BinarySI)}}}
+}
+
+// pod is one of the run's pods on node, with role's resources and one
+// /tmp for its containers, where the unix topologies' sockets live, as
+// the docker driver's tmpfs volume is.
+func (dep *deployment) pod(name, role, node string, grace int64, cs []corev1.Container) *corev1.Pod {
+	spec := podSpec(node, grace, cs)
+	spec.Resources = dep.resources(role)
+	spec.Volumes = []corev1.Volume{emptyDir(tmpVolume)}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: dep.labels(role), Annotations: map[string]string{AnnotationPlan: dep.plan.ID}},
-		Spec: corev1.PodSpec{
-			// The driver places the pods itself: it must say where they
-			// are and why (see place), and a cluster may have no
-			// scheduler.
-			NodeName:                      node,
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			AutomountServiceAccountToken:  &no,
-			EnableServiceLinks:            &no,
-			TerminationGracePeriodSeconds: &grace,
-			SecurityContext:               &corev1.PodSecurityContext{RunAsUser: &uid, RunAsGroup: &uid},
-			Containers:                    cs,
-			Resources:                     dep.resources(role),
-			// One /tmp for the pod's containers, where the unix
-			// topologies' sockets live, as the docker driver's tmpfs
-			// volume is.
-			Volumes:     []corev1.Volume{{Name: tmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: resource.NewQuantity(256<<20, resource.BinarySI)}}}},
-			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-		},
+		Spec:       spec,
 	}
 }
 
@@ -138,33 +154,27 @@ func workVolume(i int) string { return "work-" + strconv.Itoa(i) }
 
 const binVolume = "lbbench-bin"
 
-// engine returns the containers and volumes of engine process i (nginx
+// engine returns the containers and the working volume of engine process i (nginx
 // or HAProxy): an init container of lbbench's image that stages the
 // configuration and lbbench's binary (see Stage), one of the engine's
 // image that checks the configuration when the engine has a check (nginx
 // -t), and the engine's container, lbbench guard around the engine, in
-// its working directory.
-func (dep *deployment) engine(i int, p topologies.Process) (corev1.Container, []corev1.Container, []corev1.Volume, error) {
+// its working directory. The pod's binVolume is up's.
+func (dep *deployment) engine(i int, p topologies.Process) (corev1.Container, []corev1.Container, corev1.Volume, error) {
 	e := p.Engine
 	ref, err := dep.d.engineImage(e.Engine)
 	if err != nil {
-		return corev1.Container{}, nil, nil, err
+		return corev1.Container{}, nil, corev1.Volume{}, err
 	}
 	subst := driver.Subst(EngineWorkDir)
-	substAll := func(args []string) []string {
-		out := make([]string, len(args))
-		for j, a := range args {
-			out[j] = subst(a)
-		}
-		return podArgs(out)
-	}
+	substAll := func(args []string) []string { return podArgs(driver.SubstAll(subst, args)) }
 	files := make([]topologies.File, len(p.Files))
 	for j, f := range p.Files {
 		files[j] = topologies.File{Name: f.Name, Content: subst(f.Content)}
 	}
 	encoded, err := EncodeStage(files)
 	if err != nil {
-		return corev1.Container{}, nil, nil, err
+		return corev1.Container{}, nil, corev1.Volume{}, err
 	}
 	work := corev1.VolumeMount{Name: workVolume(i), MountPath: EngineWorkDir}
 	bin := corev1.VolumeMount{Name: binVolume, MountPath: path.Dir(StagedBinary)}
@@ -184,21 +194,7 @@ func (dep *deployment) engine(i int, p topologies.Process) (corev1.Container, []
 	c := engineC(containerName(p, i), append([]string{StagedBinary}, guard.Args(e.Path)...), substAll(e.Args))
 	bin.ReadOnly = true
 	c.VolumeMounts = append(c.VolumeMounts, bin)
-	vols := []corev1.Volume{{Name: workVolume(i), VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: resource.NewQuantity(256<<20, resource.BinarySI)}}}}
-	if i == dep.firstEngine() {
-		vols = append(vols, corev1.Volume{Name: binVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: resource.NewQuantity(256<<20, resource.BinarySI)}}})
-	}
-	return c, inits, vols, nil
-}
-
-// firstEngine is the index of the plan's first engine process, -1 if none.
-func (dep *deployment) firstEngine() int {
-	for i, p := range dep.plan.Processes {
-		if p.Engine != nil {
-			return i
-		}
-	}
-	return -1
+	return c, inits, emptyDir(workVolume(i)), nil
 }
 
 // podArgs puts the pod address variable in place of the placeholder: the
@@ -211,29 +207,41 @@ func podArgs(args []string) []string {
 	return out
 }
 
-func (dep *deployment) up(ctx context.Context) error {
-	api := dep.d.c.cs.CoreV1().Pods(dep.d.c.Namespace)
+// serverPod is the run's server pod: a container per process of the
+// plan, and each engine's init containers and volumes (see engine).
+func (dep *deployment) serverPod() (*corev1.Pod, error) {
 	var cs, inits []corev1.Container
 	var vols []corev1.Volume
 	for i, p := range dep.plan.Processes {
 		if p.Engine == nil {
 			if len(p.Files) > 0 {
-				return fmt.Errorf("kubernetes: %s: process %s needs files, which this driver writes for proxy engines only", dep.plan.ID, p.Role)
+				return nil, fmt.Errorf("kubernetes: %s: process %s needs files, which this driver writes for proxy engines only", dep.plan.ID, p.Role)
 			}
 			cs = append(cs, dep.container(containerName(p, i), podArgs(p.Args())))
 			continue
 		}
 		c, init, v, err := dep.engine(i, p)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		cs, inits, vols = append(cs, c), append(inits, init...), append(vols, v...)
+		cs, inits, vols = append(cs, c), append(inits, init...), append(vols, v)
+	}
+	if len(inits) > 0 {
+		vols = append(vols, emptyDir(binVolume))
 	}
 	dep.server = dep.prefix + "-" + RoleServer
 	server := dep.pod(dep.server, RoleServer, dep.d.server, int64(StopTimeout/time.Second), cs)
 	server.Spec.InitContainers = inits
 	server.Spec.Volumes = append(server.Spec.Volumes, vols...)
-	dep.server = dep.prefix + "-" + RoleServer
+	return server, nil
+}
+
+func (dep *deployment) up(ctx context.Context) error {
+	api := dep.d.c.cs.CoreV1().Pods(dep.d.c.Namespace)
+	server, err := dep.serverPod()
+	if err != nil {
+		return err
+	}
 	var pods []*corev1.Pod
 	pods = append(pods, server)
 	for i := range dep.d.cfg.Generators {

@@ -98,29 +98,15 @@ func (d *Driver) runOnce(ctx context.Context, image string, command []string) (s
 	d.oneOff++
 	name := fmt.Sprintf("lbbench-%s-%s-%d", d.session, RoleEngineCheck, d.oneOff)
 	d.mu.Unlock()
-	no, yes := false, true
-	uid := int64(65534)
 	grace := int64(0)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
 			LabelManaged: "true", LabelSession: d.session, LabelOwner: d.owner, LabelRole: RoleEngineCheck,
 		}},
-		Spec: corev1.PodSpec{
-			NodeName:                      d.server,
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			AutomountServiceAccountToken:  &no,
-			EnableServiceLinks:            &no,
-			TerminationGracePeriodSeconds: &grace,
-			SecurityContext:               &corev1.PodSecurityContext{RunAsUser: &uid, RunAsGroup: &uid},
-			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-			Containers: []corev1.Container{{
-				Name: "engine", Image: image, Command: command, ImagePullPolicy: corev1.PullIfNotPresent,
-				SecurityContext: &corev1.SecurityContext{
-					AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes, RunAsNonRoot: &yes,
-					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-				},
-			}},
-		},
+		Spec: podSpec(d.server, grace, []corev1.Container{{
+			Name: "engine", Image: image, Command: command, ImagePullPolicy: corev1.PullIfNotPresent,
+			SecurityContext: restricted(),
+		}}),
 	}
 	if _, err := api.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return "", -1, fmt.Errorf("kubernetes: create pod %s: %w", name, err)

@@ -63,7 +63,7 @@ func TestEnginePod(t *testing.T) {
 		Files:  []topologies.File{{Name: "nginx.conf", Content: "listen " + PodIPPlaceholder + ":20000; pid " + topologies.DirPlaceholder + "/nginx.pid;"}},
 	}
 	dep := &deployment{d: d, run: "001", image: "reg/lbbench:1", plan: topologies.Plan{ID: "001-x-r1", Processes: []topologies.Process{{Role: topologies.RoleWorkers}, proc}}}
-	c, inits, vols, err := dep.engine(1, proc)
+	c, inits, vol, err := dep.engine(1, proc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,12 +94,22 @@ func TestEnginePod(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(out, "nginx.conf")); string(b) != "listen 10.0.0.9:20000; pid "+EngineWorkDir+"/nginx.pid;" {
 		t.Errorf("staged configuration %q", b)
 	}
+	if vol.Name != "work-1" || vol.EmptyDir == nil {
+		t.Errorf("working volume %+v", vol)
+	}
+	pod, err := dep.serverPod()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var names []string
-	for _, v := range vols {
+	for _, v := range pod.Spec.Volumes {
 		names = append(names, v.Name)
 	}
-	if !slices.Equal(names, []string{"work-1", binVolume}) {
+	if !slices.Equal(names, []string{tmpVolume, "work-1", binVolume}) {
 		t.Errorf("volumes %v", names)
+	}
+	if len(pod.Spec.InitContainers) != 2 || len(pod.Spec.Containers) != 2 {
+		t.Errorf("server pod: %d init containers, %d containers", len(pod.Spec.InitContainers), len(pod.Spec.Containers))
 	}
 	for _, m := range c.VolumeMounts {
 		if m.Name == binVolume && !m.ReadOnly {
