@@ -65,9 +65,9 @@ type MaxLoadComparison struct {
 }
 
 // DefaultAlpha is the false-alarm rate of a scenario's claims (and of a
-// claims suite's) together: each statistical or model claim is judged at
-// DefaultAlpha divided by their number (Bonferroni), so that a correct
-// tree fails none of them by chance more often than that.
+// claims suite's) together: the statistical and model claims are judged
+// as one family with Holm's step-down procedure, so that a correct tree
+// fails any of them by chance at most that often (see Family).
 const DefaultAlpha = 0.05
 
 // Options says at which level claims are judged. The zero value is
@@ -75,24 +75,13 @@ const DefaultAlpha = 0.05
 type Options struct {
 	// Alpha is the family's false-alarm rate; zero means DefaultAlpha.
 	Alpha float64
-	// Family is how many claims share Alpha: every statistical and model
-	// claim of a suite, when a suite judges its scenarios one by one;
-	// zero means those of the results being judged.
-	Family int
 }
 
-// level is the one-sided level each statistical or model claim of r is
-// judged at.
-func (o Options) level(r *results.Results) float64 {
-	alpha := o.Alpha
-	if alpha == 0 {
-		alpha = DefaultAlpha
+func (o Options) alpha() float64 {
+	if o.Alpha == 0 {
+		return DefaultAlpha
 	}
-	n := o.Family
-	if n == 0 {
-		n = Statistical(r)
-	}
-	return alpha / float64(max(n, 1))
+	return o.Alpha
 }
 
 // Statistical counts r's claims that are judged at a level: ratios of a
@@ -101,20 +90,22 @@ func (o Options) level(r *results.Results) float64 {
 func Statistical(r *results.Results) int {
 	n := 0
 	for _, c := range r.Scenario.Claims {
-		chk, err := scenario.ParseCheck(c.Check)
-		if err != nil {
-			continue
-		}
-		switch kindOf(chk) {
-		case scenario.KindModel:
+		if chk, err := scenario.ParseCheck(c.Check); err == nil && leveled(chk) {
 			n++
-		case scenario.KindStat:
-			if chk.Right != nil {
-				n++
-			}
 		}
 	}
 	return n
+}
+
+// leveled reports whether c is judged at a level.
+func leveled(c scenario.Check) bool {
+	switch kindOf(c) {
+	case scenario.KindModel:
+		return true
+	case scenario.KindStat:
+		return c.Right != nil
+	}
+	return false
 }
 
 // Judge judges every claim of r's scenario on r's valid runs at the
@@ -125,28 +116,123 @@ func Judge(r *results.Results) []Result { return JudgeWith(r, Options{}) }
 
 // JudgeWith is Judge at o's level.
 func JudgeWith(r *results.Results, o Options) []Result {
-	level := o.level(r)
-	out := make([]Result, 0, len(r.Scenario.Claims))
-	for _, c := range r.Scenario.Claims {
-		cr := Result{Scenario: r.Scenario.Name, Say: c.Say, Check: c.Check, Outcome: Undecided}
-		chk, err := scenario.ParseCheck(c.Check)
-		if err != nil {
-			cr.Evidence = "check does not parse: " + err.Error()
-			out = append(out, cr)
-			continue
+	return Family([]*results.Results{r}, o)[0]
+}
+
+// Family judges the claims of every results of rs, the statistical and
+// model claims of all of them as one family at o's false-alarm rate, with
+// Holm's step-down procedure: each such claim's p-value is the smallest
+// level at which it would be decided (a ratio holds or fails, a model
+// claim fails); in increasing order of p-value, the claim of rank i of n
+// is judged at alpha/(n-i+1) as long as every claim before it was
+// decided, and the claims from the first one that is not decided on are
+// judged at that claim's level (and so are not decided either). A correct
+// tree then fails any claim of the family by chance with probability at
+// most alpha, as Bonferroni's alpha/n would, but a claim decided by a wide
+// margin leaves more of alpha to the others. out[i] holds rs[i]'s claims
+// in its scenario's order.
+func Family(rs []*results.Results, o Options) [][]Result {
+	alpha := o.alpha()
+	type member struct {
+		ri, ci int
+		chk    scenario.Check
+		p      float64
+	}
+	var fam []member
+	out := make([][]Result, len(rs))
+	for ri, r := range rs {
+		out[ri] = make([]Result, len(r.Scenario.Claims))
+		for ci, c := range r.Scenario.Claims {
+			chk, err := scenario.ParseCheck(c.Check)
+			if err != nil {
+				out[ri][ci] = Result{Scenario: r.Scenario.Name, Say: c.Say, Check: c.Check, Outcome: Undecided, Evidence: "check does not parse: " + err.Error()}
+				continue
+			}
+			if !leveled(chk) {
+				out[ri][ci] = judgeClaim(r, c, chk, 0)
+				continue
+			}
+			fam = append(fam, member{ri: ri, ci: ci, chk: chk, p: pValue(r, c, chk)})
 		}
-		cr.Kind = kindOf(chk)
-		switch cr.Kind {
-		case scenario.KindModel:
-			judgeModel(r, chk, &cr, level)
-		case scenario.KindExact:
-			judgeExact(r, chk, &cr)
-		default:
-			judgeStat(r, chk, &cr, level)
+	}
+	slices.SortStableFunc(fam, func(a, b member) int { return cmpFloat(a.p, b.p) })
+	n := len(fam)
+	stopped := false
+	level := 0.0
+	for i, m := range fam {
+		if !stopped {
+			level = alpha / float64(n-i)
+			stopped = m.p > level
 		}
-		out = append(out, cr)
+		r := rs[m.ri]
+		cr := judgeClaim(r, r.Scenario.Claims[m.ci], m.chk, level)
+		cr.Evidence += fmt.Sprintf(" (Holm: rank %d of the %d claims sharing a %s false-alarm rate, judged at %s)", i+1, n, strconv.FormatFloat(100*alpha, 'g', 4, 64)+"%", levelString(level))
+		out[m.ri][m.ci] = cr
 	}
 	return out
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// levelString says a one-sided level as a percentage.
+func levelString(alpha float64) string {
+	return strconv.FormatFloat(100*alpha, 'g', 3, 64) + "%"
+}
+
+// pValue is the smallest level at which claim c of r is decided (a ratio
+// holding or failing, a model claim failing), found by bisection: judging
+// at a larger level only narrows the intervals, so a claim decided at one
+// level is decided at every larger one. 1 when it is not decided even at
+// a one-sided level of 1/2 (too few rounds, too few events, an interval
+// that straddles the claimed factor however narrow).
+func pValue(r *results.Results, c scenario.Claim, chk scenario.Check) float64 {
+	decided := func(alpha float64) bool {
+		cr := judgeClaim(r, c, chk, alpha)
+		if cr.Kind == scenario.KindModel {
+			return cr.Outcome == Fails
+		}
+		return cr.Outcome != Undecided
+	}
+	const top = 0.4999
+	if !decided(top) {
+		return 1
+	}
+	lo, hi := math.Log(1e-12), math.Log(top)
+	if decided(math.Exp(lo)) {
+		return math.Exp(lo)
+	}
+	for range 32 { // to 1e-8 of the level, relative
+		mid := (lo + hi) / 2
+		if decided(math.Exp(mid)) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return math.Exp(hi)
+}
+
+// judgeClaim judges one claim whose check parsed, at one-sided level
+// alpha when it is a statistical or model claim.
+func judgeClaim(r *results.Results, c scenario.Claim, chk scenario.Check, alpha float64) Result {
+	cr := Result{Scenario: r.Scenario.Name, Say: c.Say, Check: c.Check, Outcome: Undecided, Kind: kindOf(chk)}
+	switch cr.Kind {
+	case scenario.KindModel:
+		judgeModel(r, chk, &cr, alpha)
+	case scenario.KindExact:
+		judgeExact(r, chk, &cr)
+	default:
+		judgeStat(r, chk, &cr, alpha)
+	}
+	return cr
 }
 
 // kindOf is the kind of c's left metric: statistical, exact or the
@@ -255,10 +341,15 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 			return
 		}
 	}
-	ratio, ci, median, rounds := compare.RoundRatio(byRound(left, c.Left), byRound(right, *c.Right), alpha)
+	la, lb := byRound(left, c.Left), byRound(right, *c.Right)
+	if infinite(la) || infinite(lb) {
+		judgeSign(c, cr, la, lb, alpha, listString(name, a), listString(name, b))
+		return
+	}
+	ratio, ci, median, rounds := compare.RoundRatio(la, lb, alpha)
 	f := c.Right.Factor
 	switch {
-	case len(rounds) < compare.MinRounds || math.IsInf(ci.Low, 0) || math.IsInf(ci.High, 0):
+	case len(rounds) < compare.MinRounds || math.IsInf(ci.Low, 0) || math.IsInf(ci.High, 0) || math.IsNaN(ci.Low) || math.IsNaN(ci.High):
 	case c.Holds(ci.High, f) && c.Holds(ci.Low, f) && c.Holds(median, f):
 		cr.Outcome = Holds
 	case !c.Holds(ci.High, f) && !c.Holds(ci.Low, f) && !c.Holds(median, f):
@@ -274,6 +365,61 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 	if cr.Outcome == Undecided && len(rounds) < compare.MinRounds {
 		cr.Evidence += fmt.Sprintf(" (%d paired rounds: at least %d are needed)", len(rounds), compare.MinRounds)
 	}
+}
+
+// infinite reports whether a round's value is infinite (a max/min skew
+// with a worker that did no measurable work).
+func infinite(byRound map[int]float64) bool {
+	for _, v := range byRound {
+		if math.IsInf(v, 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// judgeSign judges a ratio claim some round of which has an infinite
+// value, where a mean of log ratios has no interval: by the sign test on
+// the rounds (how many are on the claimed side of the factor; a round
+// infinite on both sides is a tie and left out). It holds when so many
+// rounds are on the claimed side that equal chances for each side would
+// give that many with probability at most alpha, and fails the same way
+// on the other side.
+func judgeSign(c scenario.Check, cr *Result, a, b map[int]float64, alpha float64, as, bs string) {
+	f := c.Right.Factor
+	n, k := 0, 0
+	for r, av := range a {
+		bv, ok := b[r]
+		if !ok || (math.IsInf(av, 0) && math.IsInf(bv, 0)) {
+			continue
+		}
+		n++
+		if c.Holds(av, f*bv) {
+			k++
+		}
+	}
+	pHold, pFail := signTail(n, k), signTail(n, n-k)
+	switch {
+	case n < compare.MinRounds:
+	case pHold <= alpha:
+		cr.Outcome = Holds
+	case pFail <= alpha:
+		cr.Outcome = Fails
+	}
+	cr.Evidence = fmt.Sprintf("%s(%s) by run: %s; %s(%s) by run: %s; a value is infinite, so the rounds are judged by sign: %d of %d paired rounds have %s %s %s × %s (one-sided p %s that it holds, %s that it fails, against a level of %s)",
+		c.Left.Metric, c.Left.Variant, as, c.Left.Metric, c.Right.Variant, bs, k, n, c.Left.Variant, c.Op, strconv.FormatFloat(f, 'g', -1, 64), c.Right.Variant,
+		strconv.FormatFloat(pHold, 'g', 3, 64), strconv.FormatFloat(pFail, 'g', 3, 64), levelString(alpha))
+}
+
+// signTail is the probability that n fair coins show at least k heads.
+func signTail(n, k int) float64 {
+	if k <= 0 {
+		return 1
+	}
+	if k > n {
+		return 0
+	}
+	return 1 - distuv.Binomial{N: float64(n), P: 0.5}.CDF(float64(k-1))
 }
 
 // MinEvents is the fewest events (slow responses), both sides together,

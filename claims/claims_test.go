@@ -1,8 +1,12 @@
 package claims
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lbbench/lbbench/internal/resultstest"
 	"github.com/lbbench/lbbench/results"
@@ -121,5 +125,138 @@ func TestJudgeModelClaim(t *testing.T) {
 	got = judgeOne(t, r)
 	if got.Outcome != Holds || !strings.Contains(got.Evidence, "1 bursts that did not arrive together") {
 		t.Errorf("maxload with that burst late: %s: %s", got.Outcome, got.Evidence)
+	}
+}
+
+// familyResults is a simulated suite: rounds rounds of claims ratio
+// claims "throughput(aK) < factor * throughput(bK)", whose true ratio is
+// truth[K]. Each round's values share a drift (log sd 0.2: the machine's
+// speed from round to round, which pairing cancels) and get noise of
+// their own (log sd 0.05).
+func familyResults(rng *rand.Rand, rounds int, factor float64, truth []float64) *results.Results {
+	r := &results.Results{Scenario: scenario.Scenario{Name: "sim"}, Complete: true}
+	for k := range truth {
+		r.Scenario.Claims = append(r.Scenario.Claims, scenario.Claim{Say: "x",
+			Check: fmt.Sprintf("throughput(a%d) < %g * throughput(b%d)", k, factor, k)})
+	}
+	for rep := 1; rep <= rounds; rep++ {
+		drift := 0.2 * rng.NormFloat64()
+		for k, t := range truth {
+			for _, v := range []struct {
+				name  string
+				scale float64
+			}{{fmt.Sprintf("a%d", k), t}, {fmt.Sprintf("b%d", k), 1}} {
+				x := v.scale * math.Exp(drift+0.05*rng.NormFloat64())
+				run := results.Run{ID: v.name, Variant: v.name, Rep: rep, Valid: true}
+				run.Duration, run.Requests = time.Second, uint64(1e6*x)
+				r.Runs = append(r.Runs, run)
+			}
+		}
+	}
+	return r
+}
+
+// TestFamilyFalseAlarms measures the false-alarm rate of a family of
+// claims judged together (Family, Holm at DefaultAlpha): in 1000 seeded
+// simulated suites (300 with -short) of 6 paired rounds, 12 claims whose truth is exactly
+// their claimed factor (the hardest correct claims: any "fails" is a false
+// alarm) beside 8 that hold by a wide margin. The share of suites in which
+// any of the 12 fails must not exceed DefaultAlpha (with the binomial
+// slack of 1000 trials); the margin claims show Holm's gain over judging
+// every claim at alpha/20.
+func TestFamilyFalseAlarms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	const rounds = 6
+	trials := 1000
+	if testing.Short() {
+		trials = 300
+	}
+	truth := make([]float64, 20)
+	for k := range truth {
+		truth[k] = 1 // at the factor: the claim is just true
+		if k >= 12 {
+			truth[k] = 0.85 // holds: 15% below the factor
+		}
+	}
+	alarms, holm, bonf := 0, 0, 0
+	for range trials {
+		r := familyResults(rng, rounds, 1, truth)
+		judged := Family([]*results.Results{r}, Options{})[0]
+		any := false
+		for k, cr := range judged {
+			if k < 12 && cr.Outcome == Fails {
+				any = true
+			}
+			if k >= 12 && cr.Outcome == Holds {
+				holm++
+			}
+		}
+		if any {
+			alarms++
+		}
+		for k := 12; k < 20; k++ {
+			c := r.Scenario.Claims[k]
+			chk, _ := scenario.ParseCheck(c.Check)
+			if judgeClaim(r, c, chk, DefaultAlpha/20).Outcome == Holds {
+				bonf++
+			}
+		}
+	}
+	rate := float64(alarms) / float64(trials)
+	slack := 3 * math.Sqrt(DefaultAlpha*(1-DefaultAlpha)/float64(trials))
+	t.Logf("suites with a false alarm: %d of %d (%.1f%%, nominal %.0f%%); margin claims decided: Holm %.1f%%, Bonferroni %.1f%%",
+		alarms, trials, 100*rate, 100*DefaultAlpha, 100*float64(holm)/float64(8*trials), 100*float64(bonf)/float64(8*trials))
+	if rate > DefaultAlpha+slack {
+		t.Errorf("family-wise false-alarm rate %.3f, above %.2f (+%.3f slack)", rate, DefaultAlpha, slack)
+	}
+	if holm < bonf {
+		t.Errorf("Holm decided %d margin claims, Bonferroni %d: Holm's levels are never below Bonferroni's", holm, bonf)
+	}
+	if holm < 8*trials/2 {
+		t.Errorf("Holm decided %d of %d margin claims (15%% past the factor, 6 rounds of 5%% noise): too weak", holm, 8*trials)
+	}
+}
+
+// TestSignWhenInfinite: a skew that is infinite in some rounds (an idle
+// worker) has no mean log ratio; the rounds are judged by sign.
+func TestSignWhenInfinite(t *testing.T) {
+	mk := func(rounds int, a, b func(i int) float64) *results.Results {
+		r := &results.Results{Scenario: scenario.Scenario{Name: "s", Claims: []scenario.Claim{{Say: "x", Check: "cpu_skew(a) > 1.0 * cpu_skew(b)"}}}, Complete: true}
+		for i := range rounds {
+			for _, v := range []struct {
+				name string
+				s    float64
+			}{{"a", a(i)}, {"b", b(i)}} {
+				run := results.Run{ID: v.name, Variant: v.name, Rep: i + 1, Valid: true}
+				run.Duration, run.Requests = time.Second, 100
+				lo := time.Duration(0) // an idle worker: no measurable CPU
+				if !math.IsInf(v.s, 0) {
+					lo = time.Duration(float64(time.Second) / v.s)
+				}
+				run.CPU = []results.ProcessCPU{{Role: results.RoleWorkers, Worker: 0, Time: time.Second}, {Role: results.RoleWorkers, Worker: 1, Time: lo}}
+				r.Runs = append(r.Runs, run)
+			}
+		}
+		return r
+	}
+	idleEveryOther := func(i int) float64 {
+		if i%2 == 0 {
+			return math.Inf(1)
+		}
+		return 20
+	}
+	for _, tc := range []struct {
+		rounds int
+		a, b   func(int) float64
+		want   Outcome
+	}{
+		{4, func(int) float64 { return 2 }, idleEveryOther, Undecided}, // 4 of 4 on the other side: p 1/16
+		{10, func(int) float64 { return 2 }, idleEveryOther, Fails},    // 10 of 10: p 1/1024
+		{10, idleEveryOther, func(int) float64 { return 2 }, Holds},
+	} {
+		got := judgeOne(t, mk(tc.rounds, tc.a, tc.b))
+		if got.Outcome != tc.want || !strings.Contains(got.Evidence, "judged by sign") {
+			t.Errorf("%d rounds: %s (%s), want %s by sign", tc.rounds, got.Outcome, got.Evidence, tc.want)
+		}
 	}
 }

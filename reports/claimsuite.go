@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/claims"
+	"github.com/lbbench/lbbench/results"
 )
 
 // Claims-suite file names, written by WriteClaimsSuite.
@@ -29,17 +30,18 @@ type SuiteEntry struct {
 }
 
 // JudgeSuite judges the claims of every source, the suite's statistical
-// and model claims sharing one false-alarm rate (claims.DefaultAlpha over
-// all of them), so that a correct tree fails none of the suite's claims by
-// chance more often than that.
+// and model claims as one family (claims.Family: Holm's procedure at
+// claims.DefaultAlpha over all of them), so that a correct tree fails any
+// of the suite's claims by chance at most that often.
 func JudgeSuite(srcs []Source, dir string) []SuiteEntry {
-	family := 0
-	for _, s := range srcs {
-		family += claims.Statistical(s.Results)
+	rs := make([]*results.Results, len(srcs))
+	for i, s := range srcs {
+		rs[i] = s.Results
 	}
+	judged := claims.Family(rs, claims.Options{})
 	out := make([]SuiteEntry, len(srcs))
 	for i, s := range srcs {
-		out[i] = SuiteEntry{Source: s, Claims: claims.JudgeWith(s.Results, claims.Options{Family: family})}
+		out[i] = SuiteEntry{Source: s, Claims: judged[i]}
 		if rel, err := filepath.Rel(dir, filepath.Join(filepath.Dir(s.Path), HTMLFile)); err == nil {
 			out[i].Report = filepath.ToSlash(rel)
 		}
