@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lbbench/lbbench/internal/hardstop"
@@ -27,6 +28,7 @@ type config struct {
 	builds     map[string]string // see WithBuilds
 	teardown   time.Duration
 	rounds     *Rounds // see WithRounds
+	retries    int     // see WithRetries
 }
 
 // Rounds makes Run go on round after round until a sequential comparison
@@ -74,6 +76,16 @@ func WithBuilds(builds map[string]string) Option { return func(c *config) { c.bu
 // r.Max rounds are made, or r.Budget would be passed (see Rounds).
 func WithRounds(r Rounds) Option { return func(c *config) { c.rounds = &r } }
 
+// WithRetries makes a run that came out invalid (its generator fell
+// behind: on a shared or virtual machine, usually the host taking the
+// CPUs, results.Generator.Steal) again, up to n times, right away, in the
+// same round, so that the round still pairs its variants. The invalid
+// attempts stay in the results with their reasons and are left out like
+// every invalid run; a retry's ID is the run's with "-retryK" after it. A
+// run that failed (a process died) or a saturated one is a measurement
+// and is not made again.
+func WithRetries(n int) Option { return func(c *config) { c.retries = max(n, 0) } }
+
 // WithTeardown bounds each deployment's Down to d (DefaultTeardown when
 // zero or negative).
 func WithTeardown(d time.Duration) Option { return func(c *config) { c.teardown = d } }
@@ -111,16 +123,19 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 			return err
 		}
 		perRound := len(s.Variants)
+		extra := 0 // retries inserted into res.Order so far
 		for i, slot := range sched {
 			if slot.Index%perRound == 1 && c.rounds != nil && c.rounds.stopBefore(res, slot.Round) {
-				res.Order = res.Order[:i]
+				res.Order = res.Order[:i+extra]
 				break
 			}
-			if err := runSlot(ctx, &c, s, d, slot, len(res.Order), res); err != nil {
+			n, err := runSlot(ctx, &c, s, d, slot, i+extra, res)
+			extra += n
+			if err != nil {
 				return err
 			}
 			if slot.Index%perRound == 0 && c.rounds != nil && c.rounds.decided(res, slot.Round) {
-				res.Order = res.Order[:i+1]
+				res.Order = res.Order[:i+1+extra]
 				break
 			}
 		}
@@ -142,32 +157,44 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 	return res, err
 }
 
-// runSlot makes the run of slot, appends it to res and checkpoints,
-// reporting progress before and after.
-func runSlot(ctx context.Context, c *config, s scenario.Scenario, d Driver, slot scenario.Slot, total int, res *results.Results) error {
+// runSlot makes the run of slot, which is res.Order[pos], appends it to
+// res and checkpoints, reporting progress before and after; an invalid
+// run is made again as WithRetries says, each retry's ID inserted into
+// res.Order after the attempts before it. It returns the number of
+// retries made.
+func runSlot(ctx context.Context, c *config, s scenario.Scenario, d Driver, slot scenario.Slot, pos int, res *results.Results) (int, error) {
 	v := s.Variants[slot.Variant]
-	p := Progress{Index: slot.Index, Total: total, ID: slot.ID, Variant: v.Name, Rep: slot.Round}
-	if c.progress != nil {
-		c.progress(p)
-	}
-	run, err := runOne(ctx, c, s, v, d, slot.ID)
-	if run != nil {
-		run.Rep = slot.Round
-		res.Runs = append(res.Runs, *run)
-		if c.checkpoint != nil {
-			if cerr := c.checkpoint(res); cerr != nil {
-				return errors.Join(err, cerr)
+	id := slot.ID
+	for retry := 0; ; retry++ {
+		if retry > 0 {
+			id = fmt.Sprintf("%s-retry%d", slot.ID, retry)
+			res.Order = slices.Insert(res.Order, pos+retry, id)
+		}
+		p := Progress{Index: pos + retry + 1, Total: len(res.Order), ID: id, Variant: v.Name, Rep: slot.Round}
+		if c.progress != nil {
+			c.progress(p)
+		}
+		run, err := runOne(ctx, c, s, v, d, id)
+		if run != nil {
+			run.Rep = slot.Round
+			res.Runs = append(res.Runs, *run)
+			if c.checkpoint != nil {
+				if cerr := c.checkpoint(res); cerr != nil {
+					return retry, errors.Join(err, cerr)
+				}
 			}
 		}
+		if err != nil {
+			return retry, err
+		}
+		if c.progress != nil {
+			p.Run, p.Done = run, true
+			c.progress(p)
+		}
+		if run == nil || run.Valid || len(run.Failed) > 0 || retry == c.retries || ctx.Err() != nil {
+			return retry, nil
+		}
 	}
-	if err != nil {
-		return err
-	}
-	if c.progress != nil {
-		p.Run, p.Done = run, true
-		c.progress(p)
-	}
-	return nil
 }
 
 // bring is what d brings up for variant v's run id, with another build's

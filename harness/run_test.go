@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -828,5 +829,59 @@ func TestRunUntilDecided(t *testing.T) {
 	res, _ = Run(context.Background(), s, slow, WithRounds(Rounds{Min: 3, Max: 10, Budget: 200 * time.Millisecond, Stop: func(*results.Results, int) (bool, string) { return false, "" }}))
 	if st := res.Stop; st == nil || st.Decided || st.Rounds >= 10 || len(res.Runs) != 2*st.Rounds || len(res.Order) != len(res.Runs) || !strings.Contains(st.Reason, "budget") {
 		t.Errorf("budget: %d runs of %d planned, stop %+v", len(res.Runs), len(res.Order), st)
+	}
+}
+
+// TestRunRetriesInvalidRuns: with WithRetries(2), a run the generator
+// fell behind in is made again at once, in its round, until it is valid or
+// two retries are spent; the invalid attempts stay, the retries' IDs are
+// in the order after their run's, and a round with no retry needed is
+// untouched. Without the option nothing is made again.
+func TestRunRetriesInvalidRuns(t *testing.T) {
+	s := testScenario(t, 2, "alpha", "beta")
+	behind := 4 * scenario.DefaultMaxSendLagP99
+	// Attacks: round 1's first run invalid, its retry valid; its second
+	// valid; round 2's first valid, its second invalid three times (two
+	// retries, still invalid).
+	lags := map[int]time.Duration{1: behind, 5: behind, 6: behind, 7: behind}
+	newDriver := func() *fakeDriver {
+		return &fakeDriver{attack: func(_ context.Context, n int) (*results.Measurement, error) {
+			return syntheticMeasurement(max(lags[n], time.Millisecond)), nil
+		}}
+	}
+	var events []Progress
+	d := newDriver()
+	res, err := Run(context.Background(), s, d, WithRetries(2), WithProgress(d.progress(&events)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ids(planned(s))
+	want := []string{p[0], p[0] + "-retry1", p[1], p[2], p[3], p[3] + "-retry1", p[3] + "-retry2"}
+	if got := runIDs(res.Runs); !slices.Equal(got, want) {
+		t.Fatalf("runs %q, want %q", got, want)
+	}
+	if !slices.Equal(res.Order, want) {
+		t.Errorf("order %q, want %q", res.Order, want)
+	}
+	valid := []bool{false, true, true, true, false, false, false}
+	for i, r := range res.Runs {
+		if r.Valid != valid[i] {
+			t.Errorf("%s valid=%v, want %v", r.ID, r.Valid, valid[i])
+		}
+		if wantRep := []int{1, 1, 1, 2, 2, 2, 2}[i]; r.Rep != wantRep {
+			t.Errorf("%s in round %d, want %d", r.ID, r.Rep, wantRep)
+		}
+	}
+	if last := events[len(events)-1]; last.Index != 7 || last.Total != 7 || !last.Done {
+		t.Errorf("last progress %+v, want run 7 of 7 done", last)
+	}
+	checkDowns(t, d, 7)
+	d = newDriver()
+	res, err = Run(context.Background(), s, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runIDs(res.Runs); len(got) != 4 {
+		t.Errorf("without retries: runs %q, want the 4 planned", got)
 	}
 }

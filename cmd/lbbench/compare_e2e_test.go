@@ -218,6 +218,7 @@ func TestCompareVerdictEndToEnd(t *testing.T) {
 			{"compare", aaOut},
 			{"compare", filepath.Join(dir, "missing")},
 			{"compare", aaOut, slowOut, "--inconclusive", "maybe"},
+			{"run", "default", "-o", filepath.Join(dir, "neg"), "--retry-invalid", "-1"},
 		} {
 			out, code := runBin(t, dir, nil, args...)
 			if code != 2 || !strings.Contains(out, "lbbench: ") {

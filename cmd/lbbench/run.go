@@ -36,6 +36,7 @@ type runOptions struct {
 	compare      compareFlags // see compare.go
 	failOnClaims bool
 	untilDecided bool
+	retryInvalid int
 	maxRounds    int
 	budget       time.Duration
 	slowdown     float64
@@ -94,6 +95,7 @@ finished. "lbbench scenarios" lists the built-in scenarios.
 	f.BoolVar(&o.untilDecided, "until-decided", false, "run round after round until every judged metric is pass or fail (from 3 rounds to --max-rounds, within --budget), instead of --repeat")
 	f.IntVar(&o.maxRounds, "max-rounds", job.DefaultMaxRounds, "with --until-decided, the most rounds made")
 	f.DurationVar(&o.budget, "budget", 0, "with --until-decided, do not start a round that would end past this time (0: no bound)")
+	f.IntVar(&o.retryInvalid, "retry-invalid", 0, "make a run the generator fell behind in again, up to this many times, in the same round (the invalid attempts are kept, and left out); for a machine whose host takes its CPUs at times")
 	f.Float64Var(&o.slowdown, "inject-slowdown", 0, "with --baseline, make this build's variants this many times slower (their service times scaled), to check that the gate fails a known regression")
 	o.compare.register(f)
 	o.kube.register(f)
@@ -137,7 +139,10 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err != nil {
 		return fmt.Errorf("find the lbbench binary: %w", err)
 	}
-	hopts := []harness.Option{harness.WithVersion(version, commit)}
+	if o.retryInvalid < 0 {
+		return usageError("--retry-invalid %d: want 0 or more", o.retryInvalid)
+	}
+	hopts := []harness.Option{harness.WithVersion(version, commit), harness.WithRetries(o.retryInvalid)}
 	endProgress := func() {}
 	var live func(loadgen.LiveStats)
 	if !o.quiet {
