@@ -1,6 +1,7 @@
 package claims
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -84,20 +85,9 @@ func (o Options) alpha() float64 {
 	return o.Alpha
 }
 
-// Statistical counts r's claims that are judged at a level: ratios of a
+// leveled reports whether c is judged at a level: ratios of a
 // statistical metric and model claims (exact claims, and bounds that every
 // run must meet, are true or false on every run).
-func Statistical(r *results.Results) int {
-	n := 0
-	for _, c := range r.Scenario.Claims {
-		if chk, err := scenario.ParseCheck(c.Check); err == nil && leveled(chk) {
-			n++
-		}
-	}
-	return n
-}
-
-// leveled reports whether c is judged at a level.
 func leveled(c scenario.Check) bool {
 	switch kindOf(c) {
 	case scenario.KindModel:
@@ -155,7 +145,7 @@ func Family(rs []*results.Results, o Options) [][]Result {
 			fam = append(fam, member{ri: ri, ci: ci, chk: chk, p: pValue(r, c, chk)})
 		}
 	}
-	slices.SortStableFunc(fam, func(a, b member) int { return cmpFloat(a.p, b.p) })
+	slices.SortStableFunc(fam, func(a, b member) int { return cmp.Compare(a.p, b.p) })
 	n := len(fam)
 	stopped := false
 	level := 0.0
@@ -170,16 +160,6 @@ func Family(rs []*results.Results, o Options) [][]Result {
 		out[m.ri][m.ci] = cr
 	}
 	return out
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // levelString says a one-sided level as a percentage.
@@ -349,7 +329,7 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 	ratio, ci, median, rounds := compare.RoundRatio(la, lb, alpha)
 	f := c.Right.Factor
 	switch {
-	case len(rounds) < compare.MinRounds || math.IsInf(ci.Low, 0) || math.IsInf(ci.High, 0) || math.IsNaN(ci.Low) || math.IsNaN(ci.High):
+	case len(rounds) < compare.MinRounds || math.IsInf(ci.Low, 0) || math.IsInf(ci.High, 0):
 	case c.Holds(ci.High, f) && c.Holds(ci.Low, f) && c.Holds(median, f):
 		cr.Outcome = Holds
 	case !c.Holds(ci.High, f) && !c.Holds(ci.Low, f) && !c.Holds(median, f):
