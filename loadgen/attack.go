@@ -81,6 +81,16 @@ func openLoop(ctx context.Context, entry string, spec workloads.Spec, o Options)
 	if err != nil {
 		return nil, err
 	}
+	if spec.Clients.Preopen {
+		for _, st := range streams {
+			if err := st.tr.preopen(ctx); err != nil {
+				for _, st := range streams {
+					st.tr.abort()
+				}
+				return nil, err
+			}
+		}
+	}
 	cpu0 := processCPU()
 	steal := proccpu.NewStealClock()
 	steal0, stealErr := steal.Now()
@@ -223,7 +233,7 @@ func collect(streams []*stream, cut bool) (*results.Measurement, error) {
 		}
 		c := st.spec.Clients
 		m.Generator = results.Generator{Streams: 1, Connections: c.Connections, Opened: st.tr.opened.Load(),
-			KeepAlive: c.KeepAliveOn(), RequestsPerConn: c.RequestsPerConn,
+			KeepAlive: c.KeepAliveOn(), RequestsPerConn: c.RequestsPerConn, Preopen: c.Preopen,
 			MaxInFlight: st.capped.limit(), PeakInFlight: st.capped.peak, Held: st.capped.held, Unsent: st.rec.m.Generator.Unsent}
 		if err := total.Merge(m); err != nil {
 			return nil, err

@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -250,5 +252,86 @@ func TestRecorderSeesLaggingGenerator(t *testing.T) {
 	// about 500ms late.
 	if mx := run.Latency.Quantile(1); mx < 490*time.Millisecond {
 		t.Errorf("max corrected latency %s, want about 500ms", mx)
+	}
+}
+
+// TestClientPreopen checks clients.preopen against a real server: every
+// connection is open before the first request arrives, and the requests
+// go round the connections in turn (the one idle the longest first)
+// instead of reusing the few that the load needs; without preopen the
+// same load keeps to one or two connections.
+func TestClientPreopen(t *testing.T) {
+	const conns = 8
+	var (
+		mu       sync.Mutex
+		accepted int
+		atFirst  = -1
+		perConn  = map[string]int{}
+	)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if atFirst < 0 {
+			atFirst = accepted
+		}
+		perConn[r.RemoteAddr]++
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			accepted++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	run := func(preopen bool) *results.Measurement {
+		t.Helper()
+		mu.Lock()
+		accepted, atFirst, perConn = 0, -1, map[string]int{}
+		mu.Unlock()
+		spec := workloads.Spec{
+			// 200/s against an instant server: each request is done long
+			// before the next, so one connection would carry them all.
+			Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 200},
+			Duration: 400 * time.Millisecond,
+			Warmup:   -1,
+			Classes:  []workloads.Class{{Name: "a", Weight: 1}},
+			Clients:  workloads.Clients{Connections: conns, Preopen: preopen},
+		}.WithDefaults()
+		m, err := Attack(context.Background(), srv.URL, spec, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Errors != 0 || m.Requests != 80 {
+			t.Fatalf("%d requests (want 80), %d errors: %v", m.Requests, m.Errors, m.ErrorKinds)
+		}
+		return m
+	}
+
+	m := run(true)
+	mu.Lock()
+	if atFirst != conns || accepted != conns {
+		t.Errorf("server had accepted %d connections at the first request and %d in all; want all %d before it", atFirst, accepted, conns)
+	}
+	if m.Generator.Opened != conns || !m.Generator.Preopen {
+		t.Errorf("generator: opened %d (want %d), preopen %v", m.Generator.Opened, conns, m.Generator.Preopen)
+	}
+	// 80 requests, one at a time, in turn over 8 connections: 10 each.
+	for addr, n := range perConn {
+		if n != 80/conns {
+			t.Errorf("connection %s carried %d requests, want %d (each in turn): %v", addr, n, 80/conns, perConn)
+		}
+	}
+	if len(perConn) != conns {
+		t.Errorf("requests went over %d connections, want %d", len(perConn), conns)
+	}
+	mu.Unlock()
+
+	m = run(false)
+	mu.Lock()
+	defer mu.Unlock()
+	if m.Generator.Opened > 2 || len(perConn) > 2 {
+		t.Errorf("without preopen the generator opened %d connections (server saw %d) for one request at a time; want 1 or 2", m.Generator.Opened, len(perConn))
 	}
 }

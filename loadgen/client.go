@@ -73,6 +73,26 @@ func newClientTransport(addr string, conns int, keepAlive bool, perConn int) *cl
 	}
 }
 
+// preopen dials every connection the cap allows and leaves them idle, in
+// the order dialled: requests then take the connection idle the longest
+// (the idle channel is FIFO), so each is used in turn rather than the
+// pool growing only as far as the load needs. A dial that fails fails
+// the whole: a run whose connections could not all be opened is not the
+// run asked for.
+func (t *clientTransport) preopen(ctx context.Context) error {
+	n := cap(t.slots)
+	for i := range n {
+		t.slots <- struct{}{}
+		c, err := t.dial(ctx)
+		if err != nil {
+			<-t.slots
+			return fmt.Errorf("loadgen: opening connection %d of %d to %s before the run (clients.preopen): %w", i+1, n, t.addr, err)
+		}
+		t.idle <- c
+	}
+	return nil
+}
+
 // abort closes every connection, which ends the requests on them, and
 // makes every later request fail at once with errAborted. It is
 // idempotent.

@@ -111,6 +111,7 @@ type stream struct {
 	open      int    // connections open
 	opened    uint64 // connections ever opened
 	keepAlive bool
+	preopen   bool  // every connection is opened at time 0 (workloads.Clients.Preopen)
 	perConn   int32 // close a connection after this many requests; 0: never
 
 	idleHead, idleTail int32 // idle connections, FIFO (the client's idle channel)
@@ -168,6 +169,7 @@ type engine struct {
 	classReq      []*http.Request // layer 7: a request per class for policies that read it
 	upKeepAlive   bool
 	maxIdle       int
+	upPreopen     int        // upstream connections opened per backend at the start (proxy.preopen)
 	kernel        *rand.Rand // the kernel's reuseport choice and the client's select
 	reqs          []request
 	freeReq       int32
@@ -188,6 +190,9 @@ func (e *engine) schedule(t int64, kind, id int32) {
 // run processes events until none is left. It checks ctx every so often.
 func (e *engine) run(ctx context.Context) error {
 	for i := range e.streams {
+		if e.streams[i].preopen {
+			e.preopen(int32(i))
+		}
 		e.scheduleArrival(int32(i))
 	}
 	for n := 0; len(e.events) > 0; n++ {
@@ -206,6 +211,23 @@ func (e *engine) run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// preopen opens every connection of stream s's cap before its first
+// request and leaves them idle in the order opened, as the generator's
+// transport does with clients.preopen.
+func (e *engine) preopen(s int32) {
+	st := &e.streams[s]
+	for st.open < st.cap {
+		c := e.openConn(s)
+		e.conns[c].next = none
+		if st.idleTail == none {
+			st.idleHead = c
+		} else {
+			e.conns[st.idleTail].next = c
+		}
+		st.idleTail = c
+	}
 }
 
 // scheduleArrival schedules stream s's next request, if it has one.
@@ -235,14 +257,13 @@ func (e *engine) arrive(s int32) {
 }
 
 // acquireConn gives request r a client connection, as the generator's
-// transport does: an idle one or a new one below the cap (when both are
-// possible, Go's select picks either with equal chance), else r waits for
-// the first connection to come back.
+// transport does: the one idle the longest, or a new one below the cap
+// when none is idle, else r waits for the first connection to come back.
 func (e *engine) acquireConn(r int32) {
 	st := &e.streams[e.reqs[r].stream]
 	idle, canOpen := st.idleHead != none, st.open < st.cap
 	switch {
-	case idle && (!canOpen || e.kernel.IntN(2) == 0):
+	case idle:
 		c := st.idleHead
 		st.idleHead = e.conns[c].next
 		if st.idleHead == none {

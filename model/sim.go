@@ -183,7 +183,7 @@ func SimulateRun(ctx context.Context, s scenario.Scenario, v scenario.Variant, r
 	if err != nil {
 		return nil, Stats{}, fmt.Errorf("model: variant %s: %w", v.Name, err)
 	}
-	m.Generator = results.Generator{Streams: len(e.streams), KeepAlive: spec.Clients.KeepAliveOn(), RequestsPerConn: spec.Clients.RequestsPerConn}
+	m.Generator = results.Generator{Streams: len(e.streams), KeepAlive: spec.Clients.KeepAliveOn(), RequestsPerConn: spec.Clients.RequestsPerConn, Preopen: spec.Clients.Preopen}
 	for _, st := range e.streams {
 		m.Generator.Connections += st.cap
 		m.Generator.Opened += st.opened
@@ -229,6 +229,7 @@ func newEngine(w scenario.Workers, v scenario.Variant, spec workloads.Spec) (*en
 		kernel:      rand.New(rand.NewPCG(spec.Seed, 0x2545f4914f6cdd1d)),
 		upKeepAlive: v.Proxy.KeepAliveOn(),
 		maxIdle:     v.Proxy.MaxIdle,
+		upPreopen:   v.Proxy.Preopen,
 		rec:         newRecorder(spec, ss, w.Count),
 	}
 	if e.maxIdle == 0 {
@@ -243,7 +244,7 @@ func newEngine(w scenario.Workers, v scenario.Variant, spec workloads.Spec) (*en
 		p.SetWait(func(time.Time) {}) // simulated time: never sleep
 		c := s.Spec.Clients
 		e.streams = append(e.streams, stream{
-			pacer: p, targeter: tg, cap: c.Connections, keepAlive: c.KeepAliveOn(),
+			pacer: p, targeter: tg, cap: c.Connections, keepAlive: c.KeepAliveOn(), preopen: c.Preopen,
 			perConn: int32(c.RequestsPerConn), idleHead: none, idleTail: none, waitHead: none, waitTail: none,
 		})
 	}
@@ -327,6 +328,15 @@ func (e *engine) addPool(name, prefix, policy string, args map[string]string, wo
 		upIdle: make([]int, len(workers)), upConns: make([]uint64, len(workers)),
 	}
 	p.observer, _ = pol.(balance.Observer)
+	// proxy.preopen: each backend's connections are open, idle, at the
+	// start. A backend here is one worker, so which of its connections a
+	// request takes does not matter; only the counts do.
+	for i, wi := range workers {
+		p.upIdle[i] = e.upPreopen
+		p.upConns[i] = uint64(e.upPreopen)
+		e.upstreamConns += uint64(e.upPreopen)
+		e.workers[wi].conns += uint64(e.upPreopen)
+	}
 	e.pools = append(e.pools, p)
 	return nil
 }

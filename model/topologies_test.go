@@ -142,9 +142,11 @@ func TestRequestsPerConn(t *testing.T) {
 }
 
 // TestL4BalancesConnections: layer 4 least_conn counts connections, so 64
-// keep-alive connections land 8 on each of 8 workers.
+// keep-alive connections, all opened at the start (preopen: on demand the
+// default load needs fewer), land 8 on each of 8 workers.
 func TestL4BalancesConnections(t *testing.T) {
 	s := defaultScenario(t, 2*time.Second)
+	s.Workload.Clients.Preopen = true
 	v := scenario.Variant{Name: "l4", Topology: scenario.L4}.WithDefaults()
 	r, _ := run(t, s, v)
 	for _, w := range r.Workers {

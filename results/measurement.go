@@ -139,6 +139,9 @@ type Generator struct {
 	// RequestsPerConn after how many requests they were closed (0: never).
 	KeepAlive       bool `json:"keepalive"`
 	RequestsPerConn int  `json:"requests_per_conn,omitempty"`
+	// Preopen reports that every connection was opened before the
+	// schedule started (workloads.Clients.Preopen).
+	Preopen bool `json:"preopen,omitempty"`
 	// MaxInFlight is the cap on outstanding requests (workloads.Spec.
 	// InFlightCap) and PeakInFlight the most there were; both are summed
 	// over streams and processes, so the peak is an upper bound there.
@@ -222,7 +225,7 @@ func (m *Measurement) Merge(o *Measurement) error {
 	g.Streams += og.Streams
 	g.Connections += og.Connections
 	g.Opened += og.Opened
-	g.KeepAlive, g.RequestsPerConn = og.KeepAlive, og.RequestsPerConn
+	g.KeepAlive, g.RequestsPerConn, g.Preopen = og.KeepAlive, og.RequestsPerConn, og.Preopen
 	g.MaxInFlight += og.MaxInFlight
 	g.PeakInFlight += og.PeakInFlight
 	g.Held += og.Held

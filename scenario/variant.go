@@ -123,6 +123,12 @@ type ProxySpec struct {
 	// MaxIdle caps the idle connections the proxy keeps per worker (l7,
 	// l7-pools); zero means the built-in proxy's default.
 	MaxIdle int `yaml:"max_idle,omitempty" json:"max_idle,omitempty"`
+	// Preopen opens that many connections to each worker endpoint before
+	// the run (l7, l7-pools, shared-unix; keep-alive on, no close_after)
+	// and sends each request on the one idle the longest: a front that
+	// keeps many connections to its workers, all in use. Zero means
+	// connections opened on demand, the last used reused first.
+	Preopen int `yaml:"preopen,omitempty" json:"preopen,omitempty"`
 	// Retries is how many other workers a request (or, in l4, a
 	// connection) may try after one refused the connection (l4, l7,
 	// l7-pools); zero means none.
@@ -265,7 +271,7 @@ func (v Variant) validateBalancer(policies []string, check func(string, map[stri
 			set   bool
 		}{
 			{"policy_args", len(p.PolicyArgs) > 0}, {"close_after", p.CloseAfter != 0},
-			{"max_idle", p.MaxIdle != 0}, {"retries", p.Retries != 0}, {"pools", len(p.Pools) > 0},
+			{"max_idle", p.MaxIdle != 0}, {"preopen", p.Preopen != 0}, {"retries", p.Retries != 0}, {"pools", len(p.Pools) > 0},
 		} {
 			if f.set {
 				return fieldErr("proxy."+f.field, "is only for topologies %s, %s, %s and %s (the built-in balancer)", L4, L7, L7Pools, SharedUnix)
@@ -293,6 +299,14 @@ func (v Variant) validateBalancer(policies []string, check func(string, map[stri
 		return fieldErr("proxy.max_idle", "must be between 0 and %d (idle connections per worker; the client opens at most that many), got %d", workloads.MaxConnections, p.MaxIdle)
 	case p.MaxIdle > 0 && v.Topology == L4:
 		return fieldErr("proxy.max_idle", "needs a layer-7 topology (%s or %s): layer 4 keeps no idle connections", L7, L7Pools)
+	case p.Preopen < 0 || p.Preopen > workloads.MaxConnections:
+		return fieldErr("proxy.preopen", "must be between 0 and %d (connections per worker endpoint), got %d", workloads.MaxConnections, p.Preopen)
+	case p.Preopen > 0 && v.Topology == L4:
+		return fieldErr("proxy.preopen", "needs a layer-7 topology (%s, %s or %s): layer 4 opens one upstream connection per client connection", L7, L7Pools, SharedUnix)
+	case p.Preopen > 0 && (!p.KeepAliveOn() || p.CloseAfter > 0):
+		return fieldErr("proxy.preopen", "keeps its connections for the run: it needs upstream_keepalive on and no close_after")
+	case p.Preopen > 0 && p.MaxIdle > 0 && p.Preopen > p.MaxIdle:
+		return fieldErr("proxy.preopen", "%d connections per worker is more than max_idle %d keeps idle", p.Preopen, p.MaxIdle)
 	case p.Retries != 0 && v.Topology == SharedUnix:
 		return fieldErr("proxy.retries", "topology %s has one upstream, the shared socket: there is no other worker to retry on", SharedUnix)
 	case p.Retries < 0 || p.Retries >= MaxWorkers:

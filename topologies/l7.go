@@ -58,6 +58,7 @@ func balancerCommand(p scenario.ProxySpec, mode balancer.Mode, listen, admin str
 		UpstreamKeepAlive: p.KeepAliveOn(),
 		CloseAfter:        p.CloseAfter,
 		MaxIdle:           p.MaxIdle,
+		Preopen:           p.Preopen,
 		Retries:           p.Retries,
 	}}
 }

@@ -170,6 +170,9 @@ func (s Spec) validateDeterministic() error {
 		if s.Clients.RequestsPerConn < 0 {
 			return fieldErr("clients.requests_per_conn", "must be >= 0, got %d", s.Clients.RequestsPerConn)
 		}
+		if s.Clients.Preopen {
+			return fieldErr("clients.preopen", "applies to an open-loop arrival: a closed-loop client has one connection and sends on it in order")
+		}
 		for i, n := range s.Clients.Named {
 			f := fmt.Sprintf("clients.named[%d]", i)
 			if n.Requests < 1 || n.Requests > MaxClosedRequests {
@@ -192,6 +195,9 @@ func (s Spec) validateDeterministic() error {
 		}
 		if len(s.Clients.Named) > 0 {
 			return fieldErr("clients.named", "bursts open their own connections; named clients do not apply")
+		}
+		if s.Clients.Preopen {
+			return fieldErr("clients.preopen", "bursts open their own connections at each burst; preopen does not apply")
 		}
 	}
 	return nil

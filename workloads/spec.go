@@ -278,6 +278,14 @@ type Clients struct {
 	// RequestsPerConn closes a connection after that many requests (1, 2,
 	// 5, ...); zero means no limit.
 	RequestsPerConn int `yaml:"requests_per_conn,omitempty" json:"requests_per_conn,omitempty"`
+	// Preopen opens every one of the Connections before the schedule
+	// starts, instead of one whenever a request finds none idle, and keeps
+	// them all in use: a request takes the connection idle the longest.
+	// It models a front that holds many connections to its workers (more
+	// than it has requests in flight), each pinned to whichever worker
+	// accepted it. It needs keep-alive on and no requests_per_conn; a
+	// connection the server closes is replaced on demand.
+	Preopen bool `yaml:"preopen,omitempty" json:"preopen,omitempty"`
 	// MaxInFlight caps the requests a generator stream keeps outstanding
 	// (at most MaxInFlight); zero means derived from the workload (see
 	// Spec.InFlightCap). Requests due at the cap leave late: send lag.
@@ -519,6 +527,9 @@ func (c Clients) validate() error {
 	}
 	if c.RequestsPerConn < 0 {
 		return fieldErr("clients.requests_per_conn", "must be >= 0 (0: no limit), got %d", c.RequestsPerConn)
+	}
+	if c.Preopen && (!c.KeepAliveOn() || c.RequestsPerConn > 0) {
+		return fieldErr("clients.preopen", "keeps every connection open for the run: it needs keepalive on and no requests_per_conn (got keepalive %v, requests_per_conn %d)", c.KeepAliveOn(), c.RequestsPerConn)
 	}
 	seen := map[string]bool{}
 	for i, n := range c.Named {

@@ -131,6 +131,9 @@ func TestValidate(t *testing.T) {
 		{"unitless duration", func(s *Spec) { s.Duration = 20 }, "duration"},
 		{"unknown dist", func(s *Spec) { s.Classes[0].Service.Dist = "normal" }, "classes[0].service.dist"},
 		{"exp without mean", func(s *Spec) { s.Classes[0].Service.Mean = 0 }, "classes[0].service.mean"},
+		{"preopen without keep-alive", func(s *Spec) { off := false; s.Clients.Preopen, s.Clients.KeepAlive = true, &off }, "clients.preopen"},
+		{"preopen closing after N", func(s *Spec) { s.Clients.Preopen, s.Clients.RequestsPerConn = true, 5 }, "clients.preopen"},
+		{"preopen with bursts", func(s *Spec) { s.Clients.Preopen, s.Bursts, s.Arrival = true, &Bursts{Size: 4, Count: 1}, Arrival{} }, "clients.preopen"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := mix()
@@ -144,6 +147,11 @@ func TestValidate(t *testing.T) {
 	}
 	if err := mix().Validate(); err != nil {
 		t.Fatalf("valid spec: %v", err)
+	}
+	s := mix()
+	s.Clients.Preopen = true
+	if err := s.Validate(); err != nil {
+		t.Fatalf("preopen with keep-alive: %v", err)
 	}
 }
 

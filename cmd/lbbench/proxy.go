@@ -60,6 +60,7 @@ func proxyCmd(run func(ctx context.Context, stderr io.Writer, c balancer.Command
 	f.IntVar(&o.cmd.Threads, balancer.FlagThreads, 0, "CPUs the proxy may use at once (GOMAXPROCS; 0: one per CPU)")
 	f.IntVar(&o.cmd.CloseAfter, balancer.FlagCloseAfter, 0, "close an upstream connection after N requests (l7, keep-alive on; 0: no limit)")
 	f.IntVar(&o.cmd.MaxIdle, balancer.FlagMaxIdle, balancer.DefaultMaxIdle, "idle upstream connections kept per backend (l7)")
+	f.IntVar(&o.cmd.Preopen, balancer.FlagPreopen, 0, "open N connections to every backend before reporting ready, and send each request on the one idle the longest (l7, keep-alive on, no --close-after; 0: open on demand, reuse the last used)")
 	f.IntVar(&o.cmd.Retries, balancer.FlagRetries, 0, "other backends to try when one refuses the connection (0: none, the request gets 502)")
 	f.DurationVar(&o.cmd.DownFor, balancer.FlagDownFor, balancer.DefaultDownFor, "how long a backend that refused a connection is skipped")
 	f.DurationVar(&o.cmd.Timeout, balancer.FlagTimeout, balancer.DefaultTimeout, "upstream connect and response-header timeout")

@@ -30,6 +30,7 @@ const (
 	FlagUpstreamKeepAlive = "upstream-keepalive"
 	FlagCloseAfter        = "close-after"
 	FlagMaxIdle           = "max-idle"
+	FlagPreopen           = "preopen"
 	FlagRetries           = "retries"
 	FlagDownFor           = "down-for"
 	FlagTimeout           = "timeout"
@@ -106,7 +107,7 @@ func (c Command) Args() []string {
 	for _, f := range []struct {
 		name string
 		n    int
-	}{{FlagCloseAfter, c.CloseAfter}, {FlagMaxIdle, c.MaxIdle}, {FlagRetries, c.Retries}} {
+	}{{FlagCloseAfter, c.CloseAfter}, {FlagMaxIdle, c.MaxIdle}, {FlagPreopen, c.Preopen}, {FlagRetries, c.Retries}} {
 		if f.n != 0 {
 			flag(f.name, strconv.Itoa(f.n))
 		}
@@ -166,6 +167,13 @@ func Run(ctx context.Context, stderr io.Writer, c Command) error {
 		}
 		adminAt = "on " + adminLn.Addr().String()
 	}
+	if err := p.Preopen(ctx); err != nil {
+		ln.Close()
+		if adminLn != nil {
+			adminLn.Close()
+		}
+		return err
+	}
 	cfg := c.Config.WithDefaults()
 	pools := []string{}
 	if len(cfg.Upstreams) > 0 {
@@ -180,6 +188,8 @@ func Run(ctx context.Context, stderr io.Writer, c Command) error {
 		upstream = "one upstream connection per client connection"
 	case cfg.UpstreamKeepAlive && cfg.CloseAfter > 0:
 		upstream = fmt.Sprintf("keep-alive on, close after %d, max idle %d", cfg.CloseAfter, cfg.MaxIdle)
+	case cfg.UpstreamKeepAlive && cfg.Preopen > 0:
+		upstream = fmt.Sprintf("keep-alive on, %d opened per backend, used in turn", cfg.Preopen)
 	case cfg.UpstreamKeepAlive:
 		upstream = fmt.Sprintf("keep-alive on, max idle %d", cfg.MaxIdle)
 	}

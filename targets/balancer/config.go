@@ -91,6 +91,14 @@ type Config struct {
 	// MaxIdle caps the idle upstream connections kept per backend (layer
 	// 7); one more is closed instead of kept. Zero means DefaultMaxIdle.
 	MaxIdle int `yaml:"max_idle,omitempty" json:"max_idle,omitempty"`
+	// Preopen opens that many connections to every backend before the
+	// proxy reports ready (layer 7, keep-alive on, no close_after), and
+	// each request takes the backend's connection idle the longest
+	// instead of the one used last: a front that keeps many connections
+	// to its workers, all in use, each pinned to whichever worker (on a
+	// shared socket) accepted it. Zero means none: connections are opened
+	// on demand and the last used is reused first.
+	Preopen int `yaml:"preopen,omitempty" json:"preopen,omitempty"`
 	// Retries is how many other backends a request (layer 7) or client
 	// connection (layer 4) may try after a backend refused the upstream
 	// connection; nothing had been sent, so any method is safe to retry.
@@ -240,6 +248,16 @@ func (c Config) Validate() error {
 	}
 	if c.MaxIdle < 0 {
 		return fmt.Errorf("balancer: max_idle: %d is negative", c.MaxIdle)
+	}
+	switch {
+	case c.Preopen < 0:
+		return fmt.Errorf("balancer: preopen: %d is negative", c.Preopen)
+	case c.Preopen > 0 && c.Mode == L4:
+		return errors.New("balancer: preopen: needs mode l7 (layer 4 opens one upstream connection per client connection)")
+	case c.Preopen > 0 && (!c.UpstreamKeepAlive || c.CloseAfter > 0):
+		return fmt.Errorf("balancer: preopen: %d keeps its connections for the run: it needs upstream keep-alive on and no close_after", c.Preopen)
+	case c.MaxIdle > 0 && c.Preopen > c.MaxIdle:
+		return fmt.Errorf("balancer: preopen: %d connections per backend is more than max_idle %d keeps idle", c.Preopen, c.MaxIdle)
 	}
 	if c.Mode == L4 && c.CloseAfter > 0 {
 		return errors.New("balancer: close_after: needs mode l7 (layer 4 does not see requests)")

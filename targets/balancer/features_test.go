@@ -636,3 +636,73 @@ func TestStatsJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestPreopen: with preopen 4 the proxy has opened 4 connections to the
+// backend before its first request, and sequential requests go round
+// them in turn (the one idle the longest first); without it, one
+// connection, reused last in first out, carries them all.
+func TestPreopen(t *testing.T) {
+	var mu sync.Mutex
+	perConn := map[string]int{}
+	var conns connCounter
+	addr := startServer(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		perConn[r.RemoteAddr]++
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	}), &conns)
+	for _, tc := range []struct {
+		preopen, conns, each int
+	}{{4, 4, 10}, {0, 1, 40}} {
+		mu.Lock()
+		clear(perConn)
+		mu.Unlock()
+		conns.n.Store(0)
+		tp := startProxy(t, Config{Upstreams: []string{addr}, UpstreamKeepAlive: true, Preopen: tc.preopen})
+		if err := tp.Preopen(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the backend to accept the preopened connections", func() bool { return conns.n.Load() == int64(tc.preopen) })
+		for range 40 {
+			if code, _, _ := tp.get(t, "/"); code != http.StatusOK {
+				t.Fatalf("status %d", code)
+			}
+		}
+		mu.Lock()
+		if len(perConn) != tc.conns {
+			t.Errorf("preopen %d: requests went over %d connections, want %d: %v", tc.preopen, len(perConn), tc.conns, perConn)
+		}
+		for c, n := range perConn {
+			if n != tc.each {
+				t.Errorf("preopen %d: connection %s carried %d of 40 requests, want %d", tc.preopen, c, n, tc.each)
+			}
+		}
+		mu.Unlock()
+		if s := tp.Stats(); s.UpstreamConns != uint64(tc.conns) {
+			t.Errorf("preopen %d: upstream_conns %d, want %d", tc.preopen, s.UpstreamConns, tc.conns)
+		}
+	}
+
+	// A backend that cannot be reached fails the preopen, naming it.
+	ln := listen(t)
+	dead := ln.Addr().String()
+	ln.Close()
+	p, err := New(Config{Upstreams: []string{dead}, UpstreamKeepAlive: true, Preopen: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Preopen(context.Background()); err == nil || !strings.Contains(err.Error(), dead) {
+		t.Errorf("preopen to a closed port: %v, want an error naming %s", err, dead)
+	}
+	// Options that contradict it are refused.
+	for _, cfg := range []Config{
+		{Upstreams: []string{dead}, Preopen: 2},
+		{Upstreams: []string{dead}, UpstreamKeepAlive: true, CloseAfter: 5, Preopen: 2},
+		{Upstreams: []string{dead}, UpstreamKeepAlive: true, MaxIdle: 1, Preopen: 2},
+		{Upstreams: []string{dead}, Mode: L4, Preopen: 2},
+	} {
+		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "preopen") {
+			t.Errorf("New(%+v) = %v, want a preopen error", cfg, err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package balancer
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -101,6 +102,22 @@ func New(cfg Config) (*Proxy, error) {
 		BufferPool:   bufferPool{},
 	}
 	return p, nil
+}
+
+// Preopen opens Config.Preopen connections to every backend and keeps
+// them idle for the first requests; a backend that cannot be reached is
+// an error naming it. It does nothing when Preopen is zero.
+func (p *Proxy) Preopen(ctx context.Context) error {
+	if p.cfg.Preopen == 0 {
+		return nil
+	}
+	for _, u := range p.ups {
+		if err := u.preopen(ctx, p.cfg.Preopen); err != nil {
+			p.closeIdle()
+			return err
+		}
+	}
+	return nil
 }
 
 // pick makes one decision in rt's pool: it picks a backend with the pool's

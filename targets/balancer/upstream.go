@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -95,9 +96,25 @@ func newUpstream(b *balance.Backend, cfg Config, counts *upCounts) *upstream {
 		u.host = "localhost"
 	}
 	if u.keepAlive {
-		u.idle = &idlePool{max: cfg.MaxIdle}
+		u.idle = &idlePool{max: cfg.MaxIdle, fifo: cfg.Preopen > 0}
 	}
 	return u
+}
+
+// preopen opens n connections and puts them in the idle pool, in the
+// order opened.
+func (u *upstream) preopen(ctx context.Context, n int) error {
+	for i := range n {
+		c, err := u.dial(ctx)
+		if err != nil {
+			return fmt.Errorf("balancer: preopen: connection %d of %d to %s: %w", i+1, n, u.backend.Addr, err)
+		}
+		if !u.idle.put(c) {
+			c.Close()
+			return fmt.Errorf("balancer: preopen: the idle pool of %s is full after %d connections", u.backend.Addr, i)
+		}
+	}
+	return nil
 }
 
 // get returns an idle connection (reused) or a new one. A dial failure is
@@ -119,15 +136,22 @@ func (u *upstream) get(ctx context.Context) (c *upConn, reused bool, err error) 
 			c.Close() // idleSent, or idleClosed: the upstream ended it
 		}
 	}
+	c, err = u.dial(ctx)
+	return c, false, err
+}
+
+// dial opens a new connection to the upstream and counts it. A failure
+// is a *dialError.
+func (u *upstream) dial(ctx context.Context) (*upConn, error) {
 	nc, err := u.dialer.DialContext(ctx, u.network, u.address)
 	if err != nil {
-		return nil, false, &dialError{err}
+		return nil, &dialError{err}
 	}
 	u.backend.AddConn()
 	u.counts.opened.Add(1)
 	rw := newSysConn(nc)
 	sc, _ := rw.(*sysConn)
-	return &upConn{Conn: nc, br: bufio.NewReaderSize(rw, 4<<10), bw: bufio.NewWriterSize(rw, 4<<10), sc: sc}, false, nil
+	return &upConn{Conn: nc, br: bufio.NewReaderSize(rw, 4<<10), bw: bufio.NewWriterSize(rw, 4<<10), sc: sc}, nil
 }
 
 // put keeps c for reuse if there is room, or closes it. A connection with
@@ -204,22 +228,30 @@ func (u *upstream) idleConns() int {
 // load the connections at the bottom age out (idleConnTimeout) instead of
 // every pooled connection being kept warm in turn. It is safe for
 // concurrent use.
+//
+// With fifo (Config.Preopen) it hands out the connection idle the longest
+// instead: every pooled connection is used in turn.
 type idlePool struct {
 	mu    sync.Mutex
 	max   int
+	fifo  bool
 	conns []*upConn // oldest first
 }
 
-// take returns the most recently put connection, or nil. Connections idle
-// longer than idleConnTimeout are closed on the way.
+// take returns the most recently put connection (the least recently put
+// with fifo), or nil. Connections idle longer than idleConnTimeout are
+// closed on the way.
 func (p *idlePool) take() *upConn {
 	now := nanotime()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for len(p.conns) > 0 {
-		last := len(p.conns) - 1
-		c := p.conns[last]
-		p.conns = slices.Delete(p.conns, last, last+1)
+		i := len(p.conns) - 1
+		if p.fifo {
+			i = 0
+		}
+		c := p.conns[i]
+		p.conns = slices.Delete(p.conns, i, i+1)
 		if now-c.idleAt <= int64(idleConnTimeout) {
 			return c
 		}
