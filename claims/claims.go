@@ -326,15 +326,11 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 		judgeSign(c, cr, la, lb, alpha, listString(name, a), listString(name, b))
 		return
 	}
-	ratio, ci, median, rounds := compare.RoundRatio(la, lb, alpha)
+	var ratio, median float64
+	var ci stats.Interval
+	var rounds []int
+	cr.Outcome, ratio, ci, median, rounds = decideRatio(c, la, lb, alpha)
 	f := c.Right.Factor
-	switch {
-	case len(rounds) < compare.MinRounds || math.IsInf(ci.Low, 0) || math.IsInf(ci.High, 0):
-	case c.Holds(ci.High, f) && c.Holds(ci.Low, f) && c.Holds(median, f):
-		cr.Outcome = Holds
-	case !c.Holds(ci.High, f) && !c.Holds(ci.Low, f) && !c.Holds(median, f):
-		cr.Outcome = Fails
-	}
 	level := strconv.FormatFloat(100*(1-2*alpha), 'g', 4, 64) + "%"
 	cr.Evidence = fmt.Sprintf("%s(%s)/%s(%s) = %s over %d paired rounds (median round %s), %s CI [%s, %s], claimed %s %s; %s by run: %s; %s by run: %s",
 		name, c.Left.Variant, name, c.Right.Variant, numfmt.Ratio(ratio), len(rounds), numfmt.Ratio(median), level, numfmt.Ratio(ci.Low), numfmt.Ratio(ci.High), c.Op,
@@ -345,6 +341,67 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 	if cr.Outcome == Undecided && len(rounds) < compare.MinRounds {
 		cr.Evidence += fmt.Sprintf(" (%d paired rounds: at least %d are needed)", len(rounds), compare.MinRounds)
 	}
+	if cr.Outcome == Undecided && len(rounds) >= compare.MinRounds {
+		if n := roundsToDecide(ratio, ci, len(rounds), alpha, f); n > 0 {
+			cr.Evidence += fmt.Sprintf("; at this mean and spread about %d paired rounds would decide it at this level", n)
+		} else if n < 0 {
+			cr.Evidence += fmt.Sprintf("; at this mean and spread more than %d paired rounds would be needed", maxRoundsToDecide)
+		}
+	}
+}
+
+// maxRoundsToDecide bounds roundsToDecide's search.
+const maxRoundsToDecide = 1000
+
+// roundsToDecide estimates how many paired rounds a ratio claim left
+// undecided after n rounds would need, were the rounds to go on as they
+// were: the fewest rounds at which an interval about the same mean log
+// ratio, with the same spread (the sd of the rounds' log ratios, read off
+// the interval of n rounds), would lie wholly on one side of the factor f
+// at one-sided level alpha. It is an estimate from the rounds made, not a
+// promise (the mean itself is uncertain), and says nothing of the median
+// round, which must agree too. 0 when it cannot say (no spread, an
+// interval that is not finite, a mean at f); -1 when more than
+// maxRoundsToDecide would be needed.
+func roundsToDecide(ratio float64, ci stats.Interval, n int, alpha, f float64) int {
+	lo, hi := math.Log(ci.Low), math.Log(ci.High)
+	gap := math.Abs(math.Log(ratio) - math.Log(f))
+	if n < 2 || !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(gap > 0) || math.IsInf(gap, 0) {
+		return 0
+	}
+	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - alpha)
+	sd := (hi - lo) / (2 * q) * math.Sqrt(float64(n))
+	// t's quantile exceeds the normal's, so no m below (z sd / gap)² does.
+	z := distuv.UnitNormal.Quantile(1 - alpha)
+	start := max(n+1, int(math.Floor(math.Pow(z*sd/gap, 2))))
+	for m := start; m <= maxRoundsToDecide; m++ {
+		qm := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(m - 1)}.Quantile(1 - alpha)
+		if qm*sd/math.Sqrt(float64(m)) < gap {
+			return m
+		}
+	}
+	return -1
+}
+
+// decideRatio decides ratio claim c on its sides' values by round (a
+// ratio A op F × B): the mean of the per-round log ratios with its t
+// interval at one-sided level alpha each way (compare.RoundRatio), holding
+// when the whole interval and the median round are on the claimed side of
+// F, failing when all three are on the other side.
+func decideRatio(c scenario.Check, la, lb map[int]float64, alpha float64) (o Outcome, ratio float64, ci stats.Interval, median float64, rounds []int) {
+	ratio, ci, median, rounds = compare.RoundRatio(la, lb, alpha)
+	f := c.Right.Factor
+	switch {
+	case len(rounds) < compare.MinRounds || math.IsInf(ci.Low, 0) || math.IsInf(ci.High, 0):
+		o = Undecided
+	case c.Holds(ci.High, f) && c.Holds(ci.Low, f) && c.Holds(median, f):
+		o = Holds
+	case !c.Holds(ci.High, f) && !c.Holds(ci.Low, f) && !c.Holds(median, f):
+		o = Fails
+	default:
+		o = Undecided
+	}
+	return o, ratio, ci, median, rounds
 }
 
 // infinite reports whether a round's value is infinite (a max/min skew

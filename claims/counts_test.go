@@ -1,0 +1,202 @@
+package claims
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
+)
+
+// slowRun is a run of variant v in round rep with n requests, slow of them
+// taking 25 ms and the rest 1 ms: slow(v, 20ms) is slow.
+func slowRun(v string, rep int, n, slow uint64) results.Run {
+	h := results.NewHistogram()
+	_ = h.RecordValues(25000, int64(slow))
+	_ = h.RecordValues(1000, int64(n-slow))
+	run := results.Run{ID: fmt.Sprintf("%s-%d", v, rep), Variant: v, Rep: rep, Valid: true}
+	run.Duration, run.Requests, run.Latency = 10*time.Second, n, h
+	return run
+}
+
+// slowCounts draws one paired comparison of slow-response counts: rounds
+// rounds, side a's expected count ratio times side b's mean, both times a
+// drift the round shares (log sd 0.3: a slower phase of the machine makes
+// more slow responses on both sides), each run's count negative binomial
+// with shape k (variance mu + mu²/k: a stall makes several slow responses
+// at once; k = 0 is Poisson).
+func slowCounts(rng *rand.Rand, rounds int, mean, ratio, k float64) (a, b []uint64) {
+	draw := func(mu float64) uint64 {
+		if k > 0 {
+			mu *= distuv.Gamma{Alpha: k, Beta: k, Src: rng}.Rand()
+		}
+		return uint64(distuv.Poisson{Lambda: mu, Src: rng}.Rand())
+	}
+	for range rounds {
+		d := math.Exp(0.3 * rng.NormFloat64())
+		a, b = append(a, draw(ratio*mean*d)), append(b, draw(mean*d))
+	}
+	return a, b
+}
+
+// judgeCounts judges check on counts a and b by round as judgeStat does a
+// slow claim: undecided with fewer than MinEvents events, otherwise the
+// per-round ratios of the counts plus half (results.Metric.ValueForRatio)
+// decided by decideRatio.
+func judgeCounts(chk scenario.Check, a, b []uint64, alpha float64) Outcome {
+	var n uint64
+	la, lb := map[int]float64{}, map[int]float64{}
+	for i := range a {
+		n += a[i] + b[i]
+		la[i+1], lb[i+1] = float64(a[i])+0.5, float64(b[i])+0.5
+	}
+	if n < MinEvents {
+		return Undecided
+	}
+	o, _, _, _, _ := decideRatio(chk, la, lb, alpha)
+	return o
+}
+
+// slowResults is counts a and b as the runs of variants a and b, round by
+// round, with claim check.
+func slowResults(check string, a, b []uint64) *results.Results {
+	r := &results.Results{Scenario: scenario.Scenario{Name: "sim", Claims: []scenario.Claim{{Say: "x", Check: check}}}, Complete: true}
+	for i := range a {
+		r.Runs = append(r.Runs, slowRun("a", i+1, 4000, a[i]), slowRun("b", i+1, 4000, b[i]))
+	}
+	return r
+}
+
+// TestSlowCountCalibration measures how often a ratio claim on counts of
+// slow responses (c1's "slow(close_1, 20ms) < 1.0 * slow(close_5, 20ms)")
+// is decided wrongly, on 2000 seeded simulated comparisons (500 with
+// -short) of 10 paired rounds whose two sides have the same rate (A/A):
+// per-run means of 1 to 30 slow responses, Poisson and overdispersed
+// (negative binomial shapes 2 and 0.5), with drift shared by each round.
+// Judged at one-sided levels of 5% and 0.5% (the suite's Holm levels lie
+// between and below), the claim "a < 1.0 × b" must hold (false) and fail
+// (taken as a > b, false too) each no more often than the level, with
+// the binomial slack of the trials. It logs the power at a true ratio of
+// 2 ("a > 1.0 × b" holding) and at 1.5. The first comparisons of each
+// case are also judged from real runs (histograms, judgeClaim), which must
+// agree.
+func TestSlowCountCalibration(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 1))
+	trials := 2000
+	if testing.Short() {
+		trials = 500
+	}
+	const rounds = 10
+	const lessCheck = "slow(a, 20ms) < 1.0 * slow(b, 20ms)"
+	less, _ := scenario.ParseCheck(lessCheck)
+	more, _ := scenario.ParseCheck("slow(a, 20ms) > 1.0 * slow(b, 20ms)")
+	for _, k := range []float64{0, 2, 0.5} {
+		for _, mean := range []float64{1, 3, 10, 30} {
+			for _, alpha := range []float64{0.05, 0.005} {
+				held, failed, pow2, pow15 := 0, 0, 0, 0
+				for i := range trials {
+					a, b := slowCounts(rng, rounds, mean, 1, k)
+					o := judgeCounts(less, a, b, alpha)
+					switch o {
+					case Holds:
+						held++
+					case Fails:
+						failed++
+					}
+					if i < 5 {
+						r := slowResults(lessCheck, a, b)
+						c := r.Scenario.Claims[0]
+						if got := judgeClaim(r, c, less, alpha).Outcome; got != o {
+							t.Errorf("counts %v against %v: judged %s from runs, %s from counts", a, b, got, o)
+						}
+					}
+					if a, b := slowCounts(rng, rounds, mean, 2, k); judgeCounts(more, a, b, alpha) == Holds {
+						pow2++
+					}
+					if a, b := slowCounts(rng, rounds, mean, 1.5, k); judgeCounts(more, a, b, alpha) == Holds {
+						pow15++
+					}
+				}
+				slack := 3 * math.Sqrt(alpha*(1-alpha)/float64(trials))
+				t.Logf("shape %-3g mean %2g/run, level %5.3g: A/A held %.4f, failed %.4f (nominal %g each); a 2x ratio held %.3f, 1.5x %.3f",
+					k, mean, alpha, float64(held)/float64(trials), float64(failed)/float64(trials), alpha,
+					float64(pow2)/float64(trials), float64(pow15)/float64(trials))
+				for what, n := range map[string]int{"held": held, "failed": failed} {
+					if rate := float64(n) / float64(trials); rate > alpha+slack {
+						t.Errorf("shape %g, mean %g, level %g: an A/A claim %s %d of %d times (%.4f), above %g + %.4f",
+							k, mean, alpha, what, n, trials, rate, alpha, slack)
+					}
+				}
+			}
+		}
+	}
+}
+
+// spreadRounds is m rounds whose log ratios have mean mu and sample sd
+// sd exactly, symmetric about mu (so the median round is mu), as the
+// values by round of two sides (a's ratio to b, b all 1).
+func spreadRounds(m int, mu, sd float64) (a, b map[int]float64) {
+	e := make([]float64, m)
+	for i := range e {
+		e[i] = float64(1 - 2*(i%2)) // +1, -1, ...
+	}
+	if m%2 == 1 {
+		e[m-1] = 0
+	}
+	ss := 0.0
+	for _, x := range e {
+		ss += x * x
+	}
+	k := sd / math.Sqrt(ss/float64(m-1))
+	a, b = map[int]float64{}, map[int]float64{}
+	for i, x := range e {
+		a[i+1], b[i+1] = math.Exp(mu+k*x), 1
+	}
+	return a, b
+}
+
+// TestRoundsToDecide: the rounds an undecided ratio claim is said to need
+// are the fewest at which rounds of the same mean and spread decide it.
+func TestRoundsToDecide(t *testing.T) {
+	chk, _ := scenario.ParseCheck("p99(a) < 0.8 * p99(b)")
+	for _, tc := range []struct {
+		n       int
+		mu, sd  float64
+		alpha   float64
+		holding bool
+	}{
+		{4, math.Log(0.7), 0.15, 0.005, true},
+		{6, math.Log(0.75), 0.3, 0.002, true},
+		{5, math.Log(0.9), 0.2, 0.01, false},
+	} {
+		a, b := spreadRounds(tc.n, tc.mu, tc.sd)
+		o, ratio, ci, _, _ := decideRatio(chk, a, b, tc.alpha)
+		if o != Undecided {
+			t.Fatalf("%+v: %s after %d rounds, want undecided to start with", tc, o, tc.n)
+		}
+		m := roundsToDecide(ratio, ci, tc.n, tc.alpha, 0.8)
+		if m <= tc.n {
+			t.Fatalf("%+v: %d rounds to decide", tc, m)
+		}
+		want := Fails
+		if tc.holding {
+			want = Holds
+		}
+		a, b = spreadRounds(m, tc.mu, tc.sd)
+		if o, _, _, _, _ := decideRatio(chk, a, b, tc.alpha); o != want {
+			t.Errorf("%+v: %d rounds of the same spread: %s, want %s", tc, m, o, want)
+		}
+		if m-1 > tc.n {
+			a, b = spreadRounds(m-1, tc.mu, tc.sd)
+			if o, _, _, _, _ := decideRatio(chk, a, b, tc.alpha); o != Undecided {
+				t.Errorf("%+v: %d rounds already %s, yet %d were said to be needed", tc, m-1, o, m)
+			}
+		}
+		t.Logf("%+v: %d rounds", tc, m)
+	}
+}
