@@ -326,10 +326,8 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 		judgeSign(c, cr, la, lb, alpha, listString(name, a), listString(name, b))
 		return
 	}
-	var ratio, median float64
-	var ci stats.Interval
-	var rounds []int
-	cr.Outcome, ratio, ci, median, rounds = decideRatio(c, la, lb, alpha)
+	o, ratio, ci, median, rounds := decideRatio(c, la, lb, alpha)
+	cr.Outcome = o
 	f := c.Right.Factor
 	level := strconv.FormatFloat(100*(1-2*alpha), 'g', 4, 64) + "%"
 	cr.Evidence = fmt.Sprintf("%s(%s)/%s(%s) = %s over %d paired rounds (median round %s), %s CI [%s, %s], claimed %s %s; %s by run: %s; %s by run: %s",

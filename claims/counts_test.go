@@ -93,8 +93,14 @@ func TestSlowCountCalibration(t *testing.T) {
 	}
 	const rounds = 10
 	const lessCheck = "slow(a, 20ms) < 1.0 * slow(b, 20ms)"
-	less, _ := scenario.ParseCheck(lessCheck)
-	more, _ := scenario.ParseCheck("slow(a, 20ms) > 1.0 * slow(b, 20ms)")
+	less, err := scenario.ParseCheck(lessCheck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := scenario.ParseCheck("slow(a, 20ms) > 1.0 * slow(b, 20ms)")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, k := range []float64{0, 2, 0.5} {
 		for _, mean := range []float64{1, 3, 10, 30} {
 			for _, alpha := range []float64{0.05, 0.005} {
@@ -163,7 +169,10 @@ func spreadRounds(m int, mu, sd float64) (a, b map[int]float64) {
 // TestRoundsToDecide: the rounds an undecided ratio claim is said to need
 // are the fewest at which rounds of the same mean and spread decide it.
 func TestRoundsToDecide(t *testing.T) {
-	chk, _ := scenario.ParseCheck("p99(a) < 0.8 * p99(b)")
+	chk, err := scenario.ParseCheck("p99(a) < 0.8 * p99(b)")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		n       int
 		mu, sd  float64
