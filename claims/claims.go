@@ -340,41 +340,42 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 		cr.Evidence += fmt.Sprintf(" (%d paired rounds: at least %d are needed)", len(rounds), compare.MinRounds)
 	}
 	if cr.Outcome == Undecided && len(rounds) >= compare.MinRounds {
-		if n := roundsToDecide(ratio, ci, len(rounds), alpha, f); n > 0 {
-			cr.Evidence += fmt.Sprintf("; at this mean and spread about %d paired rounds would decide it at this level", n)
+		if n := roundsForPower(ratio, ci, len(rounds), alpha, f); n > 0 {
+			cr.Evidence += fmt.Sprintf("; forecast: about %d paired rounds for 80%% power at this level, were the mean and spread to stay as they are (judging again after more rounds spends level: continue with the run's looks, not a new run)", n)
 		} else if n < 0 {
-			cr.Evidence += fmt.Sprintf("; at this mean and spread more than %d paired rounds would be needed", maxRoundsToDecide)
+			cr.Evidence += fmt.Sprintf("; forecast: more than %d paired rounds for 80%% power at this mean and spread", maxRoundsToDecide)
 		}
 	}
 }
 
-// maxRoundsToDecide bounds roundsToDecide's search.
+// maxRoundsToDecide bounds roundsForPower's search.
 const maxRoundsToDecide = 1000
 
-// roundsToDecide estimates how many paired rounds a ratio claim left
-// undecided after n rounds would need, were the rounds to go on as they
-// were: the fewest rounds at which an interval about the same mean log
-// ratio, with the same spread (the sd of the rounds' log ratios, read off
-// the interval of n rounds), would lie wholly on one side of the factor f
-// at one-sided level alpha. It is an estimate from the rounds made, not a
-// promise (the mean itself is uncertain), and says nothing of the median
-// round, which must agree too. 0 when it cannot say (no spread, an
+// powerZ is the standard normal quantile of 80%: the margin, in standard
+// errors, beyond the critical value that the mean must lie for a test to
+// reject in 80% of samples.
+const powerZ = 0.8416212335729143
+
+// roundsForPower forecasts how many paired rounds a ratio claim left
+// undecided after n rounds would need for 80% power at one-sided level
+// alpha, were the true mean log ratio and its spread what the n rounds
+// show (a plug-in forecast: the mean itself is uncertain, so the forecast
+// is too): the fewest m at which the mean's distance to the factor f is
+// at least (c_m + z_0.8) standard errors, c_m the skew-safe critical
+// value of m rounds (stats.SkewSafeQuantile). It says nothing of the
+// median round, which must agree too. 0 when it cannot say (no spread, an
 // interval that is not finite, a mean at f); -1 when more than
 // maxRoundsToDecide would be needed.
-func roundsToDecide(ratio float64, ci stats.Interval, n int, alpha, f float64) int {
+func roundsForPower(ratio float64, ci stats.Interval, n int, alpha, f float64) int {
 	lo, hi := math.Log(ci.Low), math.Log(ci.High)
 	gap := math.Abs(math.Log(ratio) - math.Log(f))
-	if n < 2 || !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(gap > 0) || math.IsInf(gap, 0) {
+	q := stats.SkewSafeQuantile(n, alpha)
+	if n < 3 || !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(gap > 0) || math.IsInf(gap, 0) || math.IsInf(q, 0) {
 		return 0
 	}
-	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - alpha)
 	sd := (hi - lo) / (2 * q) * math.Sqrt(float64(n))
-	// t's quantile exceeds the normal's, so no m below (z sd / gap)² does.
-	z := distuv.UnitNormal.Quantile(1 - alpha)
-	start := max(n+1, int(math.Floor(math.Pow(z*sd/gap, 2))))
-	for m := start; m <= maxRoundsToDecide; m++ {
-		qm := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(m - 1)}.Quantile(1 - alpha)
-		if qm*sd/math.Sqrt(float64(m)) < gap {
+	for m := n + 1; m <= maxRoundsToDecide; m++ {
+		if gap*math.Sqrt(float64(m))/sd >= stats.SkewSafeQuantile(m, alpha)+powerZ {
 			return m
 		}
 	}

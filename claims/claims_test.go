@@ -166,7 +166,7 @@ func familyResults(rng *rand.Rand, rounds int, factor float64, truth []float64) 
 // every claim at alpha/20.
 func TestFamilyFalseAlarms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
-	const rounds = 6
+	const rounds = 10
 	trials := 1000
 	if testing.Short() {
 		trials = 300

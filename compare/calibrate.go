@@ -90,7 +90,7 @@ func Calibrate(pairs []Pair, o Options, tests int) ([]Calibration, error) {
 	var out []Calibration
 	for pi, p := range pairs {
 		for mi, name := range o.Metrics {
-			m, _ := results.LookupMetric(name)
+			m, _ := results.ComparisonMetric(name)
 			s := collectSides(m, p)
 			e := estimateOf(m, s.base, s.cand, floor, o.Seed+uint64(pi*len(results.VerdictMetrics())+mi))
 			c := Calibration{Variant: p.Variant, Metric: name, RunsA: len(s.base), RunsB: len(s.cand),

@@ -54,7 +54,7 @@ func CalibratePaired(pairs []Pair, o Options, maxRounds, trials int) ([]PairedCa
 	var out []PairedCalibration
 	for pi, p := range pairs {
 		for mi, name := range o.Metrics {
-			m, _ := results.LookupMetric(name)
+			m, _ := results.ComparisonMetric(name)
 			rs := collectRounds(m, p)
 			c := PairedCalibration{Variant: p.Variant, Baseline: p.Baseline, Metric: name, Rounds: len(rs.round),
 				SD: math.NaN(), Tolerance: o.Tolerances[name], Alpha: o.Alpha / float64(tests), Tests: tests, MaxRounds: maxRounds}

@@ -19,7 +19,7 @@ func TestCalibratePaired(t *testing.T) {
 	var prev [3]int
 	for i, sigma := range []float64{0.03, 0.12} {
 		p := roundsOf(rng, 12, 1, sigma, 0.3)
-		cals, err := CalibratePaired([]Pair{p}, o, 10, 1000)
+		cals, err := CalibratePaired([]Pair{p}, o, 16, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -93,8 +93,11 @@ func (o Options) WithDefaults() Options {
 		o.Metrics = results.VerdictMetrics()
 	}
 	tol := map[string]float64{}
-	for _, name := range results.VerdictMetrics() {
-		m, _ := results.LookupMetric(name)
+	for _, name := range append(results.VerdictMetrics(), o.Metrics...) {
+		m, ok := results.ComparisonMetric(name)
+		if !ok {
+			continue // Validate names it
+		}
 		tol[m.Name] = DefaultTolerance
 		if m.Absolute {
 			tol[m.Name] = DefaultErrorRateTolerance
@@ -102,6 +105,18 @@ func (o Options) WithDefaults() Options {
 	}
 	for k, v := range o.Tolerances {
 		tol[k] = v
+	}
+	// A tolerance given for every relative metric (key "") covers the
+	// metrics compared only when asked for, unless they have their own.
+	if g, ok := o.Tolerances[""]; ok {
+		for _, name := range o.Metrics {
+			if m, known := results.ComparisonMetric(name); known && !m.Absolute {
+				if _, own := o.Tolerances[name]; !own {
+					tol[name] = g
+				}
+			}
+		}
+		delete(tol, "")
 	}
 	o.Tolerances = tol
 	if o.Alpha == 0 {
@@ -126,10 +141,10 @@ const MaxResamples = 1000000
 // Validate reports the first problem in o, naming the field. Call it on
 // the result of WithDefaults.
 func (o Options) Validate() error {
-	known := results.VerdictMetrics()
+	known := results.ComparisonMetrics()
 	seen := map[string]bool{}
 	for _, m := range o.Metrics {
-		if !slices.Contains(known, m) {
+		if _, ok := results.ComparisonMetric(m); !ok {
 			return fmt.Errorf("compare: metrics: unknown metric %q (known: %s)", m, strings.Join(known, ", "))
 		}
 		if seen[m] {
@@ -138,8 +153,8 @@ func (o Options) Validate() error {
 		seen[m] = true
 	}
 	for k, v := range o.Tolerances {
-		m, ok := results.LookupMetric(k)
-		if !ok || !slices.Contains(known, k) {
+		m, ok := results.ComparisonMetric(k)
+		if !ok {
 			return fmt.Errorf("compare: tolerances: unknown metric %q (known: %s)", k, strings.Join(known, ", "))
 		}
 		if !(v > 0) || (m.Absolute && v > 1) || v > 10 {
@@ -193,7 +208,7 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 	var ps []float64
 	for pi, p := range pairs {
 		for mi, name := range o.Metrics {
-			m, _ := results.LookupMetric(name)
+			m, _ := results.ComparisonMetric(name)
 			s := collectSides(m, p)
 			seed := o.Seed + uint64(pi*len(results.VerdictMetrics())+mi)
 			items = append(items, item{pair: p, m: m, s: s, e: estimateOf(m, s.base, s.cand, o, seed)})
@@ -251,7 +266,7 @@ func comparePaired(pairs []Pair, o Options) []Verdict {
 	var items []pairedItem
 	for _, p := range pairs {
 		for _, name := range o.Metrics {
-			m, _ := results.LookupMetric(name)
+			m, _ := results.ComparisonMetric(name)
 			tol := o.Tolerances[name]
 			items = append(items, pairedItem{pair: p, m: m, tol: tol, t: newPairedTest(m, collectRounds(m, p), tol)})
 		}

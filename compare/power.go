@@ -31,7 +31,7 @@ const (
 // a few hundred trials, so the answer is good to a run or two.
 func RunsNeeded(name string, spread, change, power float64, tests int, o Options) int {
 	o = o.WithDefaults()
-	m, ok := results.LookupMetric(name)
+	m, ok := results.ComparisonMetric(name)
 	if !ok || m.Absolute || !(spread >= 0) || !(change > 0) {
 		return 0
 	}

@@ -43,11 +43,12 @@ func realAARounds(t *testing.T) (runs [][]float64) {
 // TestRealAAFalseFail: the verdicts of the 10 real A/A gate runs
 // recorded in testdata (the same build against itself) are judged again
 // round by round with the gate's design (looks after rounds 3 to 6, alpha
-// spent over 4 looks): none fails. Then 4000 A/A comparisons are drawn
+// spent over 4 looks, stats.SpendAlpha): none fails. Then 4000 A/A comparisons are drawn
 // from the 44 real rounds (resampled with replacement, so that the real
 // noise, its tails and any bias of the machine are what is tested) and
-// judged the same way: their false-fail rate must be within alpha, its
-// Wilson interval is logged for docs/verdicts.md.
+// judged the same way: their false-fail rate must be within alpha (plus
+// two standard errors of the simulation), its Wilson interval is logged
+// for docs/verdicts.md.
 func TestRealAAFalseFail(t *testing.T) {
 	runs := realAARounds(t)
 	var pool []float64
@@ -104,12 +105,13 @@ func TestRealAAFalseFail(t *testing.T) {
 		rate := float64(fails) / trials
 		t.Logf("resampled real rounds ×%.2f: fail %.4f [%.4f, %.4f], pass %.4f, over %d trials (sd of the real log ratios %.4f)",
 			shift, rate, lo, hi, float64(passes)/trials, trials, stats.SD(logsOf(pool)))
-		if shift <= 1+tol && lo > alpha {
-			t.Errorf("×%.2f: fail rate %.4f [%.4f, %.4f] on real rounds is above alpha %g", shift, rate, lo, hi, alpha)
+		if limit := alpha + 2*math.Sqrt(alpha*(1-alpha)/trials); shift <= 1+tol && rate > limit {
+			t.Errorf("×%.2f: fail rate %.4f [%.4f, %.4f] on real rounds is above alpha %g + 2 se", shift, rate, lo, hi, alpha)
 		}
-		if shift == 1.2 && rate < 0.5 {
-			// docs/verdicts.md gives the figure (0.725 when this was
-			// written); most trials must find a 20% regression.
+		if shift == 1.2 && rate < 0.35 {
+			// docs/verdicts.md gives the figure (0.41 with the
+			// skew-safe test and weighted looks; the Student t's 0.725
+			// came at a level it did not keep on skewed rounds).
 			t.Errorf("a 20%% regression on the real noise fails in only %.3f of trials within %d rounds", rate, maxR)
 		}
 	}

@@ -12,12 +12,21 @@ import (
 // Simulation describes paired comparisons made on synthetic rounds: the
 // candidate's per-round value is the baseline's times Shift, times a
 // log-normal noise of log standard deviation Sigma; both sides also share
-// a round's drift (log sd Drift), which the pairing cancels. Tails, when
-// set, draws the noise from Student's t with 3 degrees of freedom (scaled
-// to Sigma) instead of the normal: a machine with occasional bad rounds.
+// a round's drift (log sd Drift), which the pairing cancels. The noise of
+// the per-round log ratio has mean zero and sd Sigma, and is normal
+// unless Tails, Skew or Pool say otherwise.
 type Simulation struct {
 	Sigma, Drift float64
-	Tails        bool
+	// Tails draws the noise from Student's t with 3 degrees of freedom
+	// (scaled to Sigma): a machine with occasional bad rounds, both ways.
+	Tails bool
+	// Skew, when its Share is set, draws the noise from a two-normal
+	// mixture (scaled to Sigma): rounds skewed one way.
+	Skew Mixture
+	// Pool, when set, draws each round's log ratio from these values,
+	// with replacement, moved to mean zero (Sigma is then theirs): real
+	// rounds.
+	Pool []float64
 	// MinRounds and MaxRounds bound a sequential comparison: it looks
 	// after each round from MinRounds on and stops when decided or after
 	// MaxRounds (the looks' level spent with stats.SpendAlpha over
@@ -27,6 +36,15 @@ type Simulation struct {
 	Alpha, Tolerance float64
 	Trials           int
 	Seed             uint64
+}
+
+// Mixture is skewed noise: a share Share of the rounds is Distance
+// standard deviations of the common component away from the rest (a
+// negative Distance: below), the whole moved to mean zero. Share 0.1 at
+// -4 is a variant with an occasional much better round, or its baseline
+// with an occasional bad one.
+type Mixture struct {
+	Share, Distance float64
 }
 
 // SimulationResult is what the trials of one Shift gave.
@@ -51,7 +69,7 @@ func (s Simulation) Run(shift float64) SimulationResult {
 		outcome := Inconclusive
 		for r := 1; r <= s.MaxRounds && outcome == Inconclusive; r++ {
 			drift := math.Exp(s.Drift * rng.NormFloat64())
-			base := 100 * drift * math.Exp(s.noise(rng))
+			base := 100 * drift
 			cand := 100 * shift * drift * math.Exp(s.noise(rng))
 			rs.round = append(rs.round, r)
 			rs.base, rs.cand = append(rs.base, base), append(rs.cand, cand)
@@ -81,22 +99,47 @@ func (s Simulation) Run(shift float64) SimulationResult {
 	return out
 }
 
-// noise draws one side's per-round log noise: normal, or t with 3
-// degrees of freedom scaled to the same standard deviation (Tails). Each
-// side gets Sigma/√2, so that their log ratio has sd Sigma.
+// noise draws one round's log-ratio noise.
 func (s Simulation) noise(rng *rand.Rand) float64 {
-	sd := s.Sigma / math.Sqrt2
-	if !s.Tails {
-		return sd * rng.NormFloat64()
+	switch {
+	case len(s.Pool) > 0:
+		return s.Pool[rng.IntN(len(s.Pool))] - s.poolMean()
+	case s.Skew.Share > 0:
+		p, d := s.Skew.Share, s.Skew.Distance
+		// The common component's sd, so that the mixture's is Sigma.
+		sd := s.Sigma / math.Sqrt(1+d*d*p*(1-p))
+		x := rng.NormFloat64() - d*p
+		if rng.Float64() < p {
+			x += d
+		}
+		return sd * x
+	case s.Tails:
+		// t(3) = Z / sqrt(chi2(3)/3); its variance is 3, hence the /√3.
+		z := rng.NormFloat64()
+		var chi float64
+		for range 3 {
+			g := rng.NormFloat64()
+			chi += g * g
+		}
+		return s.Sigma * z / math.Sqrt(chi/3) / math.Sqrt(3)
 	}
-	// t(3) = Z / sqrt(chi2(3)/3); its variance is 3, hence the /√3.
-	z := rng.NormFloat64()
-	var chi float64
-	for range 3 {
-		g := rng.NormFloat64()
-		chi += g * g
+	return s.Sigma * rng.NormFloat64()
+}
+
+func (s Simulation) poolMean() float64 {
+	var m float64
+	for _, x := range s.Pool {
+		m += x
 	}
-	return sd * z / math.Sqrt(chi/3) / math.Sqrt(3)
+	return m / float64(len(s.Pool))
+}
+
+// PassRate is the share of trials that passed, with its 95% Wilson
+// interval.
+func (r SimulationResult) PassRate() (rate, lo, hi float64) {
+	n := r.Fail + r.Pass + r.Inconclusive
+	lo, hi = stats.Wilson(r.Pass, n, stats.Z95)
+	return float64(r.Pass) / float64(max(n, 1)), lo, hi
 }
 
 // FailRate is the share of trials that failed, with its 95% Wilson

@@ -2,7 +2,6 @@ package compare
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -17,8 +16,8 @@ func ParseTolerance(s string) (metric string, tol float64, err error) {
 	value := s
 	if i := strings.IndexByte(s, '='); i >= 0 {
 		metric, value = strings.TrimSpace(s[:i]), s[i+1:]
-		if !slices.Contains(results.VerdictMetrics(), metric) {
-			return "", 0, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(results.VerdictMetrics(), ", "))
+		if _, ok := results.ComparisonMetric(metric); !ok {
+			return "", 0, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(results.ComparisonMetrics(), ", "))
 		}
 	}
 	value = strings.TrimSpace(value)
@@ -40,7 +39,10 @@ func ParseTolerance(s string) (metric string, tol float64, err error) {
 
 // Tolerances parses tolerance settings as ParseTolerance reads them, later
 // ones overriding earlier ones; one without a metric sets every relative
-// metric (every metric but results.MetricErrorRate). None gives nil: the defaults.
+// metric (every metric but results.MetricErrorRate), those compared only
+// when asked for (throughput, cpu_per_request(ROLE)) included: it is kept
+// under the key "" for them (Options.WithDefaults). None gives nil: the
+// defaults.
 func Tolerances(settings []string) (map[string]float64, error) {
 	if len(settings) == 0 {
 		return nil, nil
@@ -55,6 +57,7 @@ func Tolerances(settings []string) (map[string]float64, error) {
 			out[metric] = tol
 			continue
 		}
+		out[""] = tol
 		for _, m := range results.VerdictMetrics() {
 			if m != results.MetricErrorRate {
 				out[m] = tol

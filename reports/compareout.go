@@ -32,7 +32,7 @@ func cells(v compare.Verdict) (ratio, ci, tol, p string) {
 		}
 	}
 	if v.Tolerance != 0 {
-		m, _ := results.LookupMetric(v.Metric)
+		m, _ := results.ComparisonMetric(v.Metric)
 		tol = m.FormatTolerance(v.Tolerance)
 	}
 	if v.P != 0 {
@@ -103,7 +103,7 @@ func WriteCalibrationText(w io.Writer, cals []compare.Calibration) error {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant\tmetric\truns\tA/A estimate\t95% CI\tnoise floor\trun spread\truns/side for 20%\t")
 	for _, c := range cals {
-		m, _ := results.LookupMetric(c.Metric)
+		m, _ := results.ComparisonMetric(c.Metric)
 		est, ci, floor, spread, need := "-", "-", "-", "-", "-"
 		if isFinite(c.Estimate) {
 			est = numfmt.Ratio(c.Estimate)
@@ -190,7 +190,7 @@ func verdictSentence(v compare.Verdict) string {
 		}
 	}
 	if v.Tolerance != 0 {
-		m, _ := results.LookupMetric(v.Metric)
+		m, _ := results.ComparisonMetric(v.Metric)
 		s += ", tolerance " + m.FormatTolerance(v.Tolerance)
 	}
 	return s

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lbbench/lbbench/internal/numfmt"
@@ -27,6 +28,11 @@ type Metric struct {
 	Absolute bool
 	// Verdict says the metric is compared by default (lbbench compare).
 	Verdict bool
+	// Comparable says a comparison may be asked for it (--metric) though
+	// it is not compared by default: throughput, which an open-loop
+	// schedule fixes (so only closed-loop or saturation runs can move
+	// it), and CPU per request of a role (ComparisonMetric).
+	Comparable bool
 	// BenchUnit is its unit in Go benchmark lines; empty leaves it out of
 	// them.
 	BenchUnit string
@@ -115,8 +121,10 @@ var Metrics = []Metric{
 	quantile(MetricP99, 0.99, "p99-ns", "99th percentile latency of each run", true),
 	quantile(MetricP999, 0.999, "p99.9-ns", "99.9th percentile latency of each run", true),
 	// Throughput is the seeded schedule's rate less errors: identical in
-	// every valid run, so not written for benchstat.
-	{MetricDef: stat(MetricThroughput, "successful requests per second of each run"), Unit: "req/s", Verdict: true,
+	// every valid open-loop run, so not written for benchstat and not
+	// compared unless asked for (measurement.md: nothing is decided by
+	// construction).
+	{MetricDef: stat(MetricThroughput, "successful requests per second of each run"), Unit: "req/s", Comparable: true,
 		Read: func(r *Run, _ string, _ int) (float64, string) {
 			if r.Duration <= 0 || r.Errors > r.Requests {
 				return 0, "no measured window in run " + r.ID
@@ -332,6 +340,43 @@ func VerdictMetrics() []string {
 		if m.Verdict {
 			out = append(out, m.Name)
 		}
+	}
+	return out
+}
+
+// ComparisonMetric returns the metric a comparison (compare, verdicts,
+// tolerances) calls name: a metric compared by default (VerdictMetrics),
+// one that may be asked for (throughput), or CPU time per request of one
+// role, written cpu_per_request(ROLE) with ROLE one of CPURoles, whose
+// Name is that whole term and whose Read is bound to the role.
+func ComparisonMetric(name string) (Metric, bool) {
+	if m, ok := LookupMetric(name); ok {
+		return m, m.Verdict || m.Comparable
+	}
+	role, ok := strings.CutPrefix(name, MetricCPUPerRequest+"(")
+	if role, ok = strings.CutSuffix(role, ")"); !ok || !slices.Contains(CPURoles, role) {
+		return Metric{}, false
+	}
+	m, _ := LookupMetric(MetricCPUPerRequest)
+	read := m.Read
+	m.Name = name
+	m.Arg = ""
+	m.BenchUnit = role + "-cpu-ns/req"
+	m.Read = func(r *Run, _ string, i int) (float64, string) { return read(r, role, i) }
+	return m, true
+}
+
+// ComparisonMetrics lists the names ComparisonMetric knows: the default
+// ones first, for help and errors.
+func ComparisonMetrics() []string {
+	out := VerdictMetrics()
+	for _, m := range Metrics {
+		if m.Comparable {
+			out = append(out, m.Name)
+		}
+	}
+	for _, role := range CPURoles {
+		out = append(out, MetricCPUPerRequest+"("+role+")")
 	}
 	return out
 }

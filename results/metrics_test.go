@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/lbbench/lbbench/internal/resultstest"
 	"github.com/lbbench/lbbench/results"
@@ -95,8 +96,28 @@ func TestMetricDefs(t *testing.T) {
 			t.Errorf("%s: no help or unit", m.Name)
 		}
 	}
-	if got := results.VerdictMetrics(); !slices.Equal(got, []string{"p50", "p99", "p99.9", "throughput", "error_rate"}) {
+	if got := results.VerdictMetrics(); !slices.Equal(got, []string{"p50", "p99", "p99.9", "error_rate"}) {
 		t.Errorf("verdict metrics %v", got)
+	}
+	if got := results.ComparisonMetrics(); !slices.Equal(got, []string{"p50", "p99", "p99.9", "error_rate", "throughput",
+		"cpu_per_request(workers)", "cpu_per_request(proxy)", "cpu_per_request(generator)", "cpu_per_request(all)"}) {
+		t.Errorf("comparison metrics %v", got)
+	}
+	for _, name := range results.ComparisonMetrics() {
+		if m, ok := results.ComparisonMetric(name); !ok || m.Name != name || m.Read == nil {
+			t.Errorf("%s: not a comparison metric (%v) or misnamed (%s)", name, ok, m.Name)
+		}
+	}
+	for _, name := range []string{"cpu_per_request", "cpu_per_request(nobody)", "cpu_per_request(proxy", "p90", "slow(20ms)", ""} {
+		if _, ok := results.ComparisonMetric(name); ok {
+			t.Errorf("%q taken as a comparison metric", name)
+		}
+	}
+	cpr, _ := results.ComparisonMetric("cpu_per_request(proxy)")
+	run := results.Run{ID: "r", CPU: []results.ProcessCPU{{Role: results.RoleProxy, Worker: -1, Time: 3 * time.Millisecond}, {Role: results.RoleWorkers, Time: time.Second}}}
+	run.Requests, run.WarmupRequests = 900, 100
+	if v, ok := cpr.Value(&run); !ok || v != 3000 {
+		t.Errorf("cpu_per_request(proxy) of 3 ms over 1000 requests: %g %v, want 3000 ns", v, ok)
 	}
 	er, _ := results.LookupMetric(results.MetricErrorRate)
 	p99, _ := results.LookupMetric(results.MetricP99)

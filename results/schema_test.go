@@ -228,6 +228,7 @@ func fullScenario() scenario.Scenario {
 		Repeat:   1,
 		Validity: scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * ms},
 		Claims:   []scenario.Claim{{Say: "pools beat reuseport", Check: "p99(pools) < 0.8 * p99(reuseport)"}},
+		Verdicts: []string{"p99", "cpu_per_request(proxy)"},
 	}
 }
 

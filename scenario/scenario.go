@@ -62,6 +62,12 @@ type Scenario struct {
 	// Claims are what the scenario expects, judged in the report (see
 	// claims.go).
 	Claims []Claim `yaml:"claims,omitempty" json:"claims,omitempty"`
+	// Verdicts are the metrics a comparison of this scenario judges
+	// (against --baseline, or its variants with the first) when no
+	// --metric is given: a gate's scenario names what it gates on, such
+	// as p99 and cpu_per_request(proxy). Empty: the comparison's
+	// defaults.
+	Verdicts []string `yaml:"verdicts,omitempty" json:"verdicts,omitempty"`
 }
 
 // WorkloadFor returns the workload variant v is run with: the scenario's,
@@ -175,7 +181,29 @@ func (s Scenario) Validate(cat Catalog) error {
 	if s.Validity.MaxSendLagP99 < 0 {
 		return &FieldError{Field: "validity.max_send_lag_p99", Msg: fmt.Sprintf("must be > 0, got %s", s.Validity.MaxSendLagP99)}
 	}
+	if err := s.validateVerdicts(cat.ComparisonMetrics); err != nil {
+		return err
+	}
 	return s.validateClaims(cat.Metrics)
+}
+
+// validateVerdicts checks the verdict metrics against known, the names a
+// comparison knows (none given: names only, unchecked).
+func (s Scenario) validateVerdicts(known []string) error {
+	seen := map[string]bool{}
+	for i, m := range s.Verdicts {
+		f := fmt.Sprintf("verdicts[%d]", i)
+		switch {
+		case m == "":
+			return &FieldError{Field: f, Msg: "is empty"}
+		case known != nil && !slices.Contains(known, m):
+			return &FieldError{Field: f, Msg: fmt.Sprintf("unknown metric %q (known: %s)", m, strings.Join(known, ", "))}
+		case seen[m]:
+			return &FieldError{Field: f, Msg: fmt.Sprintf("%q given twice", m)}
+		}
+		seen[m] = true
+	}
+	return nil
 }
 
 // MaxTitleLen bounds the scenario's name, shown in reports and titles.

@@ -147,3 +147,23 @@ func TestRateSpellingsInScenarios(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdicts: a scenario names the metrics its comparisons judge; an
+// unknown or repeated one is refused with its field and the known names.
+func TestVerdicts(t *testing.T) {
+	base := "name: v\nworkers: {count: 2}\nworkload:\n  arrival: {rate: 50}\n  classes: [{name: only, weight: 1}]\nvariants:\n  - {name: rp, topology: reuseport}\n"
+	s, err := scenario.Parse("v.yaml", []byte(base+"verdicts: [p99, cpu_per_request(workers)]\n"), topologies.Catalog())
+	if err != nil || !slices.Equal(s.Verdicts, []string{"p99", "cpu_per_request(workers)"}) {
+		t.Fatalf("%v %v", s.Verdicts, err)
+	}
+	for doc, want := range map[string]string{
+		"verdicts: [p99, p99]\n":        `verdicts[1]: "p99" given twice`,
+		"verdicts: [p90]\n":             `verdicts[0]: unknown metric "p90" (known: p50, p99`,
+		"verdicts: [cpu_per_request]\n": `unknown metric "cpu_per_request"`,
+		"verdicts: ['']\n":              `verdicts[0]: is empty`,
+	} {
+		if _, err := scenario.Parse("v.yaml", []byte(base+doc), topologies.Catalog()); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", doc, err, want)
+		}
+	}
+}

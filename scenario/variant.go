@@ -52,6 +52,9 @@ type Catalog struct {
 	Accept []string
 	// Metrics are the metrics claims may use (results.MetricDefs).
 	Metrics []MetricDef
+	// ComparisonMetrics are the metrics verdicts may judge
+	// (results.ComparisonMetrics); nil leaves Scenario.Verdicts unchecked.
+	ComparisonMetrics []string
 	// PolicyArgs, when set, checks a built-in policy's argument values
 	// (a number in range, a duration), so a bad value is refused when the
 	// scenario is read rather than when the proxy starts.

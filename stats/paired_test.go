@@ -65,8 +65,17 @@ func TestSpendAlpha(t *testing.T) {
 	if sum > 0.05 || sum < 0.0499 {
 		t.Errorf("unbounded looks spend %g, want just under 0.05", sum)
 	}
-	if SpendAlpha(0.05, 2, 4) != 0.0125 || SpendAlpha(0.05, 5, 4) != 0 || SpendAlpha(0.05, 0, 4) != 0 {
+	if SpendAlpha(0.05, 2, 4) != 0.01 || SpendAlpha(0.05, 5, 4) != 0 || SpendAlpha(0.05, 0, 4) != 0 || SpendAlpha(0.05, 1, 1) != 0.05 {
 		t.Error("bounded looks")
+	}
+	for _, looks := range []int{1, 2, 4, 8} {
+		sum := 0.0
+		for k := 1; k <= looks; k++ {
+			sum += SpendAlpha(0.05, k, looks)
+		}
+		if math.Abs(sum-0.05) > 1e-12 {
+			t.Errorf("%d looks spend %g, want 0.05", looks, sum)
+		}
 	}
 }
 

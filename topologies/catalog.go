@@ -13,10 +13,11 @@ import (
 // worker's accept strategies.
 func Catalog() scenario.Catalog {
 	cat := scenario.Catalog{
-		Policies:       balance.Policies(),
-		EnginePolicies: map[string][]string{},
-		Accept:         worker.AcceptStrategies(),
-		Metrics:        results.MetricDefs(),
+		Policies:          balance.Policies(),
+		EnginePolicies:    map[string][]string{},
+		Accept:            worker.AcceptStrategies(),
+		Metrics:           results.MetricDefs(),
+		ComparisonMetrics: results.ComparisonMetrics(),
 		PolicyArgs: func(policy string, args map[string]string) error {
 			_, err := balance.NewPolicy(policy, args)
 			return err

@@ -28,7 +28,7 @@ type compareFlags struct {
 }
 
 func (c *compareFlags) register(f *pflag.FlagSet) {
-	f.StringSliceVar(&c.metrics, "metric", nil, "metric to compare, repeatable: "+strings.Join(results.VerdictMetrics(), ", ")+" (default all)")
+	f.StringSliceVar(&c.metrics, "metric", nil, "metric to compare, repeatable: "+strings.Join(results.ComparisonMetrics(), ", ")+" (default: "+strings.Join(results.VerdictMetrics(), ", ")+")")
 	f.StringArrayVar(&c.tolerances, "tolerance", nil, "accepted change, repeatable: `METRIC=PCT` (p99=10%) or 10% for every relative metric; error_rate=1% is in percentage points (defaults: 10%, error_rate 1 point)")
 	f.Float64Var(&c.alpha, "alpha", compare.DefaultAlpha, "family-wise significance level (Holm over metrics and variants)")
 	f.StringVar(&c.inconclusive, "inconclusive", "", "exit status for an inconclusive verdict: pass (0) or fail (1); default 3")
@@ -164,12 +164,18 @@ func runCompare(o compareOptions, args []string, stdout io.Writer) error {
 			return err
 		}
 		title, scenario = args[0]+" vs "+args[1], cand.Scenario.Name
+		if len(copts.Metrics) == 0 {
+			copts.Metrics = cand.Scenario.Verdicts
+		}
 	default:
 		r, err := readResultsArg(args[0])
 		if err != nil {
 			return err
 		}
 		title, scenario = args[0], r.Scenario.Name
+		if len(copts.Metrics) == 0 {
+			copts.Metrics = r.Scenario.Verdicts // what the run judged
+		}
 		switch {
 		case o.baselineVariant != "":
 			if pairs, err = compare.PairWith(r, o.baselineVariant); err != nil {

@@ -14,10 +14,13 @@ func TestCompareFlagsOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]float64{"p50": 0.05, "p99": 0.20, "p99.9": 0.05, "throughput": 0.05, "error_rate": 0.02}
+	want := map[string]float64{"p50": 0.05, "p99": 0.20, "p99.9": 0.05, "throughput": 0.05, "cpu_per_request(proxy)": 0.05, "error_rate": 0.02}
+	all := o
+	all.Metrics = []string{"p50", "p99", "p99.9", "error_rate", "throughput", "cpu_per_request(proxy)"}
+	all = all.WithDefaults()
 	for m, tol := range want {
-		if o.Tolerances[m] != tol {
-			t.Errorf("tolerance of %s %g, want %g (all: %v)", m, o.Tolerances[m], tol, o.Tolerances)
+		if all.Tolerances[m] != tol {
+			t.Errorf("tolerance of %s %g, want %g (all: %v)", m, all.Tolerances[m], tol, all.Tolerances)
 		}
 	}
 	if o.Alpha != 0.01 || o.Resamples != 500 || o.Seed != 9 || len(o.Metrics) != 1 {

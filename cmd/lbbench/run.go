@@ -131,6 +131,9 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if err != nil {
 		return usageError("%w", err)
 	}
+	if len(copts.Metrics) == 0 {
+		copts.Metrics = s.Verdicts
+	}
 	out := o.out
 	if out == "" {
 		out = filepath.Join("reports", "out", time.Now().Format("20060102-150405")+"-"+s.Name)
