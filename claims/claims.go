@@ -321,6 +321,10 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 			return
 		}
 	}
+	if m.Events != nil {
+		judgeCounts(c, cr, m, left, right, alpha, listString(name, a), listString(name, b))
+		return
+	}
 	la, lb := byRound(left, c.Left), byRound(right, *c.Right)
 	if infinite(la) || infinite(lb) {
 		judgeSign(c, cr, la, lb, alpha, listString(name, a), listString(name, b))
@@ -333,9 +337,6 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 	cr.Evidence = fmt.Sprintf("%s(%s)/%s(%s) = %s over %d paired rounds (median round %s), %s CI [%s, %s], claimed %s %s; %s by run: %s; %s by run: %s",
 		name, c.Left.Variant, name, c.Right.Variant, numfmt.Ratio(ratio), len(rounds), numfmt.Ratio(median), level, numfmt.Ratio(ci.Low), numfmt.Ratio(ci.High), c.Op,
 		strconv.FormatFloat(f, 'g', -1, 64), c.Left.Variant, listString(name, a), c.Right.Variant, listString(name, b))
-	if m.Events != nil {
-		cr.Evidence += "; each round's ratio adds half a response to both sides' counts, so a run with none still counts"
-	}
 	if cr.Outcome == Undecided && len(rounds) < compare.MinRounds {
 		cr.Evidence += fmt.Sprintf(" (%d paired rounds: at least %d are needed)", len(rounds), compare.MinRounds)
 	}
@@ -456,6 +457,112 @@ func signTail(n, k int) float64 {
 		return 0
 	}
 	return 1 - distuv.Binomial{N: float64(n), P: 0.5}.CDF(float64(k-1))
+}
+
+// judgeCounts judges a claim on counts of events (slow, slow_share) A op
+// F × B at its factor: by the per-round differences d = a − F·b of the
+// raw counts (or shares), whose mean is zero exactly when the claim is at
+// its factor, whatever the round's drift and however few the events. A
+// ratio of counts plus half an event is pulled toward 1 at a few events
+// a run, so at a factor other than 1 it decided "0.5×" wrongly one time in
+// five at 5%. The mean difference is judged with the skew-safe t (counts
+// are skewed at a few a run; docs/verdicts.md, "Counts of slow responses",
+// gives the calibration at factors 0.5 to 3), its spread floored at half
+// an event, and the median round must agree.
+func judgeCounts(c scenario.Check, cr *Result, m results.Metric, left, right []*results.Run, alpha float64, aList, bList string) {
+	ca, cb := rawByRound(m, left, c.Left), rawByRound(m, right, *c.Right)
+	f := c.Right.Factor
+	var d []float64
+	var rounds []int
+	var sumA, sumB, reqs float64
+	for rep, av := range ca {
+		if bv, ok := cb[rep]; ok {
+			rounds = append(rounds, rep)
+			sumA, sumB = sumA+av, sumB+bv
+		}
+	}
+	slices.Sort(rounds)
+	for _, rep := range rounds {
+		d = append(d, ca[rep]-f*cb[rep])
+	}
+	for _, r := range left {
+		reqs += float64(r.Requests)
+	}
+	res := 0.5 // half an event
+	if m.PerRequest && len(left) > 0 {
+		res = 0.5 / (reqs / float64(len(left)))
+	}
+	name := c.Left.Metric
+	o, mean, ci, median := decideDifference(c, d, res, alpha)
+	cr.Outcome = o
+	level := strconv.FormatFloat(100*(1-2*alpha), 'g', 4, 64) + "%"
+	fs := strconv.FormatFloat(f, 'g', -1, 64)
+	cr.Evidence = fmt.Sprintf("%s(%s) − %s × %s(%s) per round: mean %s over %d paired rounds (median round %s), %s CI [%s, %s], claimed %s 0; all rounds %s/%s = %s; %s by run: %s; %s by run: %s",
+		name, c.Left.Variant, fs, name, c.Right.Variant, countString(m, mean), len(d), countString(m, median), level, countString(m, ci.Low), countString(m, ci.High), c.Op,
+		c.Left.Variant, c.Right.Variant, numfmt.Ratio(sumA/sumB), c.Left.Variant, aList, c.Right.Variant, bList)
+	if o == Undecided && len(d) < compare.MinRounds {
+		cr.Evidence += fmt.Sprintf(" (%d paired rounds: at least %d are needed)", len(d), compare.MinRounds)
+	}
+}
+
+// countString says a per-round difference of counts or shares.
+func countString(m results.Metric, v float64) string {
+	if m.PerRequest {
+		return numfmt.Percent(v)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// rawByRound maps each run's round to its raw value of term t (a count of
+// events as it is, no half added).
+func rawByRound(m results.Metric, runs []*results.Run, t scenario.Term) map[int]float64 {
+	out := map[int]float64{}
+	for _, r := range runs {
+		if v, why := m.Read(r, t.Arg, t.Index); why == "" && !math.IsNaN(v) {
+			out[r.Rep] = v
+		}
+	}
+	return out
+}
+
+// decideDifference decides claim c (A op F × B) on the per-round
+// differences d = a − F·b: it holds when the interval of their mean (the
+// skew-safe t at one-sided level alpha each way, the spread taken as at
+// least res) and the median round lie strictly on the claimed side of 0,
+// fails when both lie strictly on the other, and is undecided otherwise
+// (always with fewer than compare.MinRounds rounds).
+func decideDifference(c scenario.Check, d []float64, res, alpha float64) (o Outcome, mean float64, ci stats.Interval, median float64) {
+	n := len(d)
+	if n == 0 {
+		return Undecided, math.NaN(), stats.Interval{Low: math.NaN(), High: math.NaN()}, math.NaN()
+	}
+	mean, _ = stats.MeanInterval(d, 0.5)
+	median = stats.Median(d)
+	if n < compare.MinRounds {
+		return Undecided, mean, stats.Interval{Low: math.Inf(-1), High: math.Inf(1)}, median
+	}
+	se := max(stats.SD(d), res) / math.Sqrt(float64(n))
+	q := stats.SkewSafeQuantile(n, alpha)
+	ci = stats.Interval{Low: mean - q*se, High: mean + q*se}
+	// A difference exactly 0 is on neither side, so "<" and "<=" (">"
+	// and ">=") decide alike: a tie decides nothing.
+	dir := 1.0 // claimed side: below 0
+	if c.Op == ">" || c.Op == ">=" {
+		dir = -1
+	}
+	claimed := func(x float64) bool { return dir*x < 0 }
+	against := func(x float64) bool { return dir*x > 0 }
+	switch {
+	case math.IsInf(q, 0) || c.Op == "==":
+		o = Undecided
+	case claimed(ci.Low) && claimed(ci.High) && claimed(median):
+		o = Holds
+	case against(ci.Low) && against(ci.High) && against(median):
+		o = Fails
+	default:
+		o = Undecided
+	}
+	return o, mean, ci, median
 }
 
 // MinEvents is the fewest events (slow responses), both sides together,
