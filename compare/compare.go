@@ -3,8 +3,8 @@ package compare
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -199,36 +199,50 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 		return vs, nil
 	}
 	type item struct {
-		pair Pair
-		m    results.Metric
-		s    sides
-		e    estimate
+		pair         Pair
+		m            results.Metric
+		s            sides
+		e            estimate
+		tol          float64
+		pFail, pPass float64
+		ok           bool
+		seed         uint64
 	}
 	var items []item
-	var ps []float64
 	for pi, p := range pairs {
 		for mi, name := range o.Metrics {
 			m, _ := results.ComparisonMetric(name)
 			s := collectSides(m, p)
 			seed := o.Seed + uint64(pi*len(results.VerdictMetrics())+mi)
-			items = append(items, item{pair: p, m: m, s: s, e: estimateOf(m, s.base, s.cand, o, seed)})
-			ps = append(ps, items[len(items)-1].e.mwuP)
+			it := item{pair: p, m: m, s: s, e: estimateOf(m, s.base, s.cand, o, seed), tol: o.Tolerances[name], seed: seed}
+			it.pFail, it.pPass, it.ok = unpairedP(m, s.base, s.cand, it.tol)
+			items = append(items, it)
 		}
 	}
-	adjusted := stats.Holm(ps)
+	// Holm's step-down over the decision p-values: each test's smaller
+	// one-sided p of "worse than the tolerance" and "within it", so that
+	// a pass is corrected as a fail is.
+	order := make([]int, len(items))
+	for i := range order {
+		order[i] = i
+	}
+	pOf := func(i int) float64 { return min(items[i].pFail, items[i].pPass) }
+	sort.SliceStable(order, func(a, b int) bool { return pOf(order[a]) < pOf(order[b]) })
 	verdicts := make([]Verdict, len(items))
-	for i, it := range items {
-		tol := o.Tolerances[it.m.Name]
-		v := Verdict{Variant: it.pair.Variant, Baseline: it.pair.Baseline, Metric: it.m.Name, Tolerance: tol, Method: MethodUnpaired, Level: ConfidenceLevel}
+	stopped := false
+	adjusted := 0.0
+	for step, i := range order {
+		it := items[i]
+		level := o.Alpha / float64(len(items)-step)
+		p := pOf(i)
+		adjusted = max(adjusted, min(1, p*float64(len(items)-step)))
+		ci := intervalAt(it.m, it.s.base, it.s.cand, o.Interval, o.Resamples, it.seed, 1-2*level)
+		v := Verdict{Variant: it.pair.Variant, Baseline: it.pair.Baseline, Metric: it.m.Name, Tolerance: it.tol, Method: MethodUnpaired, Level: 1 - 2*level, P: adjusted}
 		if !it.m.Absolute && isFinite(it.e.point) {
 			v.Ratio = it.e.point
-			if isFinite(it.e.ci.Low) && isFinite(it.e.ci.High) {
-				v.CILow, v.CIHigh = it.e.ci.Low, it.e.ci.High
+			if isFinite(ci.Low) && isFinite(ci.High) {
+				v.CILow, v.CIHigh = ci.Low, ci.High
 			}
-		}
-		p := adjusted[i]
-		if !math.IsNaN(p) {
-			v.P = p
 		}
 		nb, nc := len(it.s.base), len(it.s.cand)
 		var why string
@@ -236,20 +250,26 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 		case nb < MinRuns || nc < MinRuns:
 			v.Outcome = Inconclusive
 			why = fmt.Sprintf("too few valid runs to decide (at least %d per side)", MinRuns)
-		case !isFinite(it.e.point) || math.IsNaN(it.e.ci.Low):
+		case !it.ok || !isFinite(it.e.point):
 			v.Outcome = Inconclusive
 			why = "no ratio: some runs' values are zero"
+		case stopped || p >= level:
+			stopped = true // Holm stops at the first test it cannot reject
+			v.Outcome = Inconclusive
+			why = unpairedUndecided(it.m, it.tol, level, ci)
 		default:
-			v.Outcome = decide(it.m, tol, o.Alpha, p, it.e.ci)
-			if floor, ok := noiseFloor(o.Calibration, it.pair, it.m.Name); ok && floor > tol {
-				why = fmt.Sprintf("tolerance %s is below the A/A noise floor %s: too tight to decide (would be %s)",
-					it.m.FormatTolerance(tol), it.m.FormatTolerance(floor), v.Outcome)
-				v.Outcome = Inconclusive
-			} else {
-				why = reason(it.m, v.Outcome, tol, o.Alpha, p, it.e.ci)
+			v.Outcome = Pass
+			if it.pFail < it.pPass {
+				v.Outcome = Fail
 			}
+			why = unpairedDecided(it.m, v.Outcome, it.tol, level, p, step+1, len(items), ci)
 		}
-		v.Detail = why + "; " + evidenceString(it.m, it.s, it.e, p)
+		if floor, ok := noiseFloor(o.Calibration, it.pair, it.m.Name); ok && floor > it.tol && nb >= MinRuns && nc >= MinRuns {
+			why = fmt.Sprintf("tolerance %s is below the A/A noise floor %s: too tight to decide (would be %s)",
+				it.m.FormatTolerance(it.tol), it.m.FormatTolerance(floor), v.Outcome)
+			v.Outcome = Inconclusive
+		}
+		v.Detail = why + "; " + evidenceString(it.m, it.s, it.e)
 		verdicts[i] = v
 	}
 	stampRunTime(verdicts, pairs)

@@ -48,16 +48,21 @@ type estimate struct {
 // method: NaN when there is none (a ratio of values that are not all
 // positive), infinite when there are too few values for the level.
 func intervalOf(m results.Metric, base, cand []float64, method string, resamples int, seed uint64) stats.Interval {
+	return intervalAt(m, base, cand, method, resamples, seed, ConfidenceLevel)
+}
+
+// intervalAt is intervalOf at a two-sided level.
+func intervalAt(m results.Metric, base, cand []float64, method string, resamples int, seed uint64, level float64) stats.Interval {
 	nan := stats.Interval{Low: math.NaN(), High: math.NaN()}
 	if method == IntervalBootstrap {
 		f := stats.Ratio
 		if m.Absolute {
 			f = stats.Difference
 		}
-		return stats.BootstrapMedians(base, cand, f, resamples, ConfidenceLevel, seed)
+		return stats.BootstrapMedians(base, cand, f, resamples, level, seed)
 	}
 	if m.Absolute {
-		_, ci := stats.ShiftInterval(base, cand, ConfidenceLevel)
+		_, ci := stats.ShiftInterval(base, cand, level)
 		return ci
 	}
 	lb, lc := make([]float64, len(base)), make([]float64, len(cand))
@@ -73,7 +78,7 @@ func intervalOf(m results.Metric, base, cand []float64, method string, resamples
 		}
 		lc[i] = math.Log(x)
 	}
-	_, ci := stats.ShiftInterval(lb, lc, ConfidenceLevel)
+	_, ci := stats.ShiftInterval(lb, lc, level)
 	return stats.Interval{Low: math.Exp(ci.Low), High: math.Exp(ci.High)}
 }
 
@@ -119,50 +124,66 @@ func estimateOf(m results.Metric, base, cand []float64, o Options, seed uint64) 
 	return e
 }
 
-// decide applies the verdict rule to an estimate, given enough runs:
-// fail when the corrected p-value is below alpha and the whole interval is
-// worse than the tolerance; pass when the whole interval is better than
-// the tolerance on the bad side; inconclusive otherwise.
-func decide(m results.Metric, tol, alpha, p float64, ci stats.Interval) Outcome {
-	if math.IsNaN(ci.Low) || math.IsNaN(ci.High) {
-		return Inconclusive
+// unpairedP returns the one-sided Mann-Whitney p-values of "worse than the
+// tolerance" (fail) and "within it" (pass) for two independent samples:
+// the candidate's values moved by the tolerance's bound on the scale of
+// badness (logarithms for a relative metric) against the baseline's. ok is
+// false when a relative metric has a value that is not positive.
+func unpairedP(m results.Metric, base, cand []float64, tol float64) (pFail, pPass float64, ok bool) {
+	sign, bound := badScale(m, tol)
+	xb, xc := make([]float64, len(base)), make([]float64, len(cand))
+	for i, x := range base {
+		if !m.Absolute && !(x > 0) {
+			return 1, 1, false
+		}
+		xb[i] = x
+		if !m.Absolute {
+			xb[i] = sign * math.Log(x)
+		}
 	}
-	bad := badInterval(m, ci)
-	switch {
-	case p < alpha && bad.Low > tol:
-		return Fail
-	case bad.High <= tol:
-		return Pass
+	for i, x := range cand {
+		if !m.Absolute && !(x > 0) {
+			return 1, 1, false
+		}
+		xc[i] = x - bound
+		if !m.Absolute {
+			xc[i] = sign*math.Log(x) - bound
+		}
 	}
-	return Inconclusive
+	return stats.MannWhitneyGreater(xc, xb), stats.MannWhitneyGreater(xb, xc), true
 }
 
-// reason says in a clause why a decided verdict came out as it did.
-func reason(m results.Metric, out Outcome, tol, alpha, p float64, ci stats.Interval) string {
+// unpairedDecided says why an unpaired test was decided.
+func unpairedDecided(m results.Metric, out Outcome, tol, level, p float64, step, steps int, ci stats.Interval) string {
+	t := m.FormatTolerance(tol)
+	lv := levelString(level)
+	if out == Fail {
+		return fmt.Sprintf("worse than the tolerance %s: Mann-Whitney of the candidate moved by the tolerance, one-sided p %s < %s (Holm step %d of %d); the whole %s interval is beyond it", t, numfmt.P(p), numfmt.P(level), step, steps, lv)
+	}
+	why := fmt.Sprintf("within the tolerance %s: Mann-Whitney of the candidate moved by the tolerance, one-sided p %s < %s (Holm step %d of %d); the whole %s interval is within it", t, numfmt.P(p), numfmt.P(level), step, steps, lv)
+	if bad := badInterval(m, ci); bad.High < 0 {
+		why = "an improvement: " + why
+	}
+	return why
+}
+
+// unpairedUndecided says why an unpaired test was not decided.
+func unpairedUndecided(m results.Metric, tol, level float64, ci stats.Interval) string {
 	bad := badInterval(m, ci)
 	t := m.FormatTolerance(tol)
-	switch out {
-	case Fail:
-		return fmt.Sprintf("significant (Holm p %s < %g) and the whole interval is worse than the tolerance %s", numfmt.P(p), alpha, t)
-	case Pass:
-		if bad.High < 0 {
-			return "an improvement: the whole interval is better"
-		}
-		return "the whole interval is within the tolerance " + t
-	}
 	switch {
 	case !isFinite(bad.Low) || !isFinite(bad.High) || bad.Low <= -1:
-		return "too few runs for a 95% interval (4 a side are enough): more runs needed"
+		return fmt.Sprintf("too few runs for a %s interval: more runs needed", levelString(level))
 	case bad.Low > tol:
-		return fmt.Sprintf("the interval is worse than the tolerance %s but the change is not significant (Holm p %s >= %g): more runs needed", t, numfmt.P(p), alpha)
-	case bad.High > tol && bad.Low < -tol:
-		return "the interval is wider than the tolerance on both sides: more runs needed"
+		return fmt.Sprintf("worse than the tolerance %s, but not yet significant at this step's level %s (Holm): more runs needed", t, numfmt.P(level))
+	case bad.High < tol:
+		return fmt.Sprintf("within the tolerance %s, but not yet at this step's level %s (Holm): more runs needed", t, numfmt.P(level))
 	}
-	return "the interval straddles the tolerance " + t + ": more runs needed"
+	return fmt.Sprintf("the %s interval straddles the tolerance %s: more runs needed", levelString(level), t)
 }
 
 // evidenceString lists the figures behind a verdict.
-func evidenceString(m results.Metric, s sides, e estimate, pAdj float64) string {
+func evidenceString(m results.Metric, s sides, e estimate) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d vs %d valid runs", len(s.base), len(s.cand))
 	if s.invalidBase+s.invalidCand > 0 {
@@ -178,7 +199,7 @@ func evidenceString(m results.Metric, s sides, e estimate, pAdj float64) string 
 			fmt.Fprintf(&b, " [%+.2f, %+.2f]", 100*e.ci.Low, 100*e.ci.High)
 		}
 	}
-	fmt.Fprintf(&b, "; Mann-Whitney p %s (Holm %s)", numfmt.P(e.mwuP), numfmt.P(pAdj))
+	fmt.Fprintf(&b, "; Mann-Whitney p %s (no difference, two-sided)", numfmt.P(e.mwuP))
 	fmt.Fprintf(&b, "; Kolmogorov-Smirnov D %.2f p %s", e.ksD, numfmt.P(e.ksP))
 	if e.ksP < DefaultAlpha {
 		b.WriteString(" (the distributions differ")

@@ -40,7 +40,7 @@ import (
 // (Verdict.Method).
 const (
 	MethodPaired   = "paired: mean of per-round log ratios, skew-safe t interval, Holm, median check"
-	MethodUnpaired = "unpaired: Mann-Whitney U, Hodges-Lehmann interval, Holm"
+	MethodUnpaired = "unpaired: one-sided Mann-Whitney against the tolerance, Hodges-Lehmann interval, Holm"
 )
 
 // MinRounds is the fewest paired rounds the paired method decides on.

@@ -126,6 +126,21 @@ func MannWhitney(x, y []float64) (u, p float64) {
 	return u, min(p, 1)
 }
 
+// MannWhitneyGreater returns the one-sided p-value of Mann-Whitney's test
+// that x tends to lie above y: half the two-sided p-value when U is above
+// its mean, one less that half otherwise (U's distribution given the ties
+// is symmetric about its mean, so the two tails are equal).
+func MannWhitneyGreater(x, y []float64) float64 {
+	u, p := MannWhitney(x, y)
+	if len(x) == 0 || len(y) == 0 {
+		return 1
+	}
+	if u > float64(len(x)*len(y))/2 {
+		return p / 2
+	}
+	return 1 - p/2
+}
+
 // mannWhitneyExact counts, for every subset of n1 of the pooled doubled
 // ranks, its rank sum, and returns the share of subsets whose sum is at
 // least as far from the mean as w2.

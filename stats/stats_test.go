@@ -314,3 +314,19 @@ func TestShiftInterval(t *testing.T) {
 		t.Errorf("coverage %.3f, want >= 0.95", cover)
 	}
 }
+
+// TestMannWhitneyGreater: the one-sided p-value is half the two-sided one
+// in the direction of the data, and its complement the other way; exact
+// for 3 against 3 (the most extreme split has probability 1/20).
+func TestMannWhitneyGreater(t *testing.T) {
+	hi, lo := []float64{4, 5, 6}, []float64{1, 2, 3}
+	if p := MannWhitneyGreater(hi, lo); !near(p, 0.05, 1e-12) {
+		t.Errorf("3 above 3: p %g, want 1/20", p)
+	}
+	if p := MannWhitneyGreater(lo, hi); !near(p, 0.95, 1e-12) {
+		t.Errorf("3 below 3: p %g, want 19/20", p)
+	}
+	if MannWhitneyGreater(nil, lo) != 1 {
+		t.Error("empty sample")
+	}
+}
