@@ -59,12 +59,12 @@ func renderHTML(r *results.Results) (string, error) {
 func TestCombineKeepsClosedLoopApart(t *testing.T) {
 	open := resultstest.ClaimResults(1, scenario.Claim{Say: "x", Check: "skew(fast) <= 1.1"})
 	closed := resultstest.BurstResults(10, 1, "maxload(fast) == 2")
-	if _, err := Combine([]Source{{Label: "a", Path: "a", Results: open}, {Label: "b", Path: "b", Results: closed}}); err == nil ||
+	if _, err := results.Combine([]results.Source{{Label: "a", Path: "a", Results: open}, {Label: "b", Path: "b", Results: closed}}); err == nil ||
 		!strings.Contains(err.Error(), "closed-loop") {
 		t.Errorf("combining closed and open loop: %v", err)
 	}
 	other := resultstest.ClaimResults(1, scenario.Claim{Say: "y", Check: "skew(slow) <= 1.1"})
-	c, err := Combine([]Source{{Label: "a", Path: "a", Results: open}, {Label: "b", Path: "b", Results: other}})
+	c, err := results.Combine([]results.Source{{Label: "a", Path: "a", Results: open}, {Label: "b", Path: "b", Results: other}})
 	if err != nil {
 		t.Fatal(err)
 	}

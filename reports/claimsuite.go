@@ -22,7 +22,7 @@ const (
 // SuiteEntry is one scenario of a claims suite: its results and its
 // claims judged.
 type SuiteEntry struct {
-	Source
+	results.Source
 	Claims []claims.Result
 	// Report is the path of the scenario's own report, relative to the
 	// suite's directory ("" when unknown).
@@ -33,7 +33,7 @@ type SuiteEntry struct {
 // and model claims as one family (claims.Family: Holm's procedure at
 // claims.DefaultAlpha over all of them), so that a correct tree fails any
 // of the suite's claims by chance at most that often.
-func JudgeSuite(srcs []Source, dir string) []SuiteEntry {
+func JudgeSuite(srcs []results.Source, dir string) []SuiteEntry {
 	rs := make([]*results.Results, len(srcs))
 	for i, s := range srcs {
 		rs[i] = s.Results

@@ -501,7 +501,7 @@ func TestFileNamer(t *testing.T) {
 func TestCombine(t *testing.T) {
 	a, b := fakeResults(), fakeResults()
 	b.Scenario.Name = "other"
-	r, err := Combine([]Source{{Label: "base", Results: a}, {Label: "cand", Results: b}})
+	r, err := results.Combine([]results.Source{{Label: "base", Results: a}, {Label: "cand", Results: b}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +527,7 @@ func TestCombine(t *testing.T) {
 	for i := range b.Runs {
 		b.Runs[i].Variant = map[string]string{"reuseport": "x", "least_conn": "y"}[b.Runs[i].Variant]
 	}
-	r, err = Combine([]Source{{Label: "base", Results: a}, {Label: "cand", Results: b}})
+	r, err = results.Combine([]results.Source{{Label: "base", Results: a}, {Label: "cand", Results: b}})
 	if err != nil || r.Scenario.Variants[2].Name != "x" {
 		t.Errorf("%v, %+v", err, r.Scenario.Variants)
 	}

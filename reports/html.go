@@ -39,7 +39,7 @@ type Option func(*options)
 
 type options struct {
 	verdicts  []compare.Verdict
-	sources   []Source
+	sources   []results.Source
 	unitRatio float64
 	generated time.Time
 }
@@ -50,7 +50,7 @@ func WithVerdicts(vs []compare.Verdict) Option { return func(o *options) { o.ver
 
 // WithSources names the results files a combined report was built from
 // (see Combine), so the environment of each is shown.
-func WithSources(ss []Source) Option { return func(o *options) { o.sources = ss } }
+func WithSources(ss []results.Source) Option { return func(o *options) { o.sources = ss } }
 
 // WithUnitRatio sets the divisor from microseconds to the unit of the
 // .hgrm exports; zero means DefaultUnitRatio (milliseconds).
@@ -551,7 +551,7 @@ func buildVerdicts(vs []compare.Verdict) (rows []verdictView, sum string) {
 
 // buildEnvs builds the environment section: r's, or that of every source
 // of a combined report.
-func buildEnvs(r *results.Results, sources []Source) []envView {
+func buildEnvs(r *results.Results, sources []results.Source) []envView {
 	var out []envView
 	if len(sources) == 0 {
 		out = append(out, envOf("", r))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/results"
 )
 
 // xmllintValidate runs xmllint --schema testdata/junit.xsd on doc and
@@ -58,7 +59,7 @@ func TestJUnitValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := richResults(t)
-	if err := writeSuiteJUnit(&suite, []SuiteEntry{{Source: Source{Results: r}, Claims: claims}, {Source: Source{Results: r}, Claims: claims[:1]}}); err != nil {
+	if err := writeSuiteJUnit(&suite, []SuiteEntry{{Source: results.Source{Results: r}, Claims: claims}, {Source: results.Source{Results: r}, Claims: claims[:1]}}); err != nil {
 		t.Fatal(err)
 	}
 	for name, doc := range map[string][]byte{"with claims": withClaims.Bytes(), "claims suite": suite.Bytes()} {

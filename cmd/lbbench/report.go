@@ -78,7 +78,7 @@ func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.W
 	if !(o.unitRatio > 0) || math.IsInf(o.unitRatio, 0) {
 		return fmt.Errorf("--unit-ratio must be > 0, got %g", o.unitRatio)
 	}
-	var srcs []reports.Source
+	var srcs []results.Source
 	labels := map[string]int{}
 	for _, arg := range args {
 		path, err := resultsPath(arg)
@@ -94,7 +94,7 @@ func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.W
 		if labels[label]++; labels[label] > 1 {
 			label += "-" + strconv.Itoa(labels[label])
 		}
-		srcs = append(srcs, reports.Source{Label: label, Path: path, Results: r})
+		srcs = append(srcs, results.Source{Label: label, Path: path, Results: r})
 	}
 	if o.claims {
 		return writeClaimsSuite(o.out, srcs, stdout)
@@ -123,7 +123,7 @@ func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.W
 		}
 		verdicts = vs
 	}
-	r, err := reports.Combine(srcs)
+	r, err := results.Combine(srcs)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.W
 }
 
 // writeClaimsSuite writes the claims report of srcs into dir and prints it.
-func writeClaimsSuite(dir string, srcs []reports.Source, stdout io.Writer) error {
+func writeClaimsSuite(dir string, srcs []results.Source, stdout io.Writer) error {
 	if dir == "" {
 		return fmt.Errorf("--claims: say where the report goes with -o DIR")
 	}
