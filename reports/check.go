@@ -9,7 +9,6 @@ import (
 
 	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/internal/files"
-	"github.com/lbbench/lbbench/results"
 )
 
 // Preflight makes sure, before a scenario's first run, that everything Write
@@ -100,16 +99,16 @@ func writable(dir string) error {
 	return os.Remove(name)
 }
 
-// Checkpoint writes results.json and summary.txt for res, each atomically:
+// Checkpoint writes results.json and summary.txt of d, each atomically:
 // what "lbbench run" saves after every run, so that a reader (or a
 // scenario that dies) always finds both whole and up to date.
-func (o Output) Checkpoint(res *results.Results) error {
-	if err := res.WriteFile(o.ResultsPath()); err != nil {
+func (o Output) Checkpoint(d *Doc) error {
+	if err := d.Results.WriteFile(o.ResultsPath()); err != nil {
 		return err
 	}
 	var table bytes.Buffer
 	table.WriteString(o.Note)
-	if err := WriteText(&table, res); err != nil {
+	if err := WriteText(&table, d); err != nil {
 		return err
 	}
 	if err := files.Write(filepath.Join(o.Dir, SummaryFile), table.Bytes()); err != nil {

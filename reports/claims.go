@@ -8,14 +8,13 @@ import (
 
 	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/compare"
-	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/workloads"
 )
 
 // writeBurstsText writes every variant's largest load per burst beside
 // the model.
-func writeBurstsText(w io.Writer, r *results.Results) {
-	for _, b := range claims.BurstComparisons(r) {
+func writeBurstsText(w io.Writer, bursts []claims.VariantMaxLoad) {
+	for _, b := range bursts {
 		fmt.Fprintf(w, "\nlargest load per burst, %s (%d bursts of %d over %d workers%s): share of bursts, measured vs model balls (random dispatch, exact)\n",
 			b.Variant, b.Bursts, b.Tasks, b.Workers, b.LeftOut())
 		for _, row := range b.Rows {

@@ -16,16 +16,16 @@ func TestClaimsInReports(t *testing.T) {
 		scenario.Claim{Say: "fast is even", Check: "skew(fast) <= 1.1"},
 		scenario.Claim{Say: "slow is even", Check: "skew(slow) <= 1.1"})
 	var text, md, junit bytes.Buffer
-	if err := WriteText(&text, r); err != nil {
+	if err := WriteText(&text, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&md, r, nil); err != nil {
+	if err := WriteMarkdown(&md, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteJUnitWithClaims(&junit, "claims", nil, claims.Judge(r), RunTimes(r.Runs, nil)); err != nil {
 		t.Fatal(err)
 	}
-	html, err := renderHTML(r)
+	html, err := renderHTML(t, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +48,9 @@ func TestClaimsInReports(t *testing.T) {
 	}
 }
 
-func renderHTML(r *results.Results) (string, error) {
+func renderHTML(t *testing.T, r *results.Results) (string, error) {
 	var b bytes.Buffer
-	err := WriteHTML(&b, r)
+	err := WriteHTML(&b, docOf(t, r, nil))
 	return b.String(), err
 }
 
@@ -91,13 +91,13 @@ func TestBurstsInReports(t *testing.T) {
 		t.Errorf("model distribution sums to %g", total)
 	}
 	var text, md bytes.Buffer
-	if err := WriteText(&text, r); err != nil {
+	if err := WriteText(&text, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&md, r, nil); err != nil {
+	if err := WriteMarkdown(&md, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	html, err := renderHTML(r)
+	html, err := renderHTML(t, r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/internal/csvcell"
-	"github.com/lbbench/lbbench/results"
 )
 
 // CSVHeader is the first row of WriteCSV's output. Latencies are in
@@ -28,11 +27,8 @@ var CSVHeader = []string{
 // with their reasons in the last column. Text cells that a spreadsheet
 // would read as a formula are escaped (package csvcell); numbers stay
 // numbers.
-func WriteCSV(w io.Writer, r *results.Results) error {
-	sums, err := Summarize(r)
-	if err != nil {
-		return err
-	}
+func WriteCSV(w io.Writer, d *Doc) error {
+	r, sums := d.Results, d.Summaries
 	cw := csv.NewWriter(w)
 	cw.Write(csvcell.Row(slices.Clone(CSVHeader)))
 	for _, s := range sums {

@@ -98,9 +98,9 @@ func TestExportGolden(t *testing.T) {
 		name  string
 		write func(*bytes.Buffer) error
 	}{
-		{"summary.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, r, testVerdicts()) }},
-		{"summary-noverdicts.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, fakeResults(), nil) }},
-		{"summary.csv.golden", func(b *bytes.Buffer) error { return WriteCSV(b, r) }},
+		{"summary.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, docOf(t, r, testVerdicts())) }},
+		{"summary-noverdicts.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, docOf(t, fakeResults(), nil)) }},
+		{"summary.csv.golden", func(b *bytes.Buffer) error { return WriteCSV(b, docOf(t, r, nil)) }},
 		{"junit.xml.golden", func(b *bytes.Buffer) error {
 			return WriteJUnit(b, r.Scenario.Name, testVerdicts(), JUnitTimes{Total: 62500 * time.Millisecond, ByVariant: map[string]time.Duration{"least_conn": 41234567 * time.Microsecond}})
 		}},
@@ -118,7 +118,7 @@ func TestExportGolden(t *testing.T) {
 func TestCSVParses(t *testing.T) {
 	var buf bytes.Buffer
 	r := richResults(t)
-	if err := WriteCSV(&buf, r); err != nil {
+	if err := WriteCSV(&buf, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -442,7 +442,7 @@ func TestMarkdownEscapes(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, r, nil); err != nil {
+	if err := WriteMarkdown(&buf, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -457,7 +457,7 @@ func TestMarkdownEscapes(t *testing.T) {
 func TestWriteDir(t *testing.T) {
 	dir := t.TempDir()
 	r := richResults(t)
-	files, err := WriteDir(dir, r, WithVerdicts(testVerdicts()))
+	files, err := WriteDir(dir, docOf(t, r, testVerdicts()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +479,7 @@ func TestWriteDir(t *testing.T) {
 	}
 	// Without verdicts there is no junit.xml; without intervals no hlog.
 	dir2 := t.TempDir()
-	if _, err := WriteDir(dir2, fakeResults()); err != nil {
+	if _, err := WriteDir(dir2, docOf(t, fakeResults(), nil)); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"junit.xml", "hlog"} {
@@ -549,7 +549,7 @@ func TestCSVEscapesFormulas(t *testing.T) {
 	r.Runs[len(r.Runs)-1].Invalid = []string{"-2+3+cmd|' /C calc'!A0"}
 	r.Runs[0].IntendedRate = -1.5 // not a real rate: a negative number must stay a number
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, r); err != nil {
+	if err := WriteCSV(&buf, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()

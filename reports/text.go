@@ -9,18 +9,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/internal/numfmt"
 	"github.com/lbbench/lbbench/results"
 )
 
-// WriteText writes r as terminal tables: one row per variant with latency
+// WriteText writes d as terminal tables: one row per variant with latency
 // percentiles of the merged runs, then each variant's per-worker responses.
-func WriteText(w io.Writer, r *results.Results) error {
-	sums, err := Summarize(r)
-	if err != nil {
-		return err
-	}
+func WriteText(w io.Writer, d *Doc) error {
+	r, sums := d.Results, d.Summaries
 	wl := r.Scenario.Workload
 	if wl.Deterministic() {
 		fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s, %s\n",
@@ -87,8 +83,8 @@ func WriteText(w io.Writer, r *results.Results) error {
 			fmt.Fprintf(w, "  %s\n", why)
 		}
 	}
-	writeBurstsText(w, r)
-	WriteClaimsText(w, claims.Judge(r))
+	writeBurstsText(w, d.Bursts)
+	WriteClaimsText(w, d.Claims)
 	if !r.Complete {
 		fmt.Fprintf(w, "\nINCOMPLETE: %d of %d runs finished (%s)\n", len(r.Runs), len(r.Order), r.Error)
 	}

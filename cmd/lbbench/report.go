@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 )
@@ -127,11 +128,16 @@ func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.W
 	if err != nil {
 		return err
 	}
-	opts := []reports.Option{reports.WithVerdicts(verdicts), reports.WithUnitRatio(o.unitRatio)}
+	var shown []results.Source // every environment, when several
 	if len(srcs) > 1 {
-		opts = append(opts, reports.WithSources(srcs))
+		shown = srcs
 	}
-	files, err := reports.WriteDir(out, r, opts...)
+	doc, err := job.Report(r, verdicts, shown)
+	if err != nil {
+		return err
+	}
+	doc.UnitRatio = o.unitRatio
+	files, err := reports.WriteDir(out, doc)
 	if err != nil {
 		return err
 	}
