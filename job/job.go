@@ -7,6 +7,14 @@
 // scenario's claims (package claims), writes the report and its exports
 // (package reports), and ends with the exit status CI acts on.
 //
+// It is also where every report is computed, for every command that
+// writes one: Report builds the one document (summaries, judged claims,
+// bursts beside the model) that each format of package reports only
+// formats; Comparison and CalibrateVariants judge a comparison that
+// reports.Comparison writes; JudgeSuite judges a claims suite. Package
+// reports calls no judging function of compare or claims
+// (internal/archtest).
+//
 // The command line turns flags into Options and calls Run; everything a
 // test of the job's outcome needs is here, not in cmd.
 package job
@@ -228,7 +236,7 @@ func (o *Options) untilDecided() error {
 			if err != nil {
 				return false, ""
 			}
-			vs, err := compare.Compare(pairs, o.lookAt(round))
+			vs, err := verdicts(pairs, o.lookAt(round))
 			if err != nil || !compare.Decided(vs) {
 				return false, ""
 			}
@@ -408,7 +416,7 @@ func compareRun(res *results.Results, runErr error, o Options) (*comparison, err
 	if st := res.Stop; st != nil {
 		fmt.Fprintf(&buf, "rounds: %d of at most %d: %s\n", st.Rounds, st.MaxRounds, st.Reason)
 	}
-	c.verdicts, err = reports.Comparison{Pairs: pairs, Options: copts, Calibrate: o.Calibrate, Title: title, Scenario: res.Scenario.Name,
+	c.verdicts, err = Comparison{Pairs: pairs, Options: copts, Calibrate: o.Calibrate, Title: title, Scenario: res.Scenario.Name,
 		Dir: o.Out, StepSummary: o.StepSummary}.Write(&buf)
 	if errors.Is(err, reports.ErrOneSided) {
 		// A run's own comparison says so and goes on: the run's exit

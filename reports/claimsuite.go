@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/lbbench/lbbench/claims"
@@ -20,33 +19,13 @@ const (
 )
 
 // SuiteEntry is one scenario of a claims suite: its results and its
-// claims judged.
+// claims judged (job.JudgeSuite).
 type SuiteEntry struct {
 	results.Source
 	Claims []claims.Result
 	// Report is the path of the scenario's own report, relative to the
 	// suite's directory ("" when unknown).
 	Report string
-}
-
-// JudgeSuite judges the claims of every source, the suite's statistical
-// and model claims as one family (claims.Family: Holm's procedure at
-// claims.DefaultAlpha over all of them), so that a correct tree fails any
-// of the suite's claims by chance at most that often.
-func JudgeSuite(srcs []results.Source, dir string) []SuiteEntry {
-	rs := make([]*results.Results, len(srcs))
-	for i, s := range srcs {
-		rs[i] = s.Results
-	}
-	judged := claims.Family(rs, claims.Options{})
-	out := make([]SuiteEntry, len(srcs))
-	for i, s := range srcs {
-		out[i] = SuiteEntry{Source: s, Claims: judged[i]}
-		if rel, err := filepath.Rel(dir, filepath.Join(filepath.Dir(s.Path), HTMLFile)); err == nil {
-			out[i].Report = filepath.ToSlash(rel)
-		}
-	}
-	return out
 }
 
 // SuiteCounts counts the outcomes over every scenario of a suite.

@@ -27,3 +27,15 @@ func docOf(t testing.TB, r *results.Results, vs []compare.Verdict) *Doc {
 	}
 	return d
 }
+
+// judged is c with its pairs' verdicts under compare's default options,
+// as job.Comparison judges them.
+func judged(t testing.TB, c Comparison) Comparison {
+	t.Helper()
+	vs, err := compare.Compare(c.Pairs, compare.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Verdicts = vs
+	return c
+}

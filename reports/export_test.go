@@ -593,8 +593,9 @@ func TestJUnitTimesAddUp(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	vs, err := (Comparison{Pairs: pairs, Scenario: "s", Title: "t", Dir: dir}).Write(&strings.Builder{})
-	if err != nil {
+	c := judged(t, Comparison{Pairs: pairs, Scenario: "s", Title: "t", Dir: dir})
+	vs := c.Verdicts
+	if err := c.Write(&strings.Builder{}); err != nil {
 		t.Fatal(err)
 	}
 	read := func(b []byte) (suite float64, cases []float64) {

@@ -150,7 +150,7 @@ func writeClaimsSuite(dir string, srcs []results.Source, stdout io.Writer) error
 	if dir == "" {
 		return fmt.Errorf("--claims: say where the report goes with -o DIR")
 	}
-	es := reports.JudgeSuite(srcs, dir)
+	es := job.JudgeSuite(srcs, dir)
 	if err := reports.WriteSuiteText(stdout, es); err != nil {
 		return err
 	}
