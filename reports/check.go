@@ -27,7 +27,7 @@ func (o Output) Preflight(dirs ...string) error {
 		return fmt.Errorf("output directory %s: %w", o.Dir, err)
 	}
 	var errs []error
-	for _, name := range []string{ResultsFileName, SummaryFile, HTMLFile, MarkdownFile, CSVFile, JUnitFile,
+	for _, name := range []string{ResultsFileName, summaryFile, HTMLFile, markdownFile, csvFile, JUnitFile,
 		compare.VerdictsFileName, ComparisonMarkdownFile, BaseBenchFile, CandBenchFile} {
 		path := filepath.Join(o.Dir, name)
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
@@ -42,7 +42,7 @@ func (o Output) Preflight(dirs ...string) error {
 			errs = append(errs, err)
 		}
 	}
-	for _, name := range append([]string{HgrmDir, HlogDir}, dirs...) {
+	for _, name := range append([]string{hgrmDir, hlogDir}, dirs...) {
 		path := filepath.Join(o.Dir, name)
 		fi, err := os.Stat(path)
 		switch {
@@ -56,7 +56,7 @@ func (o Output) Preflight(dirs ...string) error {
 			if err := writable(path); err != nil {
 				errs = append(errs, fmt.Errorf("output %s: %w", path, err))
 			}
-			if name == HgrmDir || name == HlogDir {
+			if name == hgrmDir || name == hlogDir {
 				errs = append(errs, checkEntries(path))
 			}
 		}
@@ -111,7 +111,7 @@ func (o Output) Checkpoint(d *Doc) error {
 	if err := WriteText(&table, d); err != nil {
 		return err
 	}
-	if err := files.Write(filepath.Join(o.Dir, SummaryFile), table.Bytes()); err != nil {
+	if err := files.Write(filepath.Join(o.Dir, summaryFile), table.Bytes()); err != nil {
 		return fmt.Errorf("reports: %w", err)
 	}
 	return nil

@@ -24,8 +24,8 @@ func writeBurstsText(w io.Writer, bursts []claims.VariantMaxLoad) {
 	}
 }
 
-// WriteClaimsText writes the claims and their evidence as plain text.
-func WriteClaimsText(w io.Writer, cs []claims.Result) {
+// writeClaimsText writes the claims and their evidence as plain text.
+func writeClaimsText(w io.Writer, cs []claims.Result) {
 	if len(cs) == 0 {
 		return
 	}
@@ -42,9 +42,9 @@ func WriteClaimsText(w io.Writer, cs []claims.Result) {
 	}
 }
 
-// ClosedLoopNote is what every report says about a closed-loop (or
+// closedLoopNote is what every report says about a closed-loop (or
 // burst) scenario's latency.
-const ClosedLoopNote = "CLOSED LOOP: latency is response time (from sending a request to its answer), not from an intended send time; " +
+const closedLoopNote = "CLOSED LOOP: latency is response time (from sending a request to its answer), not from an intended send time; " +
 	"it hides queueing (coordinated omission), so these figures are not comparable with open-loop ones: read the counts, not the tail"
 
 // DeterministicString describes a closed-loop or burst workload in one

@@ -19,10 +19,10 @@ func TestClaimsInReports(t *testing.T) {
 	if err := WriteText(&text, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&md, docOf(t, r, nil)); err != nil {
+	if err := writeMarkdown(&md, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJUnitWithClaims(&junit, "claims", nil, claims.Judge(r), RunTimes(r.Runs, nil)); err != nil {
+	if err := writeJUnitWithClaims(&junit, "claims", nil, claims.Judge(r), runTimes(r.Runs, nil)); err != nil {
 		t.Fatal(err)
 	}
 	html, err := renderHTML(t, r)
@@ -50,7 +50,7 @@ func TestClaimsInReports(t *testing.T) {
 
 func renderHTML(t *testing.T, r *results.Results) (string, error) {
 	var b bytes.Buffer
-	err := WriteHTML(&b, docOf(t, r, nil))
+	err := writeHTML(&b, docOf(t, r, nil))
 	return b.String(), err
 }
 
@@ -94,7 +94,7 @@ func TestBurstsInReports(t *testing.T) {
 	if err := WriteText(&text, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&md, docOf(t, r, nil)); err != nil {
+	if err := writeMarkdown(&md, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	html, err := renderHTML(t, r)

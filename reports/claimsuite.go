@@ -13,9 +13,9 @@ import (
 
 // Claims-suite file names, written by WriteClaimsSuite.
 const (
-	ClaimsHTMLFile     = "claims.html"
-	ClaimsMarkdownFile = "claims.md"
-	ClaimsTextFile     = "claims.txt"
+	claimsHTMLFile     = "claims.html"
+	claimsMarkdownFile = "claims.md"
+	claimsTextFile     = "claims.txt"
 )
 
 // SuiteEntry is one scenario of a claims suite: its results and its
@@ -47,9 +47,9 @@ func WriteClaimsSuite(dir string, es []SuiteEntry) ([]string, error) {
 		name   string
 		render func(*bytes.Buffer) error
 	}{
-		{ClaimsTextFile, func(b *bytes.Buffer) error { return writeSuiteText(b, es) }},
-		{ClaimsMarkdownFile, func(b *bytes.Buffer) error { return writeSuiteMarkdown(b, es) }},
-		{ClaimsHTMLFile, func(b *bytes.Buffer) error { return writeSuiteHTML(b, es) }},
+		{claimsTextFile, func(b *bytes.Buffer) error { return writeSuiteText(b, es) }},
+		{claimsMarkdownFile, func(b *bytes.Buffer) error { return writeSuiteMarkdown(b, es) }},
+		{claimsHTMLFile, func(b *bytes.Buffer) error { return writeSuiteHTML(b, es) }},
 		{JUnitFile, func(b *bytes.Buffer) error { return writeSuiteJUnit(b, es) }},
 	}
 	for _, s := range steps {
@@ -85,7 +85,7 @@ func writeSuiteText(b *bytes.Buffer, es []SuiteEntry) error {
 		if !e.Results.Complete {
 			fmt.Fprintf(b, "   INCOMPLETE: %d of %d runs (%s)\n", len(e.Results.Runs), len(e.Results.Order), e.Results.Error)
 		}
-		WriteClaimsText(b, e.Claims)
+		writeClaimsText(b, e.Claims)
 	}
 	return nil
 }
@@ -97,7 +97,7 @@ func writeSuiteMarkdown(b *bytes.Buffer, es []SuiteEntry) error {
 		s := e.Results.Scenario
 		fmt.Fprintf(b, "\n#### %s\n\n%s\n", mdEscape(s.Name), mdEscape(s.Description))
 		if s.Workload.Deterministic() {
-			fmt.Fprintf(b, "\n%s. %s.\n", mdEscape(DeterministicString(s.Workload)), mdEscape(ClosedLoopNote))
+			fmt.Fprintf(b, "\n%s. %s.\n", mdEscape(DeterministicString(s.Workload)), mdEscape(closedLoopNote))
 		}
 		writeClaimsMarkdown(b, e.Claims)
 	}
@@ -110,7 +110,7 @@ func writeSuiteJUnit(b *bytes.Buffer, es []SuiteEntry) error {
 	for _, e := range es {
 		// A claim is judged on the scenario's whole results: its time and
 		// the suite's are the measured time of every run.
-		t := RunTimes(e.Results.Runs, nil).Total
+		t := runTimes(e.Results.Runs, nil).Total
 		total += t
 		name := e.Results.Scenario.Name
 		suite := junitSuite{Name: "lbbench." + name, Time: junitTime(t)}
@@ -171,7 +171,7 @@ func writeSuiteHTML(b *bytes.Buffer, es []SuiteEntry) error {
 		s := e.Results.Scenario
 		en := entry{Name: s.Name, Description: s.Description, Report: e.Report}
 		if s.Workload.Deterministic() {
-			en.Closed = DeterministicString(s.Workload) + ". " + ClosedLoopNote + "."
+			en.Closed = DeterministicString(s.Workload) + ". " + closedLoopNote + "."
 		}
 		en.Claims, _ = buildClaims(e.Claims)
 		page.Entries = append(page.Entries, en)

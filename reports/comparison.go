@@ -31,14 +31,14 @@ type Calibration struct {
 // WriteCalibration writes c as text.
 func WriteCalibration(w io.Writer, c *Calibration) error {
 	fmt.Fprintf(w, "A/A calibration: each %s's valid runs split in two interleaved halves\n\n", c.Of)
-	if err := WriteCalibrationText(w, c.Halves); err != nil {
+	if err := writeCalibrationText(w, c.Halves); err != nil {
 		return err
 	}
 	if !c.Paired {
 		return nil
 	}
 	fmt.Fprintf(w, "\nPaired calibration: the round-to-round noise of each comparison, and what a round-by-round comparison decides at it\n\n")
-	return WritePairedCalibrationText(w, c.PairedCals)
+	return writePairedCalibrationText(w, c.PairedCals)
 }
 
 // Comparison is one comparison, judged (job.Comparison judges it), with
@@ -71,11 +71,11 @@ func (c Comparison) Write(w io.Writer) error {
 		}
 		fmt.Fprintln(w)
 	}
-	if err := WriteVerdictsText(w, vs); err != nil {
+	if err := writeVerdictsText(w, vs); err != nil {
 		return err
 	}
 	var md bytes.Buffer
-	if err := WriteComparisonMarkdown(&md, title, vs); err != nil {
+	if err := writeComparisonMarkdown(&md, title, vs); err != nil {
 		return err
 	}
 	var errs []error
@@ -99,7 +99,7 @@ func appendFile(path string, data []byte) error {
 // the two benchmark files into dir. A pair with no valid run on a side is
 // left out of the benchmark files, and said in the error after the rest is
 // written; with no complete pair there are no benchmark files (old ones
-// are removed). Both sides' lines of a pair have one name (BenchName), so
+// are removed). Both sides' lines of a pair have one name (benchName), so
 // that benchstat pairs them as compare.Compare did.
 func writeComparisonFiles(dir string, pairs []compare.Pair, vs []compare.Verdict, md []byte, scenario string) error {
 	var js, junit, base, cand bytes.Buffer
@@ -107,7 +107,7 @@ func writeComparisonFiles(dir string, pairs []compare.Pair, vs []compare.Verdict
 		return err
 	}
 	// Each verdict carries its pair's measured time (Verdict.RunTime).
-	if err := WriteJUnit(&junit, scenario, vs, JUnitTimes{}); err != nil {
+	if err := writeJUnit(&junit, scenario, vs, junitTimes{}); err != nil {
 		return err
 	}
 	complete, oneSided := twoSided(pairs)
@@ -118,10 +118,10 @@ func writeComparisonFiles(dir string, pairs []compare.Pair, vs []compare.Verdict
 	}
 	if len(complete) > 0 {
 		for _, p := range complete {
-			if err := WriteBench(&base, BenchName(p), p.Base); err != nil {
+			if err := writeBench(&base, benchName(p), p.Base); err != nil {
 				return err
 			}
-			if err := WriteBench(&cand, BenchName(p), p.Cand); err != nil {
+			if err := writeBench(&cand, benchName(p), p.Cand); err != nil {
 				return err
 			}
 		}

@@ -11,7 +11,7 @@ import (
 // Doc is one report: results and everything the formats show of them,
 // computed once before any format runs (job.Report builds it, calling
 // Summarize, claims.Judge and claims.BurstComparisons once each). Every
-// format (WriteText, WriteMarkdown, WriteCSV, WriteHTML, WriteDir and the
+// format (WriteText, writeMarkdown, writeCSV, writeHTML, WriteDir and the
 // files it writes) is a function of a Doc that only formats: none
 // summarises, judges or merges. A Doc is not modified by the formats, so
 // several may read one at once.

@@ -99,7 +99,7 @@ func TestHlogJavaDefaults(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			run := splitRun(t, h)
 			var log bytes.Buffer
-			if err := WriteIntervalLog(&log, run, scenario.Scenario{}); err != nil {
+			if err := writeIntervalLog(&log, run, scenario.Scenario{}); err != nil {
 				t.Fatal(err)
 			}
 			java := javaProcessor(t, log.Bytes())
@@ -124,7 +124,7 @@ func TestHlogJavaDefaults(t *testing.T) {
 			}
 			// Default ratio = milliseconds: Java's p100 row is lbbench's max
 			// in ms, within the histograms' precision.
-			d, err := ParseHgrm(bytes.NewReader(java))
+			d, err := parseHgrm(bytes.NewReader(java))
 			if err != nil {
 				t.Fatal(err)
 			}

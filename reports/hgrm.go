@@ -18,16 +18,16 @@ const (
 	// DefaultUnitRatio divides the histograms' microseconds into
 	// milliseconds, the unit HdrHistogram's plotters expect by convention.
 	DefaultUnitRatio = 1000.0
-	// DefaultTicksPerHalfDistance is the number of percentile rows per
+	// defaultTicksPerHalfDistance is the number of percentile rows per
 	// halving of the distance to 100%, as in HdrHistogram's own tools
 	// (outputPercentileDistribution's default).
-	DefaultTicksPerHalfDistance = 5
+	defaultTicksPerHalfDistance = 5
 )
 
 // WriteHgrm writes h as an HdrHistogram "percentile distribution" text
 // (the .hgrm format HdrHistogram's plotters read), exactly as
 // HdrHistogram's outputPercentileDistribution writes it with
-// DefaultTicksPerHalfDistance ticks: a header, one row per percentile
+// defaultTicksPerHalfDistance ticks: a header, one row per percentile
 // tick with the value, the percentile (0 to 1), the count of values at or
 // below the value and 1/(1-percentile), a last row at 100%, then a footer
 // with mean, standard deviation, max, total count, buckets and
@@ -97,7 +97,7 @@ func writeHgrm(w io.Writer, h *hdrhistogram.Histogram, unitRatio float64) error 
 			cum += b.Count
 			for 100*float64(cum)/float64(n) >= level {
 				row(b.To, level, cum)
-				ticks := int64(DefaultTicksPerHalfDistance) * int64(math.Pow(2, float64(int64(math.Log(100/(100-level))/math.Log(2))+1)))
+				ticks := int64(defaultTicksPerHalfDistance) * int64(math.Pow(2, float64(int64(math.Log(100/(100-level))/math.Log(2))+1)))
 				level += 100 / float64(ticks)
 				if cum == n {
 					break iterate
@@ -224,15 +224,15 @@ func javaFixed(x float64, prec int) string {
 // Hgrm is a parsed percentile distribution.
 type Hgrm struct {
 	// Rows are the distribution's rows in file order.
-	Rows []HgrmRow
+	Rows []hgrmRow
 	// Mean, StdDev and Max are from the footer, in the file's unit.
 	Mean, StdDev, Max float64
 	// TotalCount is the footer's count of recorded values.
 	TotalCount int64
 }
 
-// HgrmRow is one row of a percentile distribution.
-type HgrmRow struct {
+// hgrmRow is one row of a percentile distribution.
+type hgrmRow struct {
 	// Value is the highest value at this percentile, in the file's unit.
 	Value float64
 	// Percentile is from 0 to 1.
@@ -255,10 +255,10 @@ func (d *Hgrm) ValueAt(p float64) (float64, bool) {
 	return d.Rows[len(d.Rows)-1].Value, true
 }
 
-// ParseHgrm reads a percentile distribution written by WriteHgrm or by
+// parseHgrm reads a percentile distribution written by WriteHgrm or by
 // HdrHistogram's outputPercentileDistribution in other languages. It accepts
 // rows with or without the 1/(1-percentile) column and ignores the header.
-func ParseHgrm(r io.Reader) (*Hgrm, error) {
+func parseHgrm(r io.Reader) (*Hgrm, error) {
 	d := &Hgrm{}
 	sc := bufio.NewScanner(r)
 	line := 0
@@ -292,7 +292,7 @@ func ParseHgrm(r io.Reader) (*Hgrm, error) {
 		if k := len(d.Rows); k > 0 && (p < d.Rows[k-1].Percentile || n < d.Rows[k-1].TotalCount) {
 			return nil, fmt.Errorf("reports: hgrm line %d: percentiles and counts must not decrease", line)
 		}
-		d.Rows = append(d.Rows, HgrmRow{Value: v, Percentile: p, TotalCount: n})
+		d.Rows = append(d.Rows, hgrmRow{Value: v, Percentile: p, TotalCount: n})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reports: read hgrm: %w", err)

@@ -34,11 +34,11 @@ var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"mid": func(a, b float64) float64 { return (a + b) / 2 },
 }).Parse(reportTemplate))
 
-// WriteHTML writes d as one self-contained HTML page: inline CSS and SVG,
+// writeHTML writes d as one self-contained HTML page: inline CSS and SVG,
 // no script, no external URL, so it opens offline, prints, and can be
 // shared as a single file. Every plotted figure is also given as a table.
 // All text from the results is escaped by html/template.
-func WriteHTML(w io.Writer, d *Doc) error {
+func writeHTML(w io.Writer, d *Doc) error {
 	p, err := buildPage(d)
 	if err != nil {
 		return err
@@ -262,7 +262,7 @@ func buildPage(d *Doc) (*page, error) {
 	p.Claims, p.ClaimSum = buildClaims(d.Claims)
 	p.Bursts = d.Bursts
 	if r.Scenario.Workload.Deterministic() {
-		p.ClosedNote = DeterministicString(r.Scenario.Workload) + ". " + ClosedLoopNote
+		p.ClosedNote = DeterministicString(r.Scenario.Workload) + ". " + closedLoopNote
 	}
 	p.Envs = buildEnvs(r, d.Sources)
 	if p.ScenarioDoc, err = buildScenarioDoc(r.Scenario); err != nil {

@@ -39,8 +39,8 @@ func TestJUnitValidates(t *testing.T) {
 	for name, vs := range map[string][]compare.Verdict{"verdicts": testVerdicts(), "none": nil} {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
-			times := JUnitTimes{Total: 90 * time.Second, ByVariant: map[string]time.Duration{"least_conn": 1234567 * time.Millisecond}}
-			if err := WriteJUnit(&buf, "s & <t>", vs, times); err != nil {
+			times := junitTimes{Total: 90 * time.Second, ByVariant: map[string]time.Duration{"least_conn": 1234567 * time.Millisecond}}
+			if err := writeJUnit(&buf, "s & <t>", vs, times); err != nil {
 				t.Fatal(err)
 			}
 			out, ok := xmllintValidate(t, buf.Bytes())
@@ -55,7 +55,7 @@ func TestJUnitValidates(t *testing.T) {
 		{Say: "even & fair", Check: "skew <= 1.1", Outcome: claims.Fails, Evidence: "skew 1.4"},
 		{Say: "bursts", Check: "model", Outcome: claims.Undecided, Evidence: "too few bursts"}}
 	var withClaims, suite bytes.Buffer
-	if err := WriteJUnitWithClaims(&withClaims, "s", testVerdicts(), claims, JUnitTimes{Total: time.Minute}); err != nil {
+	if err := writeJUnitWithClaims(&withClaims, "s", testVerdicts(), claims, junitTimes{Total: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	r := richResults(t)

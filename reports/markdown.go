@@ -14,11 +14,11 @@ import (
 	"github.com/lbbench/lbbench/results"
 )
 
-// WriteMarkdown writes a GitHub-flavoured markdown summary that fits a CI
+// writeMarkdown writes a GitHub-flavoured markdown summary that fits a CI
 // step summary ($GITHUB_STEP_SUMMARY): the variant table, per-worker
 // responses, invalid runs and, when given, the verdicts. Text from the
 // results is escaped so that it renders as written.
-func WriteMarkdown(w io.Writer, d *Doc) error {
+func writeMarkdown(w io.Writer, d *Doc) error {
 	r, sums, verdicts := d.Results, d.Summaries, d.Verdicts
 	s := r.Scenario
 	wl := s.Workload
@@ -29,7 +29,7 @@ func WriteMarkdown(w io.Writer, d *Doc) error {
 	}
 	if wl.Deterministic() {
 		fmt.Fprintf(&b, "%d workers (concurrency %d), %s, %s.\n\n**%s.**\n\n",
-			s.Workers.Count, s.Workers.Concurrency, mdEscape(DeterministicString(wl)), r.RoundsString(), mdEscape(ClosedLoopNote))
+			s.Workers.Count, s.Workers.Concurrency, mdEscape(DeterministicString(wl)), r.RoundsString(), mdEscape(closedLoopNote))
 	} else {
 		fmt.Fprintf(&b, "%d workers (concurrency %d), %s %s req/s for %s (+%s warm-up), %s. "+
 			"Latency from the intended send time; percentiles of all valid runs merged.\n\n",

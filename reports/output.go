@@ -10,8 +10,8 @@ import (
 	"github.com/lbbench/lbbench/internal/files"
 )
 
-// SummaryFile is the summary table's file in an output directory.
-const SummaryFile = "summary.txt"
+// summaryFile is the summary table's file in an output directory.
+const summaryFile = "summary.txt"
 
 // Output is what "lbbench run" and "lbbench model sim" leave when a
 // scenario ends, finished or not: results.json, summary.txt and the report
@@ -47,7 +47,7 @@ func (o Output) Write(w io.Writer, d *Doc) error {
 	if !o.Saved {
 		errs = append(errs, res.WriteFile(o.ResultsPath()))
 	}
-	if err := files.Write(filepath.Join(o.Dir, SummaryFile), table.Bytes()); err != nil {
+	if err := files.Write(filepath.Join(o.Dir, summaryFile), table.Bytes()); err != nil {
 		errs = append(errs, fmt.Errorf("reports: %w", err))
 	}
 	if _, err := WriteDir(o.Dir, d); err != nil {

@@ -21,7 +21,7 @@ func WriteText(w io.Writer, d *Doc) error {
 	if wl.Deterministic() {
 		fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s, %s\n",
 			r.Scenario.Name, r.Scenario.Workers.Count, r.Scenario.Workers.Concurrency, DeterministicString(wl), r.RoundsString())
-		fmt.Fprintf(w, "%s\n\n", ClosedLoopNote)
+		fmt.Fprintf(w, "%s\n\n", closedLoopNote)
 	} else {
 		fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s %.0f req/s for %s (+%s warm-up), %s\n",
 			r.Scenario.Name, r.Scenario.Workers.Count, r.Scenario.Workers.Concurrency,
@@ -84,7 +84,7 @@ func WriteText(w io.Writer, d *Doc) error {
 		}
 	}
 	writeBurstsText(w, d.Bursts)
-	WriteClaimsText(w, d.Claims)
+	writeClaimsText(w, d.Claims)
 	if !r.Complete {
 		fmt.Fprintf(w, "\nINCOMPLETE: %d of %d runs finished (%s)\n", len(r.Runs), len(r.Order), r.Error)
 	}

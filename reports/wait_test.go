@@ -28,10 +28,10 @@ func TestWaitShownWhereMeasured(t *testing.T) {
 	if err := WriteText(&text, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&md, docOf(t, r, nil)); err != nil {
+	if err := writeMarkdown(&md, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(&html, docOf(t, r, nil)); err != nil {
+	if err := writeHTML(&html, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	// Two runs of 1000 merged: p50 about 5 ms, p99.9 about 10 ms (at the
