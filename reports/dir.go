@@ -50,13 +50,13 @@ func WriteDir(dir string, d *Doc) ([]string, error) {
 	for _, s := range d.Summaries {
 		base := names.name(s.Name)
 		if err := write(filepath.Join(hgrmDir, base+".hgrm"), func(b *bytes.Buffer) error {
-			return WriteHgrm(b, s.Histogram, d.UnitRatio)
+			return writeHistogramHgrm(b, s.Histogram, d.UnitRatio)
 		}); err != nil {
 			return files.written, err
 		}
 		for _, c := range s.Classes {
 			if err := write(filepath.Join(hgrmDir, names.name(s.Name+"\x00"+c.Name)+".hgrm"), func(b *bytes.Buffer) error {
-				return WriteHgrm(b, c.Histogram, d.UnitRatio)
+				return writeHistogramHgrm(b, c.Histogram, d.UnitRatio)
 			}); err != nil {
 				return files.written, err
 			}

@@ -188,7 +188,7 @@ func TestHgrmRoundTrip(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, ratio := range []float64{0, 1, 1000, 1e6} {
 				var buf bytes.Buffer
-				if err := WriteHgrm(&buf, h, ratio); err != nil {
+				if err := writeHistogramHgrm(&buf, h, ratio); err != nil {
 					t.Fatal(err)
 				}
 				d, err := parseHgrm(bytes.NewReader(buf.Bytes()))
@@ -207,7 +207,7 @@ func TestHgrmRoundTrip(t *testing.T) {
 
 // checkHgrm compares a parsed distribution with its histogram: the footer,
 // every row's cumulative count, and the headline percentiles.
-func checkHgrm(t *testing.T, h *results.Histogram, d *Hgrm, unit float64) {
+func checkHgrm(t *testing.T, h *results.Histogram, d *parsedHgrm, unit float64) {
 	t.Helper()
 	// Values are printed with three decimals of the unit.
 	tol := 0.0005 + 1e-9
@@ -285,7 +285,7 @@ func checkHgrm(t *testing.T, h *results.Histogram, d *Hgrm, unit float64) {
 
 func TestHgrmBadRatio(t *testing.T) {
 	for _, r := range []float64{-1, math.NaN(), math.Inf(1)} {
-		if err := WriteHgrm(&bytes.Buffer{}, results.NewHistogram(), r); err == nil {
+		if err := writeHistogramHgrm(&bytes.Buffer{}, results.NewHistogram(), r); err == nil {
 			t.Errorf("ratio %g accepted", r)
 		}
 	}
@@ -311,7 +311,7 @@ func TestParseHgrmErrors(t *testing.T) {
 func FuzzParseHgrm(f *testing.F) {
 	for _, h := range testHistograms() {
 		var buf bytes.Buffer
-		WriteHgrm(&buf, h, 0)
+		writeHistogramHgrm(&buf, h, 0)
 		f.Add(buf.Bytes())
 	}
 	f.Add([]byte("1 0.5 3\n#[Max = 2, Total count = 3]\n"))

@@ -89,7 +89,7 @@ func splitRun(t *testing.T, h *results.Histogram) results.Run {
 
 // TestHlogJavaDefaults: Java's HistogramLogProcessor, with its default
 // unit ratio, reads lbbench's .hlog as milliseconds, and prints exactly
-// what WriteHgrm prints for the same (nanosecond) histogram.
+// what writeHistogramHgrm prints for the same (nanosecond) histogram.
 func TestHlogJavaDefaults(t *testing.T) {
 	needJava(t)
 	for name, h := range testHistograms() {
@@ -120,7 +120,7 @@ func TestHlogJavaDefaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := lineDiff(java, ours.Bytes()); diff != "" {
-				t.Fatalf("Java's HistogramLogProcessor and WriteHgrm differ:\n%s", diff)
+				t.Fatalf("Java's HistogramLogProcessor and writeHistogramHgrm differ:\n%s", diff)
 			}
 			// Default ratio = milliseconds: Java's p100 row is lbbench's max
 			// in ms, within the histograms' precision.
@@ -165,7 +165,7 @@ func TestHgrmMatchesJava(t *testing.T) {
 				java = rest
 			}
 			var ours bytes.Buffer
-			if err := WriteHgrm(&ours, h, 0); err != nil {
+			if err := writeHistogramHgrm(&ours, h, 0); err != nil {
 				t.Fatal(err)
 			}
 			if h.TotalCount() == 0 {
@@ -177,7 +177,7 @@ func TestHgrmMatchesJava(t *testing.T) {
 				return
 			}
 			if diff := lineDiff(java, ours.Bytes()); diff != "" {
-				t.Fatalf("Java's HistogramLogProcessor and WriteHgrm differ:\n%s", diff)
+				t.Fatalf("Java's HistogramLogProcessor and writeHistogramHgrm differ:\n%s", diff)
 			}
 		})
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/lbbench/lbbench/results"
 )
 
-// Defaults for WriteHgrm.
+// Defaults for writeHistogramHgrm.
 const (
 	// DefaultUnitRatio divides the histograms' microseconds into
 	// milliseconds, the unit HdrHistogram's plotters expect by convention.
@@ -24,7 +24,7 @@ const (
 	defaultTicksPerHalfDistance = 5
 )
 
-// WriteHgrm writes h as an HdrHistogram "percentile distribution" text
+// writeHistogramHgrm writes h as an HdrHistogram "percentile distribution" text
 // (the .hgrm format HdrHistogram's plotters read), exactly as
 // HdrHistogram's outputPercentileDistribution writes it with
 // defaultTicksPerHalfDistance ticks: a header, one row per percentile
@@ -42,7 +42,7 @@ const (
 // Formatter does (half up on the shortest decimal form), so the file is
 // byte for byte what Java's HistogramLogProcessor prints for the same
 // histogram and ratio.
-func WriteHgrm(w io.Writer, h *results.Histogram, unitRatio float64) error {
+func writeHistogramHgrm(w io.Writer, h *results.Histogram, unitRatio float64) error {
 	if unitRatio == 0 {
 		unitRatio = DefaultUnitRatio
 	}
@@ -55,7 +55,7 @@ func WriteHgrm(w io.Writer, h *results.Histogram, unitRatio float64) error {
 	return writeHgrm(w, h.Histogram, unitRatio)
 }
 
-// WriteHgrmOf is WriteHgrm for any HdrHistogram (for example one of
+// WriteHgrmOf is writeHistogramHgrm for any HdrHistogram (for example one of
 // nanoseconds from Nanos): values are h's, in its own unit, divided by
 // unitRatio, which must be > 0.
 func WriteHgrmOf(w io.Writer, h *hdrhistogram.Histogram, unitRatio float64) error {
@@ -65,7 +65,7 @@ func WriteHgrmOf(w io.Writer, h *hdrhistogram.Histogram, unitRatio float64) erro
 	return writeHgrm(w, h, unitRatio)
 }
 
-// writeHgrm is WriteHgrm for any HdrHistogram, in its own unit.
+// writeHgrm is writeHistogramHgrm for any HdrHistogram, in its own unit.
 func writeHgrm(w io.Writer, h *hdrhistogram.Histogram, unitRatio float64) error {
 	digits := int(h.SignificantFigures())
 	bw := bufio.NewWriter(w)
@@ -221,8 +221,8 @@ func javaFixed(x float64, prec int) string {
 	return s
 }
 
-// Hgrm is a parsed percentile distribution.
-type Hgrm struct {
+// parsedHgrm is a parsed percentile distribution.
+type parsedHgrm struct {
 	// Rows are the distribution's rows in file order.
 	Rows []hgrmRow
 	// Mean, StdDev and Max are from the footer, in the file's unit.
@@ -243,7 +243,7 @@ type hgrmRow struct {
 
 // ValueAt returns the value of the first row whose percentile is at least
 // p (0 to 1), or the last row's value; false when there are no rows.
-func (d *Hgrm) ValueAt(p float64) (float64, bool) {
+func (d *parsedHgrm) ValueAt(p float64) (float64, bool) {
 	if len(d.Rows) == 0 {
 		return 0, false
 	}
@@ -255,11 +255,11 @@ func (d *Hgrm) ValueAt(p float64) (float64, bool) {
 	return d.Rows[len(d.Rows)-1].Value, true
 }
 
-// parseHgrm reads a percentile distribution written by WriteHgrm or by
+// parseHgrm reads a percentile distribution written by writeHistogramHgrm or by
 // HdrHistogram's outputPercentileDistribution in other languages. It accepts
 // rows with or without the 1/(1-percentile) column and ignores the header.
-func parseHgrm(r io.Reader) (*Hgrm, error) {
-	d := &Hgrm{}
+func parseHgrm(r io.Reader) (*parsedHgrm, error) {
+	d := &parsedHgrm{}
 	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
@@ -301,7 +301,7 @@ func parseHgrm(r io.Reader) (*Hgrm, error) {
 }
 
 // parseHgrmFooter reads lines like "#[Mean    =        2.113, StdDeviation   =        5.212]".
-func parseHgrmFooter(d *Hgrm, text string) error {
+func parseHgrmFooter(d *parsedHgrm, text string) error {
 	body := strings.TrimSuffix(strings.TrimPrefix(text, "#["), "]")
 	for part := range strings.SplitSeq(body, ",") {
 		k, v, ok := strings.Cut(part, "=")
