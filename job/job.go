@@ -7,6 +7,14 @@
 // scenario's claims (package claims), writes the report and its exports
 // (package reports), and ends with the exit status CI acts on.
 //
+// It is also where every report is computed, for every command that
+// writes one: Report builds the one document (summaries, judged claims,
+// bursts beside the model) that each format of package reports only
+// formats; Comparison and CalibrateVariants judge a comparison that
+// reports.Comparison writes; JudgeSuite judges a claims suite. Package
+// reports calls no judging function of compare or claims
+// (internal/archtest).
+//
 // The command line turns flags into Options and calls Run; everything a
 // test of the job's outcome needs is here, not in cmd.
 package job
@@ -157,8 +165,10 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 		runErr = errors.Join(runErr, err)
 	}
 	output.Comparison = cmp.text()
-	output.Options = cmp.reportOptions()
-	err = output.Write(o.Stdout, res)
+	doc, err := Report(res, cmp.verdictsOrNil(), nil)
+	if err == nil {
+		err = output.Write(o.Stdout, doc)
+	}
 	if err != nil {
 		runErr = errors.Join(runErr, err)
 	}
@@ -170,7 +180,7 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 	if runErr != nil {
 		return res, stoppedEarly(ctx, runErr, res, saved, output.ResultsPath())
 	}
-	return res, outcome(res, cmp, o)
+	return res, outcome(doc, cmp, o)
 }
 
 // withBaseline builds lbbench at o.Baseline and adds its twin to every
@@ -226,7 +236,7 @@ func (o *Options) untilDecided() error {
 			if err != nil {
 				return false, ""
 			}
-			vs, err := compare.Compare(pairs, o.lookAt(round))
+			vs, err := verdicts(pairs, o.lookAt(round))
 			if err != nil || !compare.Decided(vs) {
 				return false, ""
 			}
@@ -254,7 +264,11 @@ func run(ctx context.Context, o Options, d harness.Driver, output *reports.Outpu
 	saved = -1
 	opts := append([]harness.Option{
 		harness.WithCheckpoint(func(r *results.Results) error {
-			if err := output.Checkpoint(r); err != nil {
+			doc, err := Report(r, nil, nil)
+			if err == nil {
+				err = output.Checkpoint(doc)
+			}
+			if err != nil {
 				output.Saved = false
 				return err
 			}
@@ -269,13 +283,14 @@ func run(ctx context.Context, o Options, d harness.Driver, output *reports.Outpu
 // outcome is the exit status of a job whose scenario finished: failed
 // runs first, then failing claims (with FailOnClaims), then the gate's
 // verdict.
-func outcome(res *results.Results, cmp *comparison, o Options) error {
+func outcome(doc *reports.Doc, cmp *comparison, o Options) error {
+	res := doc.Results
 	if n := FailedRuns(res); n > 0 {
 		return &Error{Code: ExitFailedRuns, Err: fmt.Errorf("%d of %d runs failed (a process died or stopped answering; see \"invalid runs\" above): they are recorded in %s and left out of every comparison",
 			n, len(res.Runs), filepath.Join(o.Out, reports.ResultsFileName))}
 	}
 	if o.FailOnClaims {
-		if n := claims.Failed(claims.Judge(res)); n > 0 {
+		if n := claims.Failed(doc.Claims); n > 0 {
 			return &Error{Code: ExitClaims, Err: fmt.Errorf("%d of %d claims fail (see the claims in %s)", n, len(res.Scenario.Claims), o.Out)}
 		}
 	}
@@ -401,7 +416,7 @@ func compareRun(res *results.Results, runErr error, o Options) (*comparison, err
 	if st := res.Stop; st != nil {
 		fmt.Fprintf(&buf, "rounds: %d of at most %d: %s\n", st.Rounds, st.MaxRounds, st.Reason)
 	}
-	c.verdicts, err = reports.Comparison{Pairs: pairs, Options: copts, Calibrate: o.Calibrate, Title: title, Scenario: res.Scenario.Name,
+	c.verdicts, err = Comparison{Pairs: pairs, Options: copts, Calibrate: o.Calibrate, Title: title, Scenario: res.Scenario.Name,
 		Dir: o.Out, StepSummary: o.StepSummary}.Write(&buf)
 	if errors.Is(err, reports.ErrOneSided) {
 		// A run's own comparison says so and goes on: the run's exit
@@ -432,12 +447,13 @@ func pairsFor(res *results.Results, o Options) (pairs []compare.Pair, title, hea
 	return pairs, title, head, nil
 }
 
-// reportOptions shows the verdicts in the HTML report.
-func (c *comparison) reportOptions() []reports.Option {
+// verdictsOrNil are the verdicts the report shows: nil when nothing was
+// compared.
+func (c *comparison) verdictsOrNil() []compare.Verdict {
 	if c == nil {
 		return nil
 	}
-	return []reports.Option{reports.WithVerdicts(c.verdicts)}
+	return c.verdicts
 }
 
 // text is the verdict table, nil when nothing was compared.

@@ -66,7 +66,11 @@ func TestSimulateResults(t *testing.T) {
 		t.Errorf("read back: simulated %v, %d recorded of %d requests, %d intervals", back.Simulated, back.Runs[0].Latency.TotalCount(), back.Runs[0].Requests, len(back.Runs[0].Intervals))
 	}
 	var buf bytes.Buffer
-	if err := reports.WriteText(&buf, back); err != nil {
+	sums, err := reports.Summarize(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reports.WriteText(&buf, &reports.Doc{Results: back, Summaries: sums}); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range s.Variants {

@@ -15,7 +15,7 @@ import (
 )
 
 // BaseBenchFile and CandBenchFile are files a comparison writes beside
-// verdicts.json: Go benchmark lines of each side (WriteBench), for
+// verdicts.json: Go benchmark lines of each side (writeBench), for
 // benchstat.
 const (
 	BaseBenchFile = "base.bench.txt"
@@ -26,8 +26,8 @@ const (
 // its benchmark files because a side of a pair has no valid run.
 var ErrOneSided = errors.New("one-sided comparison")
 
-// ValidRuns counts the valid runs among runs.
-func ValidRuns(runs []results.Run) int {
+// validRuns counts the valid runs among runs.
+func validRuns(runs []results.Run) int {
 	n := 0
 	for i := range runs {
 		if runs[i].Valid {
@@ -37,12 +37,12 @@ func ValidRuns(runs []results.Run) int {
 	return n
 }
 
-// BenchName names a pair's lines in both benchmark files: the variant
+// benchName names a pair's lines in both benchmark files: the variant
 // alone when both sides are the same variant (two builds), else the
 // candidate and its baseline, so that benchstat's row says which variant
 // each file's column holds ("variant=least_conn/baseline=reuseport": the
 // base file's values are reuseport's).
-func BenchName(p compare.Pair) string {
+func benchName(p compare.Pair) string {
 	if p.Baseline == "" || p.Baseline == p.Variant || strings.HasPrefix(p.Baseline, p.Variant+compare.BuildSeparator) {
 		return "variant=" + p.Variant
 	}
@@ -57,10 +57,10 @@ func twoSided(pairs []compare.Pair) ([]compare.Pair, error) {
 	var ok []compare.Pair
 	for _, p := range pairs {
 		m := len(missing)
-		if ValidRuns(p.Base) == 0 {
+		if validRuns(p.Base) == 0 {
 			missing = append(missing, fmt.Sprintf("baseline %q of %q has no valid run (%d run(s))", p.Baseline, p.Variant, len(p.Base)))
 		}
-		if ValidRuns(p.Cand) == 0 {
+		if validRuns(p.Cand) == 0 {
 			missing = append(missing, fmt.Sprintf("candidate %q has no valid run (%d run(s))", p.Variant, len(p.Cand)))
 		}
 		if len(missing) == m {
@@ -80,7 +80,7 @@ func twoSided(pairs []compare.Pair) ([]compare.Pair, error) {
 	return ok, fmt.Errorf("reports: %s (%w: benchstat would show one column alone): %s", what, ErrOneSided, strings.Join(missing, "; "))
 }
 
-// WriteBench writes one Go benchmark line per valid run, so that benchstat
+// writeBench writes one Go benchmark line per valid run, so that benchstat
 // reads them:
 //
 //	BenchmarkLB/variant=least_conn 1 2345000 p50-ns 12345000 p99-ns 23456000 p99.9-ns 0 error-ratio
@@ -89,8 +89,8 @@ func twoSided(pairs []compare.Pair) ([]compare.Pair, error) {
 // offered schedule, the same in every run, and is left out. name labels
 // the lines after "BenchmarkLB/" (spaces become underscores): give the two
 // sides of a comparison the same name, in two files, and
-// `benchstat base.txt cand.txt` compares them (see BenchName).
-func WriteBench(w io.Writer, name string, runs []results.Run) error {
+// `benchstat base.txt cand.txt` compares them (see benchName).
+func writeBench(w io.Writer, name string, runs []results.Run) error {
 	label := strings.Map(func(r rune) rune {
 		if unicode.IsSpace(r) {
 			return '_'

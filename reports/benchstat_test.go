@@ -31,7 +31,7 @@ func TestBenchstatCompares(t *testing.T) {
 		Base: resultstest.Runs(rng, "reuseport", 6, 1, 0.05), Cand: resultstest.Runs(rng, "least_conn", 6, 1.5, 0.05)}}
 	dir := t.TempDir()
 	var out strings.Builder
-	if _, err := (Comparison{Pairs: pairs, Scenario: "s", Title: "t", Dir: dir}).Write(&out); err != nil {
+	if err := judged(t, Comparison{Pairs: pairs, Scenario: "s", Title: "t", Dir: dir}).Write(&out); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -87,7 +87,7 @@ func TestBenchFilesRefuseOneSided(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, err := (Comparison{Pairs: []compare.Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}, Dir: dir}).Write(&strings.Builder{})
+			err := judged(t, Comparison{Pairs: []compare.Pair{{Variant: "b", Baseline: "a", Base: base, Cand: cand}}, Dir: dir}).Write(&strings.Builder{})
 			if err == nil || !strings.Contains(err.Error(), side) || !strings.Contains(err.Error(), "no valid run") || !strings.Contains(err.Error(), "benchstat") {
 				t.Fatalf("error %v, want one naming the %s without a valid run", err, side)
 			}
@@ -124,7 +124,7 @@ func TestBenchFilesSayWhichVariant(t *testing.T) {
 		{Variant: "p2c", Baseline: "reuseport", Base: resultstest.Runs(rng, "reuseport", 6, 1, 0.05), Cand: dead},
 	}
 	dir := t.TempDir()
-	_, err = (Comparison{Pairs: pairs, Scenario: "s", Title: "t", Dir: dir}).Write(&strings.Builder{})
+	err = judged(t, Comparison{Pairs: pairs, Scenario: "s", Title: "t", Dir: dir}).Write(&strings.Builder{})
 	if !errors.Is(err, ErrOneSided) || !strings.Contains(err.Error(), `candidate "p2c" has no valid run`) || !strings.Contains(err.Error(), "1 complete pair(s) only") {
 		t.Fatalf("error %v, want one saying p2c is left out and the complete pair written", err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/internal/files"
-	"github.com/lbbench/lbbench/results"
 )
 
 // Preflight makes sure, before a scenario's first run, that everything Write
@@ -28,7 +27,7 @@ func (o Output) Preflight(dirs ...string) error {
 		return fmt.Errorf("output directory %s: %w", o.Dir, err)
 	}
 	var errs []error
-	for _, name := range []string{ResultsFileName, SummaryFile, HTMLFile, MarkdownFile, CSVFile, JUnitFile,
+	for _, name := range []string{ResultsFileName, summaryFile, HTMLFile, markdownFile, csvFile, JUnitFile,
 		compare.VerdictsFileName, ComparisonMarkdownFile, BaseBenchFile, CandBenchFile} {
 		path := filepath.Join(o.Dir, name)
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
@@ -43,7 +42,7 @@ func (o Output) Preflight(dirs ...string) error {
 			errs = append(errs, err)
 		}
 	}
-	for _, name := range append([]string{HgrmDir, HlogDir}, dirs...) {
+	for _, name := range append([]string{hgrmDir, hlogDir}, dirs...) {
 		path := filepath.Join(o.Dir, name)
 		fi, err := os.Stat(path)
 		switch {
@@ -57,7 +56,7 @@ func (o Output) Preflight(dirs ...string) error {
 			if err := writable(path); err != nil {
 				errs = append(errs, fmt.Errorf("output %s: %w", path, err))
 			}
-			if name == HgrmDir || name == HlogDir {
+			if name == hgrmDir || name == hlogDir {
 				errs = append(errs, checkEntries(path))
 			}
 		}
@@ -100,19 +99,19 @@ func writable(dir string) error {
 	return os.Remove(name)
 }
 
-// Checkpoint writes results.json and summary.txt for res, each atomically:
+// Checkpoint writes results.json and summary.txt of d, each atomically:
 // what "lbbench run" saves after every run, so that a reader (or a
 // scenario that dies) always finds both whole and up to date.
-func (o Output) Checkpoint(res *results.Results) error {
-	if err := res.WriteFile(o.ResultsPath()); err != nil {
+func (o Output) Checkpoint(d *Doc) error {
+	if err := d.Results.WriteFile(o.ResultsPath()); err != nil {
 		return err
 	}
 	var table bytes.Buffer
 	table.WriteString(o.Note)
-	if err := WriteText(&table, res); err != nil {
+	if err := WriteText(&table, d); err != nil {
 		return err
 	}
-	if err := files.Write(filepath.Join(o.Dir, SummaryFile), table.Bytes()); err != nil {
+	if err := files.Write(filepath.Join(o.Dir, summaryFile), table.Bytes()); err != nil {
 		return fmt.Errorf("reports: %w", err)
 	}
 	return nil

@@ -8,14 +8,13 @@ import (
 
 	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/compare"
-	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/workloads"
 )
 
 // writeBurstsText writes every variant's largest load per burst beside
 // the model.
-func writeBurstsText(w io.Writer, r *results.Results) {
-	for _, b := range claims.BurstComparisons(r) {
+func writeBurstsText(w io.Writer, bursts []claims.VariantMaxLoad) {
+	for _, b := range bursts {
 		fmt.Fprintf(w, "\nlargest load per burst, %s (%d bursts of %d over %d workers%s): share of bursts, measured vs model balls (random dispatch, exact)\n",
 			b.Variant, b.Bursts, b.Tasks, b.Workers, b.LeftOut())
 		for _, row := range b.Rows {
@@ -25,8 +24,8 @@ func writeBurstsText(w io.Writer, r *results.Results) {
 	}
 }
 
-// WriteClaimsText writes the claims and their evidence as plain text.
-func WriteClaimsText(w io.Writer, cs []claims.Result) {
+// writeClaimsText writes the claims and their evidence as plain text.
+func writeClaimsText(w io.Writer, cs []claims.Result) {
 	if len(cs) == 0 {
 		return
 	}
@@ -43,9 +42,9 @@ func WriteClaimsText(w io.Writer, cs []claims.Result) {
 	}
 }
 
-// ClosedLoopNote is what every report says about a closed-loop (or
+// closedLoopNote is what every report says about a closed-loop (or
 // burst) scenario's latency.
-const ClosedLoopNote = "CLOSED LOOP: latency is response time (from sending a request to its answer), not from an intended send time; " +
+const closedLoopNote = "CLOSED LOOP: latency is response time (from sending a request to its answer), not from an intended send time; " +
 	"it hides queueing (coordinated omission), so these figures are not comparable with open-loop ones: read the counts, not the tail"
 
 // DeterministicString describes a closed-loop or burst workload in one

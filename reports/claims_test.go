@@ -16,16 +16,16 @@ func TestClaimsInReports(t *testing.T) {
 		scenario.Claim{Say: "fast is even", Check: "skew(fast) <= 1.1"},
 		scenario.Claim{Say: "slow is even", Check: "skew(slow) <= 1.1"})
 	var text, md, junit bytes.Buffer
-	if err := WriteText(&text, r); err != nil {
+	if err := WriteText(&text, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&md, r, nil); err != nil {
+	if err := writeMarkdown(&md, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJUnitWithClaims(&junit, "claims", nil, claims.Judge(r), RunTimes(r.Runs, nil)); err != nil {
+	if err := writeJUnitWithClaims(&junit, "claims", nil, claims.Judge(r), runTimes(r.Runs, nil)); err != nil {
 		t.Fatal(err)
 	}
-	html, err := renderHTML(r)
+	html, err := renderHTML(t, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +48,9 @@ func TestClaimsInReports(t *testing.T) {
 	}
 }
 
-func renderHTML(r *results.Results) (string, error) {
+func renderHTML(t *testing.T, r *results.Results) (string, error) {
 	var b bytes.Buffer
-	err := WriteHTML(&b, r)
+	err := writeHTML(&b, docOf(t, r, nil))
 	return b.String(), err
 }
 
@@ -59,12 +59,12 @@ func renderHTML(r *results.Results) (string, error) {
 func TestCombineKeepsClosedLoopApart(t *testing.T) {
 	open := resultstest.ClaimResults(1, scenario.Claim{Say: "x", Check: "skew(fast) <= 1.1"})
 	closed := resultstest.BurstResults(10, 1, "maxload(fast) == 2")
-	if _, err := Combine([]Source{{Label: "a", Path: "a", Results: open}, {Label: "b", Path: "b", Results: closed}}); err == nil ||
+	if _, err := results.Combine([]results.Source{{Label: "a", Path: "a", Results: open}, {Label: "b", Path: "b", Results: closed}}); err == nil ||
 		!strings.Contains(err.Error(), "closed-loop") {
 		t.Errorf("combining closed and open loop: %v", err)
 	}
 	other := resultstest.ClaimResults(1, scenario.Claim{Say: "y", Check: "skew(slow) <= 1.1"})
-	c, err := Combine([]Source{{Label: "a", Path: "a", Results: open}, {Label: "b", Path: "b", Results: other}})
+	c, err := results.Combine([]results.Source{{Label: "a", Path: "a", Results: open}, {Label: "b", Path: "b", Results: other}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,13 +91,13 @@ func TestBurstsInReports(t *testing.T) {
 		t.Errorf("model distribution sums to %g", total)
 	}
 	var text, md bytes.Buffer
-	if err := WriteText(&text, r); err != nil {
+	if err := WriteText(&text, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&md, r, nil); err != nil {
+	if err := writeMarkdown(&md, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	html, err := renderHTML(r)
+	html, err := renderHTML(t, r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/lbbench/lbbench/claims"
@@ -14,39 +13,19 @@ import (
 
 // Claims-suite file names, written by WriteClaimsSuite.
 const (
-	ClaimsHTMLFile     = "claims.html"
-	ClaimsMarkdownFile = "claims.md"
-	ClaimsTextFile     = "claims.txt"
+	claimsHTMLFile     = "claims.html"
+	claimsMarkdownFile = "claims.md"
+	claimsTextFile     = "claims.txt"
 )
 
 // SuiteEntry is one scenario of a claims suite: its results and its
-// claims judged.
+// claims judged (job.JudgeSuite).
 type SuiteEntry struct {
-	Source
+	results.Source
 	Claims []claims.Result
 	// Report is the path of the scenario's own report, relative to the
 	// suite's directory ("" when unknown).
 	Report string
-}
-
-// JudgeSuite judges the claims of every source, the suite's statistical
-// and model claims as one family (claims.Family: Holm's procedure at
-// claims.DefaultAlpha over all of them), so that a correct tree fails any
-// of the suite's claims by chance at most that often.
-func JudgeSuite(srcs []Source, dir string) []SuiteEntry {
-	rs := make([]*results.Results, len(srcs))
-	for i, s := range srcs {
-		rs[i] = s.Results
-	}
-	judged := claims.Family(rs, claims.Options{})
-	out := make([]SuiteEntry, len(srcs))
-	for i, s := range srcs {
-		out[i] = SuiteEntry{Source: s, Claims: judged[i]}
-		if rel, err := filepath.Rel(dir, filepath.Join(filepath.Dir(s.Path), HTMLFile)); err == nil {
-			out[i].Report = filepath.ToSlash(rel)
-		}
-	}
-	return out
 }
 
 // SuiteCounts counts the outcomes over every scenario of a suite.
@@ -68,9 +47,9 @@ func WriteClaimsSuite(dir string, es []SuiteEntry) ([]string, error) {
 		name   string
 		render func(*bytes.Buffer) error
 	}{
-		{ClaimsTextFile, func(b *bytes.Buffer) error { return writeSuiteText(b, es) }},
-		{ClaimsMarkdownFile, func(b *bytes.Buffer) error { return writeSuiteMarkdown(b, es) }},
-		{ClaimsHTMLFile, func(b *bytes.Buffer) error { return writeSuiteHTML(b, es) }},
+		{claimsTextFile, func(b *bytes.Buffer) error { return writeSuiteText(b, es) }},
+		{claimsMarkdownFile, func(b *bytes.Buffer) error { return writeSuiteMarkdown(b, es) }},
+		{claimsHTMLFile, func(b *bytes.Buffer) error { return writeSuiteHTML(b, es) }},
 		{JUnitFile, func(b *bytes.Buffer) error { return writeSuiteJUnit(b, es) }},
 	}
 	for _, s := range steps {
@@ -106,7 +85,7 @@ func writeSuiteText(b *bytes.Buffer, es []SuiteEntry) error {
 		if !e.Results.Complete {
 			fmt.Fprintf(b, "   INCOMPLETE: %d of %d runs (%s)\n", len(e.Results.Runs), len(e.Results.Order), e.Results.Error)
 		}
-		WriteClaimsText(b, e.Claims)
+		writeClaimsText(b, e.Claims)
 	}
 	return nil
 }
@@ -118,7 +97,7 @@ func writeSuiteMarkdown(b *bytes.Buffer, es []SuiteEntry) error {
 		s := e.Results.Scenario
 		fmt.Fprintf(b, "\n#### %s\n\n%s\n", mdEscape(s.Name), mdEscape(s.Description))
 		if s.Workload.Deterministic() {
-			fmt.Fprintf(b, "\n%s. %s.\n", mdEscape(DeterministicString(s.Workload)), mdEscape(ClosedLoopNote))
+			fmt.Fprintf(b, "\n%s. %s.\n", mdEscape(DeterministicString(s.Workload)), mdEscape(closedLoopNote))
 		}
 		writeClaimsMarkdown(b, e.Claims)
 	}
@@ -131,7 +110,7 @@ func writeSuiteJUnit(b *bytes.Buffer, es []SuiteEntry) error {
 	for _, e := range es {
 		// A claim is judged on the scenario's whole results: its time and
 		// the suite's are the measured time of every run.
-		t := RunTimes(e.Results.Runs, nil).Total
+		t := runTimes(e.Results.Runs, nil).Total
 		total += t
 		name := e.Results.Scenario.Name
 		suite := junitSuite{Name: "lbbench." + name, Time: junitTime(t)}
@@ -192,7 +171,7 @@ func writeSuiteHTML(b *bytes.Buffer, es []SuiteEntry) error {
 		s := e.Results.Scenario
 		en := entry{Name: s.Name, Description: s.Description, Report: e.Report}
 		if s.Workload.Deterministic() {
-			en.Closed = DeterministicString(s.Workload) + ". " + ClosedLoopNote + "."
+			en.Closed = DeterministicString(s.Workload) + ". " + closedLoopNote + "."
 		}
 		en.Claims, _ = buildClaims(e.Claims)
 		page.Entries = append(page.Entries, en)

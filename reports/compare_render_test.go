@@ -30,11 +30,11 @@ func fixedVerdicts(t *testing.T) []compare.Verdict {
 func TestComparisonOutputsGolden(t *testing.T) {
 	vs := fixedVerdicts(t)
 	var text, md, js bytes.Buffer
-	if err := WriteVerdictsText(&text, vs); err != nil {
+	if err := writeVerdictsText(&text, vs); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "compare.txt.golden", text.Bytes())
-	if err := WriteComparisonMarkdown(&md, "main vs pr", vs); err != nil {
+	if err := writeComparisonMarkdown(&md, "main vs pr", vs); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "compare.md.golden", md.Bytes())
@@ -58,7 +58,7 @@ func TestWriteBench(t *testing.T) {
 	runs := []results.Run{resultstest.Run("a", 1, 0), resultstest.Run("a", 1.1, 10), resultstest.Run("a", 9, 0)}
 	runs[2].Valid = false
 	var b bytes.Buffer
-	if err := WriteBench(&b, "variant=least conn", runs); err != nil {
+	if err := writeBench(&b, "variant=least conn", runs); err != nil {
 		t.Fatal(err)
 	}
 	// The Go benchmark format: name, iterations, then value-unit pairs.

@@ -15,7 +15,7 @@ import (
 )
 
 // ComparisonMarkdownFile is the comparison's markdown
-// (WriteComparisonMarkdown), a file a comparison writes beside
+// (writeComparisonMarkdown), a file a comparison writes beside
 // verdicts.json.
 const ComparisonMarkdownFile = "comparison.md"
 
@@ -41,9 +41,9 @@ func cells(v compare.Verdict) (ratio, ci, tol, p string) {
 	return ratio, ci, tol, p
 }
 
-// WriteVerdictsText writes verdicts as a terminal table, then the overall
+// writeVerdictsText writes verdicts as a terminal table, then the overall
 // outcome and each verdict's reason.
-func WriteVerdictsText(w io.Writer, vs []compare.Verdict) error {
+func writeVerdictsText(w io.Writer, vs []compare.Verdict) error {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant\tbaseline\tmetric\tverdict\tratio\tinterval (95% unless said)\ttolerance\tp (Holm)\t")
@@ -67,11 +67,11 @@ func WriteVerdictsText(w io.Writer, vs []compare.Verdict) error {
 	return err
 }
 
-// WriteComparisonMarkdown writes a comparison as GitHub-flavoured markdown
+// writeComparisonMarkdown writes a comparison as GitHub-flavoured markdown
 // for a CI step summary: a title, the overall outcome, the verdict table
 // and the reasons in a details block. Text is escaped to render as
 // written.
-func WriteComparisonMarkdown(w io.Writer, title string, vs []compare.Verdict) error {
+func writeComparisonMarkdown(w io.Writer, title string, vs []compare.Verdict) error {
 	var b bytes.Buffer
 	pass, fail, inc := compare.CountOutcomes(vs)
 	word := map[compare.Outcome]string{compare.Pass: "pass", compare.Fail: "REGRESSION", compare.Inconclusive: "inconclusive"}[compare.Overall(vs)]
@@ -95,10 +95,10 @@ func WriteComparisonMarkdown(w io.Writer, title string, vs []compare.Verdict) er
 	return err
 }
 
-// WriteCalibrationText writes A/A calibrations as a terminal table: the
+// writeCalibrationText writes A/A calibrations as a terminal table: the
 // A/A estimate and interval, the noise floor, the run-to-run spread and
 // the runs per side needed to call a 20% regression.
-func WriteCalibrationText(w io.Writer, cals []compare.Calibration) error {
+func writeCalibrationText(w io.Writer, cals []compare.Calibration) error {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant\tmetric\truns\tA/A estimate\t95% CI\tnoise floor\trun spread\truns/side for 20%\t")
@@ -141,9 +141,9 @@ const (
 	CalibrationTrials = 2000
 )
 
-// WritePairedCalibrationText writes the paired calibration of cals as a
+// writePairedCalibrationText writes the paired calibration of cals as a
 // table, with what its columns mean.
-func WritePairedCalibrationText(w io.Writer, cals []compare.PairedCalibration) error {
+func writePairedCalibrationText(w io.Writer, cals []compare.PairedCalibration) error {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant	baseline	metric	rounds	sd of log ratio	A/A false-fail (95% CI)	fail at the tolerance	rounds to fail 10% / 20% / 40%	")

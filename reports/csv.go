@@ -11,30 +11,26 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/internal/csvcell"
-	"github.com/lbbench/lbbench/results"
 )
 
-// CSVHeader is the first row of WriteCSV's output. Latencies are in
+// csvHeader is the first row of writeCSV's output. Latencies are in
 // milliseconds with microsecond resolution, rates per second.
-var CSVHeader = []string{
+var csvHeader = []string{
 	"scope", "variant", "run", "rep", "runs", "valid_runs", "requests", "errors", "error_rate",
 	"intended_rate", "achieved_rate", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms",
 	"send_lag_p99_ms", "skew", "invalid",
 }
 
-// WriteCSV writes a spreadsheet-friendly summary: one row per variant
+// writeCSV writes a spreadsheet-friendly summary: one row per variant
 // (scope "variant": valid runs merged, as in every report) followed by one
 // row per run (scope "run"), in the order they ran. Invalid runs appear
 // with their reasons in the last column. Text cells that a spreadsheet
 // would read as a formula are escaped (package csvcell); numbers stay
 // numbers.
-func WriteCSV(w io.Writer, r *results.Results) error {
-	sums, err := Summarize(r)
-	if err != nil {
-		return err
-	}
+func writeCSV(w io.Writer, d *Doc) error {
+	r, sums := d.Results, d.Summaries
 	cw := csv.NewWriter(w)
-	cw.Write(csvcell.Row(slices.Clone(CSVHeader)))
+	cw.Write(csvcell.Row(slices.Clone(csvHeader)))
 	for _, s := range sums {
 		var intended float64
 		for _, run := range r.RunsOf(s.Name) {

@@ -7,62 +7,56 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/internal/files"
-	"github.com/lbbench/lbbench/results"
 )
 
 // The files WriteDir writes, relative to its directory.
 const (
 	HTMLFile     = "report.html"
-	MarkdownFile = "summary.md"
-	CSVFile      = "summary.csv"
+	markdownFile = "summary.md"
+	csvFile      = "summary.csv"
 	JUnitFile    = "junit.xml"
-	// HgrmDir holds one .hgrm per variant and per variant and class.
-	HgrmDir = "hgrm"
-	// HlogDir holds one .hlog interval log per run that has intervals.
-	HlogDir = "hlog"
+	// hgrmDir holds one .hgrm per variant and per variant and class.
+	hgrmDir = "hgrm"
+	// hlogDir holds one .hlog interval log per run that has intervals.
+	hlogDir = "hlog"
 )
 
-// WriteDir writes the HTML report and every export for r into dir:
+// WriteDir writes the HTML report and every export of d into dir:
 // report.html, summary.md, summary.csv, hgrm/<variant>.hgrm (and
 // hgrm/<variant>.<class>.hgrm), hlog/<run>.hlog when runs carry interval
-// histograms, and junit.xml when verdicts are given or the scenario has claims. Each file is written
-// atomically. It returns the paths written.
-func WriteDir(dir string, r *results.Results, opts ...Option) ([]string, error) {
-	o := collect(opts)
+// histograms, and junit.xml when d has verdicts or judged claims. Each
+// file is written atomically. It returns the paths written.
+func WriteDir(dir string, d *Doc) ([]string, error) {
+	r := d.Results
 	files := &fileSet{dir: dir}
 	write := files.write
 	err := errors.Join(
-		write(HTMLFile, func(b *bytes.Buffer) error { return WriteHTML(b, r, opts...) }),
-		write(MarkdownFile, func(b *bytes.Buffer) error { return WriteMarkdown(b, r, o.verdicts) }),
-		write(CSVFile, func(b *bytes.Buffer) error { return WriteCSV(b, r) }),
+		write(HTMLFile, func(b *bytes.Buffer) error { return writeHTML(b, d) }),
+		write(markdownFile, func(b *bytes.Buffer) error { return writeMarkdown(b, d) }),
+		write(csvFile, func(b *bytes.Buffer) error { return writeCSV(b, d) }),
 	)
 	if err != nil {
 		return files.written, err
 	}
-	if claims := claims.Judge(r); len(o.verdicts) > 0 || len(claims) > 0 {
+	if len(d.Verdicts) > 0 || len(d.Claims) > 0 {
 		if err := write(JUnitFile, func(b *bytes.Buffer) error {
-			return WriteJUnitWithClaims(b, r.Scenario.Name, o.verdicts, claims, RunTimes(r.Runs, o.verdicts))
+			return writeJUnitWithClaims(b, r.Scenario.Name, d.Verdicts, d.Claims, runTimes(r.Runs, d.Verdicts))
 		}); err != nil {
 			return files.written, err
 		}
 	}
-	sums, err := Summarize(r)
-	if err != nil {
-		return files.written, err
-	}
 	names := fileNamer{}
-	for _, s := range sums {
+	for _, s := range d.Summaries {
 		base := names.name(s.Name)
-		if err := write(filepath.Join(HgrmDir, base+".hgrm"), func(b *bytes.Buffer) error {
-			return WriteHgrm(b, s.Histogram, o.unitRatio)
+		if err := write(filepath.Join(hgrmDir, base+".hgrm"), func(b *bytes.Buffer) error {
+			return writeHistogramHgrm(b, s.Histogram, d.UnitRatio)
 		}); err != nil {
 			return files.written, err
 		}
 		for _, c := range s.Classes {
-			if err := write(filepath.Join(HgrmDir, names.name(s.Name+"\x00"+c.Name)+".hgrm"), func(b *bytes.Buffer) error {
-				return WriteHgrm(b, c.Histogram, o.unitRatio)
+			if err := write(filepath.Join(hgrmDir, names.name(s.Name+"\x00"+c.Name)+".hgrm"), func(b *bytes.Buffer) error {
+				return writeHistogramHgrm(b, c.Histogram, d.UnitRatio)
 			}); err != nil {
 				return files.written, err
 			}
@@ -72,8 +66,8 @@ func WriteDir(dir string, r *results.Results, opts ...Option) ([]string, error) 
 		if len(run.Intervals) == 0 {
 			continue
 		}
-		if err := write(filepath.Join(HlogDir, names.name(run.ID)+".hlog"), func(b *bytes.Buffer) error {
-			return WriteIntervalLog(b, run, r.Scenario)
+		if err := write(filepath.Join(hlogDir, names.name(run.ID)+".hlog"), func(b *bytes.Buffer) error {
+			return writeIntervalLog(b, run, r.Scenario)
 		}); err != nil {
 			return files.written, err
 		}

@@ -11,6 +11,12 @@
 // directory (output.go, dir.go, check.go) and a comparison's files
 // (comparison.go).
 //
+// A report is one document, Doc (document.go), built once by job.Report:
+// the results, the variants' summaries, the verdicts, the judged claims,
+// the bursts beside the model and the sources' environments. Every format
+// is a function of a Doc (func(io.Writer, *Doc) error, or WriteDir for
+// all of them) and only formats it: none summarises, judges or merges.
+//
 // It renders what packages compare (verdicts) and claims (judged claims)
 // computed, and never computes statistics or reads the model itself
 // (internal/archtest). It does not reach the network.

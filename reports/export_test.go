@@ -98,11 +98,11 @@ func TestExportGolden(t *testing.T) {
 		name  string
 		write func(*bytes.Buffer) error
 	}{
-		{"summary.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, r, testVerdicts()) }},
-		{"summary-noverdicts.md.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, fakeResults(), nil) }},
-		{"summary.csv.golden", func(b *bytes.Buffer) error { return WriteCSV(b, r) }},
+		{"summary.md.golden", func(b *bytes.Buffer) error { return writeMarkdown(b, docOf(t, r, testVerdicts())) }},
+		{"summary-noverdicts.md.golden", func(b *bytes.Buffer) error { return writeMarkdown(b, docOf(t, fakeResults(), nil)) }},
+		{"summary.csv.golden", func(b *bytes.Buffer) error { return writeCSV(b, docOf(t, r, nil)) }},
 		{"junit.xml.golden", func(b *bytes.Buffer) error {
-			return WriteJUnit(b, r.Scenario.Name, testVerdicts(), JUnitTimes{Total: 62500 * time.Millisecond, ByVariant: map[string]time.Duration{"least_conn": 41234567 * time.Microsecond}})
+			return writeJUnit(b, r.Scenario.Name, testVerdicts(), junitTimes{Total: 62500 * time.Millisecond, ByVariant: map[string]time.Duration{"least_conn": 41234567 * time.Microsecond}})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,7 +118,7 @@ func TestExportGolden(t *testing.T) {
 func TestCSVParses(t *testing.T) {
 	var buf bytes.Buffer
 	r := richResults(t)
-	if err := WriteCSV(&buf, r); err != nil {
+	if err := writeCSV(&buf, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -128,7 +128,7 @@ func TestCSVParses(t *testing.T) {
 	if want := 1 + len(r.Scenario.Variants) + len(r.Runs); len(rows) != want {
 		t.Fatalf("%d rows, want header + %d variants + %d runs", len(rows), len(r.Scenario.Variants), len(r.Runs))
 	}
-	if !slices.Equal(rows[0], CSVHeader) {
+	if !slices.Equal(rows[0], csvHeader) {
 		t.Errorf("header %v", rows[0])
 	}
 	// The reuseport variant row merges only its valid run: 1000 requests.
@@ -142,7 +142,7 @@ func TestCSVParses(t *testing.T) {
 
 func TestJUnitParses(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteJUnit(&buf, "s", testVerdicts(), JUnitTimes{}); err != nil {
+	if err := writeJUnit(&buf, "s", testVerdicts(), junitTimes{}); err != nil {
 		t.Fatal(err)
 	}
 	var doc junitSuites
@@ -188,10 +188,10 @@ func TestHgrmRoundTrip(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, ratio := range []float64{0, 1, 1000, 1e6} {
 				var buf bytes.Buffer
-				if err := WriteHgrm(&buf, h, ratio); err != nil {
+				if err := writeHistogramHgrm(&buf, h, ratio); err != nil {
 					t.Fatal(err)
 				}
-				d, err := ParseHgrm(bytes.NewReader(buf.Bytes()))
+				d, err := parseHgrm(bytes.NewReader(buf.Bytes()))
 				if err != nil {
 					t.Fatalf("ratio %g: %v\n%s", ratio, err, buf.String())
 				}
@@ -207,7 +207,7 @@ func TestHgrmRoundTrip(t *testing.T) {
 
 // checkHgrm compares a parsed distribution with its histogram: the footer,
 // every row's cumulative count, and the headline percentiles.
-func checkHgrm(t *testing.T, h *results.Histogram, d *Hgrm, unit float64) {
+func checkHgrm(t *testing.T, h *results.Histogram, d *parsedHgrm, unit float64) {
 	t.Helper()
 	// Values are printed with three decimals of the unit.
 	tol := 0.0005 + 1e-9
@@ -285,7 +285,7 @@ func checkHgrm(t *testing.T, h *results.Histogram, d *Hgrm, unit float64) {
 
 func TestHgrmBadRatio(t *testing.T) {
 	for _, r := range []float64{-1, math.NaN(), math.Inf(1)} {
-		if err := WriteHgrm(&bytes.Buffer{}, results.NewHistogram(), r); err == nil {
+		if err := writeHistogramHgrm(&bytes.Buffer{}, results.NewHistogram(), r); err == nil {
 			t.Errorf("ratio %g accepted", r)
 		}
 	}
@@ -301,7 +301,7 @@ func TestParseHgrmErrors(t *testing.T) {
 		"bad footer mean": "#[Mean = x, StdDeviation = 1]\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := ParseHgrm(strings.NewReader(text)); err == nil {
+			if _, err := parseHgrm(strings.NewReader(text)); err == nil {
 				t.Errorf("accepted %q", text)
 			}
 		})
@@ -311,12 +311,12 @@ func TestParseHgrmErrors(t *testing.T) {
 func FuzzParseHgrm(f *testing.F) {
 	for _, h := range testHistograms() {
 		var buf bytes.Buffer
-		WriteHgrm(&buf, h, 0)
+		writeHistogramHgrm(&buf, h, 0)
 		f.Add(buf.Bytes())
 	}
 	f.Add([]byte("1 0.5 3\n#[Max = 2, Total count = 3]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := ParseHgrm(bytes.NewReader(data))
+		d, err := parseHgrm(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
@@ -332,7 +332,7 @@ func TestIntervalLogRoundTrip(t *testing.T) {
 	r := richResults(t)
 	run := r.Runs[1]
 	var buf bytes.Buffer
-	if err := WriteIntervalLog(&buf, run, r.Scenario); err != nil {
+	if err := writeIntervalLog(&buf, run, r.Scenario); err != nil {
 		t.Fatal(err)
 	}
 	lr := hdrhistogram.NewHistogramLogReader(bytes.NewReader(buf.Bytes()))
@@ -382,9 +382,9 @@ func TestIntervalLogRoundTrip(t *testing.T) {
 func TestRunTimes(t *testing.T) {
 	runs := []results.Run{{Variant: "a", Measurement: results.Measurement{Duration: 10 * time.Second}}, {Variant: "b", Measurement: results.Measurement{Duration: 12 * time.Second}},
 		{Variant: "a", Measurement: results.Measurement{Duration: 11 * time.Second}}, {Variant: "c", Measurement: results.Measurement{Duration: time.Second}}}
-	got := RunTimes(runs, []compare.Verdict{{Variant: "b", Baseline: "a", Metric: "p99"}, {Variant: "c", Baseline: "c", Metric: "p99"}})
+	got := runTimes(runs, []compare.Verdict{{Variant: "b", Baseline: "a", Metric: "p99"}, {Variant: "c", Baseline: "c", Metric: "p99"}})
 	if got.Total != 34*time.Second || got.ByVariant["b"] != 33*time.Second || got.ByVariant["c"] != time.Second {
-		t.Errorf("RunTimes = %+v, want total 34s, b 33s (its runs and a's), c 1s", got)
+		t.Errorf("runTimes = %+v, want total 34s, b 33s (its runs and a's), c 1s", got)
 	}
 }
 
@@ -426,7 +426,7 @@ func FuzzParseVerdicts(f *testing.F) {
 			return
 		}
 		// Whatever parses renders.
-		if err := WriteJUnit(&bytes.Buffer{}, "fuzz", vs, JUnitTimes{}); err != nil {
+		if err := writeJUnit(&bytes.Buffer{}, "fuzz", vs, junitTimes{}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -442,7 +442,7 @@ func TestMarkdownEscapes(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, r, nil); err != nil {
+	if err := writeMarkdown(&buf, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -457,7 +457,7 @@ func TestMarkdownEscapes(t *testing.T) {
 func TestWriteDir(t *testing.T) {
 	dir := t.TempDir()
 	r := richResults(t)
-	files, err := WriteDir(dir, r, WithVerdicts(testVerdicts()))
+	files, err := WriteDir(dir, docOf(t, r, testVerdicts()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +479,7 @@ func TestWriteDir(t *testing.T) {
 	}
 	// Without verdicts there is no junit.xml; without intervals no hlog.
 	dir2 := t.TempDir()
-	if _, err := WriteDir(dir2, fakeResults()); err != nil {
+	if _, err := WriteDir(dir2, docOf(t, fakeResults(), nil)); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"junit.xml", "hlog"} {
@@ -501,7 +501,7 @@ func TestFileNamer(t *testing.T) {
 func TestCombine(t *testing.T) {
 	a, b := fakeResults(), fakeResults()
 	b.Scenario.Name = "other"
-	r, err := Combine([]Source{{Label: "base", Results: a}, {Label: "cand", Results: b}})
+	r, err := results.Combine([]results.Source{{Label: "base", Results: a}, {Label: "cand", Results: b}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +527,7 @@ func TestCombine(t *testing.T) {
 	for i := range b.Runs {
 		b.Runs[i].Variant = map[string]string{"reuseport": "x", "least_conn": "y"}[b.Runs[i].Variant]
 	}
-	r, err = Combine([]Source{{Label: "base", Results: a}, {Label: "cand", Results: b}})
+	r, err = results.Combine([]results.Source{{Label: "base", Results: a}, {Label: "cand", Results: b}})
 	if err != nil || r.Scenario.Variants[2].Name != "x" {
 		t.Errorf("%v, %+v", err, r.Scenario.Variants)
 	}
@@ -549,7 +549,7 @@ func TestCSVEscapesFormulas(t *testing.T) {
 	r.Runs[len(r.Runs)-1].Invalid = []string{"-2+3+cmd|' /C calc'!A0"}
 	r.Runs[0].IntendedRate = -1.5 // not a real rate: a negative number must stay a number
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, r); err != nil {
+	if err := writeCSV(&buf, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -560,10 +560,10 @@ func TestCSVEscapesFormulas(t *testing.T) {
 	for _, row := range rows[1:] {
 		for i, cell := range row {
 			if cell != "" && strings.ContainsRune("=+@\t\r", rune(cell[0])) {
-				t.Errorf("cell %q (column %s) would run as a formula", cell, CSVHeader[i])
+				t.Errorf("cell %q (column %s) would run as a formula", cell, csvHeader[i])
 			}
 			if _, err := strconv.ParseFloat(cell, 64); cell != "" && cell[0] == '-' && err != nil {
-				t.Errorf("cell %q (column %s) starts with '-' and is not a number", cell, CSVHeader[i])
+				t.Errorf("cell %q (column %s) starts with '-' and is not a number", cell, csvHeader[i])
 			}
 		}
 		sawVariant = sawVariant || row[1] == "'"+hostile
@@ -593,8 +593,9 @@ func TestJUnitTimesAddUp(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	vs, err := (Comparison{Pairs: pairs, Scenario: "s", Title: "t", Dir: dir}).Write(&strings.Builder{})
-	if err != nil {
+	c := judged(t, Comparison{Pairs: pairs, Scenario: "s", Title: "t", Dir: dir})
+	vs := c.Verdicts
+	if err := c.Write(&strings.Builder{}); err != nil {
 		t.Fatal(err)
 	}
 	read := func(b []byte) (suite float64, cases []float64) {
@@ -627,7 +628,7 @@ func TestJUnitTimesAddUp(t *testing.T) {
 		t.Fatalf("read back %d verdicts (%v)", len(back), err)
 	}
 	var again bytes.Buffer
-	if err := WriteJUnit(&again, "s", back, RunTimes(pairs[0].Cand, back)); err != nil {
+	if err := writeJUnit(&again, "s", back, runTimes(pairs[0].Cand, back)); err != nil {
 		t.Fatal(err)
 	}
 	if s2, c2 := read(again.Bytes()); s2 != suite || !slices.Equal(c2, cases) {

@@ -89,7 +89,7 @@ func splitRun(t *testing.T, h *results.Histogram) results.Run {
 
 // TestHlogJavaDefaults: Java's HistogramLogProcessor, with its default
 // unit ratio, reads lbbench's .hlog as milliseconds, and prints exactly
-// what WriteHgrm prints for the same (nanosecond) histogram.
+// what writeHistogramHgrm prints for the same (nanosecond) histogram.
 func TestHlogJavaDefaults(t *testing.T) {
 	needJava(t)
 	for name, h := range testHistograms() {
@@ -99,7 +99,7 @@ func TestHlogJavaDefaults(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			run := splitRun(t, h)
 			var log bytes.Buffer
-			if err := WriteIntervalLog(&log, run, scenario.Scenario{}); err != nil {
+			if err := writeIntervalLog(&log, run, scenario.Scenario{}); err != nil {
 				t.Fatal(err)
 			}
 			java := javaProcessor(t, log.Bytes())
@@ -120,11 +120,11 @@ func TestHlogJavaDefaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := lineDiff(java, ours.Bytes()); diff != "" {
-				t.Fatalf("Java's HistogramLogProcessor and WriteHgrm differ:\n%s", diff)
+				t.Fatalf("Java's HistogramLogProcessor and writeHistogramHgrm differ:\n%s", diff)
 			}
 			// Default ratio = milliseconds: Java's p100 row is lbbench's max
 			// in ms, within the histograms' precision.
-			d, err := ParseHgrm(bytes.NewReader(java))
+			d, err := parseHgrm(bytes.NewReader(java))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +165,7 @@ func TestHgrmMatchesJava(t *testing.T) {
 				java = rest
 			}
 			var ours bytes.Buffer
-			if err := WriteHgrm(&ours, h, 0); err != nil {
+			if err := writeHistogramHgrm(&ours, h, 0); err != nil {
 				t.Fatal(err)
 			}
 			if h.TotalCount() == 0 {
@@ -177,7 +177,7 @@ func TestHgrmMatchesJava(t *testing.T) {
 				return
 			}
 			if diff := lineDiff(java, ours.Bytes()); diff != "" {
-				t.Fatalf("Java's HistogramLogProcessor and WriteHgrm differ:\n%s", diff)
+				t.Fatalf("Java's HistogramLogProcessor and writeHistogramHgrm differ:\n%s", diff)
 			}
 		})
 	}

@@ -13,21 +13,21 @@ import (
 	"github.com/lbbench/lbbench/results"
 )
 
-// Defaults for WriteHgrm.
+// Defaults for writeHistogramHgrm.
 const (
 	// DefaultUnitRatio divides the histograms' microseconds into
 	// milliseconds, the unit HdrHistogram's plotters expect by convention.
 	DefaultUnitRatio = 1000.0
-	// DefaultTicksPerHalfDistance is the number of percentile rows per
+	// defaultTicksPerHalfDistance is the number of percentile rows per
 	// halving of the distance to 100%, as in HdrHistogram's own tools
 	// (outputPercentileDistribution's default).
-	DefaultTicksPerHalfDistance = 5
+	defaultTicksPerHalfDistance = 5
 )
 
-// WriteHgrm writes h as an HdrHistogram "percentile distribution" text
+// writeHistogramHgrm writes h as an HdrHistogram "percentile distribution" text
 // (the .hgrm format HdrHistogram's plotters read), exactly as
 // HdrHistogram's outputPercentileDistribution writes it with
-// DefaultTicksPerHalfDistance ticks: a header, one row per percentile
+// defaultTicksPerHalfDistance ticks: a header, one row per percentile
 // tick with the value, the percentile (0 to 1), the count of values at or
 // below the value and 1/(1-percentile), a last row at 100%, then a footer
 // with mean, standard deviation, max, total count, buckets and
@@ -42,7 +42,7 @@ const (
 // Formatter does (half up on the shortest decimal form), so the file is
 // byte for byte what Java's HistogramLogProcessor prints for the same
 // histogram and ratio.
-func WriteHgrm(w io.Writer, h *results.Histogram, unitRatio float64) error {
+func writeHistogramHgrm(w io.Writer, h *results.Histogram, unitRatio float64) error {
 	if unitRatio == 0 {
 		unitRatio = DefaultUnitRatio
 	}
@@ -55,7 +55,7 @@ func WriteHgrm(w io.Writer, h *results.Histogram, unitRatio float64) error {
 	return writeHgrm(w, h.Histogram, unitRatio)
 }
 
-// WriteHgrmOf is WriteHgrm for any HdrHistogram (for example one of
+// WriteHgrmOf is writeHistogramHgrm for any HdrHistogram (for example one of
 // nanoseconds from Nanos): values are h's, in its own unit, divided by
 // unitRatio, which must be > 0.
 func WriteHgrmOf(w io.Writer, h *hdrhistogram.Histogram, unitRatio float64) error {
@@ -65,7 +65,7 @@ func WriteHgrmOf(w io.Writer, h *hdrhistogram.Histogram, unitRatio float64) erro
 	return writeHgrm(w, h, unitRatio)
 }
 
-// writeHgrm is WriteHgrm for any HdrHistogram, in its own unit.
+// writeHgrm is writeHistogramHgrm for any HdrHistogram, in its own unit.
 func writeHgrm(w io.Writer, h *hdrhistogram.Histogram, unitRatio float64) error {
 	digits := int(h.SignificantFigures())
 	bw := bufio.NewWriter(w)
@@ -97,7 +97,7 @@ func writeHgrm(w io.Writer, h *hdrhistogram.Histogram, unitRatio float64) error 
 			cum += b.Count
 			for 100*float64(cum)/float64(n) >= level {
 				row(b.To, level, cum)
-				ticks := int64(DefaultTicksPerHalfDistance) * int64(math.Pow(2, float64(int64(math.Log(100/(100-level))/math.Log(2))+1)))
+				ticks := int64(defaultTicksPerHalfDistance) * int64(math.Pow(2, float64(int64(math.Log(100/(100-level))/math.Log(2))+1)))
 				level += 100 / float64(ticks)
 				if cum == n {
 					break iterate
@@ -221,18 +221,18 @@ func javaFixed(x float64, prec int) string {
 	return s
 }
 
-// Hgrm is a parsed percentile distribution.
-type Hgrm struct {
+// parsedHgrm is a parsed percentile distribution.
+type parsedHgrm struct {
 	// Rows are the distribution's rows in file order.
-	Rows []HgrmRow
+	Rows []hgrmRow
 	// Mean, StdDev and Max are from the footer, in the file's unit.
 	Mean, StdDev, Max float64
 	// TotalCount is the footer's count of recorded values.
 	TotalCount int64
 }
 
-// HgrmRow is one row of a percentile distribution.
-type HgrmRow struct {
+// hgrmRow is one row of a percentile distribution.
+type hgrmRow struct {
 	// Value is the highest value at this percentile, in the file's unit.
 	Value float64
 	// Percentile is from 0 to 1.
@@ -243,7 +243,7 @@ type HgrmRow struct {
 
 // ValueAt returns the value of the first row whose percentile is at least
 // p (0 to 1), or the last row's value; false when there are no rows.
-func (d *Hgrm) ValueAt(p float64) (float64, bool) {
+func (d *parsedHgrm) ValueAt(p float64) (float64, bool) {
 	if len(d.Rows) == 0 {
 		return 0, false
 	}
@@ -255,11 +255,11 @@ func (d *Hgrm) ValueAt(p float64) (float64, bool) {
 	return d.Rows[len(d.Rows)-1].Value, true
 }
 
-// ParseHgrm reads a percentile distribution written by WriteHgrm or by
+// parseHgrm reads a percentile distribution written by writeHistogramHgrm or by
 // HdrHistogram's outputPercentileDistribution in other languages. It accepts
 // rows with or without the 1/(1-percentile) column and ignores the header.
-func ParseHgrm(r io.Reader) (*Hgrm, error) {
-	d := &Hgrm{}
+func parseHgrm(r io.Reader) (*parsedHgrm, error) {
+	d := &parsedHgrm{}
 	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
@@ -292,7 +292,7 @@ func ParseHgrm(r io.Reader) (*Hgrm, error) {
 		if k := len(d.Rows); k > 0 && (p < d.Rows[k-1].Percentile || n < d.Rows[k-1].TotalCount) {
 			return nil, fmt.Errorf("reports: hgrm line %d: percentiles and counts must not decrease", line)
 		}
-		d.Rows = append(d.Rows, HgrmRow{Value: v, Percentile: p, TotalCount: n})
+		d.Rows = append(d.Rows, hgrmRow{Value: v, Percentile: p, TotalCount: n})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reports: read hgrm: %w", err)
@@ -301,7 +301,7 @@ func ParseHgrm(r io.Reader) (*Hgrm, error) {
 }
 
 // parseHgrmFooter reads lines like "#[Mean    =        2.113, StdDeviation   =        5.212]".
-func parseHgrmFooter(d *Hgrm, text string) error {
+func parseHgrmFooter(d *parsedHgrm, text string) error {
 	body := strings.TrimSuffix(strings.TrimPrefix(text, "#["), "]")
 	for part := range strings.SplitSeq(body, ",") {
 		k, v, ok := strings.Cut(part, "=")

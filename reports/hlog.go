@@ -16,7 +16,7 @@ import (
 // (microseconds) is; interval logs are written in nanoseconds.
 const NanosPerValue = 1000
 
-// WriteIntervalLog writes run's interval histograms as an HdrHistogram
+// writeIntervalLog writes run's interval histograms as an HdrHistogram
 // interval log (format 1.3, the .hlog files HdrHistogram's log processors
 // and HistogramLogAnalyzer read); s is the scenario run ran in. The start
 // and base time are the start of the measured window, written as Java's
@@ -28,7 +28,7 @@ const NanosPerValue = 1000
 // Values in the log are nanoseconds, the unit HdrHistogram's tools
 // assume (their default output ratio, 1e6, then prints milliseconds):
 // each interval histogram is rescaled with Nanos.
-func WriteIntervalLog(w io.Writer, run results.Run, s scenario.Scenario) error {
+func writeIntervalLog(w io.Writer, run results.Run, s scenario.Scenario) error {
 	start := run.Started.Add(s.Workload.WarmupTime())
 	ms := start.UnixMilli()
 	bw := bufio.NewWriter(w)

@@ -34,48 +34,12 @@ var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"mid": func(a, b float64) float64 { return (a + b) / 2 },
 }).Parse(reportTemplate))
 
-// Option configures WriteHTML and WriteDir.
-type Option func(*options)
-
-type options struct {
-	verdicts  []compare.Verdict
-	sources   []Source
-	unitRatio float64
-	generated time.Time
-}
-
-// WithVerdicts adds a comparison's verdicts: the report shows a verdict
-// table, and WriteDir writes junit.xml. Without verdicts neither appears.
-func WithVerdicts(vs []compare.Verdict) Option { return func(o *options) { o.verdicts = vs } }
-
-// WithSources names the results files a combined report was built from
-// (see Combine), so the environment of each is shown.
-func WithSources(ss []Source) Option { return func(o *options) { o.sources = ss } }
-
-// WithUnitRatio sets the divisor from microseconds to the unit of the
-// .hgrm exports; zero means DefaultUnitRatio (milliseconds).
-func WithUnitRatio(r float64) Option { return func(o *options) { o.unitRatio = r } }
-
-// WithGenerated sets the time the report says it was generated; the zero
-// time (the default) leaves it out, so the same results give the same
-// bytes.
-func WithGenerated(t time.Time) Option { return func(o *options) { o.generated = t } }
-
-func collect(opts []Option) options {
-	var o options
-	for _, f := range opts {
-		f(&o)
-	}
-	return o
-}
-
-// WriteHTML writes r as one self-contained HTML page: inline CSS and SVG,
+// writeHTML writes d as one self-contained HTML page: inline CSS and SVG,
 // no script, no external URL, so it opens offline, prints, and can be
 // shared as a single file. Every plotted figure is also given as a table.
 // All text from the results is escaped by html/template.
-func WriteHTML(w io.Writer, r *results.Results, opts ...Option) error {
-	o := collect(opts)
-	p, err := buildPage(r, o)
+func writeHTML(w io.Writer, d *Doc) error {
+	p, err := buildPage(d)
 	if err != nil {
 		return err
 	}
@@ -274,15 +238,13 @@ type envView struct {
 	Rows  [][2]string
 }
 
-// buildPage builds the template's view of r, section by section in the
+// buildPage builds the template's view of d, section by section in the
 // order the page shows them.
-func buildPage(r *results.Results, o options) (*page, error) {
-	sums, err := Summarize(r)
-	if err != nil {
-		return nil, err
-	}
+func buildPage(d *Doc) (*page, error) {
+	r, sums := d.Results, d.Summaries
 	styles := variantStyles(r.Scenario)
-	p := buildHeader(r, o)
+	p := buildHeader(r, d.Generated)
+	var err error
 	p.Percentiles = percentileHeads()
 	p.Variants, p.NoValid, p.HDR = buildSummary(sums, styles)
 	p.Classes = buildClasses(sums, styles)
@@ -296,13 +258,13 @@ func buildPage(r *results.Results, o options) (*page, error) {
 	p.Engines = engineRows(r)
 	p.Clients = buildClients(sums, styles)
 	p.Waits, p.WaitHeads = buildWaits(sums, styles), waitHeads
-	p.Verdicts, p.VerdictSum = buildVerdicts(o.verdicts)
-	p.Claims, p.ClaimSum = buildClaims(claims.Judge(r))
-	p.Bursts = claims.BurstComparisons(r)
+	p.Verdicts, p.VerdictSum = buildVerdicts(d.Verdicts)
+	p.Claims, p.ClaimSum = buildClaims(d.Claims)
+	p.Bursts = d.Bursts
 	if r.Scenario.Workload.Deterministic() {
-		p.ClosedNote = DeterministicString(r.Scenario.Workload) + ". " + ClosedLoopNote
+		p.ClosedNote = DeterministicString(r.Scenario.Workload) + ". " + closedLoopNote
 	}
-	p.Envs = buildEnvs(r, o.sources)
+	p.Envs = buildEnvs(r, d.Sources)
 	if p.ScenarioDoc, err = buildScenarioDoc(r.Scenario); err != nil {
 		return nil, err
 	}
@@ -311,7 +273,7 @@ func buildPage(r *results.Results, o options) (*page, error) {
 
 // buildHeader starts the page with its title, the load in words, the
 // times, the validity bounds and the incomplete banner.
-func buildHeader(r *results.Results, o options) *page {
+func buildHeader(r *results.Results, generated time.Time) *page {
 	s := r.Scenario
 	wl := s.Workload
 	p := &page{
@@ -324,8 +286,8 @@ func buildHeader(r *results.Results, o options) *page {
 		Bound: fmt.Sprintf("a run is invalid when its achieved rate is more than %s below the intended rate or its send-lag p99 exceeds %s",
 			strconv.FormatFloat(100*s.Validity.MaxRateError, 'f', -1, 64)+"%", s.Validity.MaxSendLagP99),
 	}
-	if !o.generated.IsZero() {
-		p.Generated = o.generated.Format(time.RFC3339)
+	if !generated.IsZero() {
+		p.Generated = generated.Format(time.RFC3339)
 	}
 	if !r.Finished.IsZero() {
 		p.Duration = r.Finished.Sub(r.Started).Round(time.Second).String()
@@ -551,7 +513,7 @@ func buildVerdicts(vs []compare.Verdict) (rows []verdictView, sum string) {
 
 // buildEnvs builds the environment section: r's, or that of every source
 // of a combined report.
-func buildEnvs(r *results.Results, sources []Source) []envView {
+func buildEnvs(r *results.Results, sources []results.Source) []envView {
 	var out []envView
 	if len(sources) == 0 {
 		out = append(out, envOf("", r))

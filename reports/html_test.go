@@ -12,11 +12,11 @@ import (
 )
 
 // parseHTML renders r and parses the page as a browser would.
-func parseHTML(t *testing.T, opts ...Option) (*html.Node, string) {
+func parseHTML(t *testing.T, vs []compare.Verdict) (*html.Node, string) {
 	t.Helper()
 	r := richResults(t)
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, r, opts...); err != nil {
+	if err := writeHTML(&buf, docOf(t, r, vs)); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := html.Parse(bytes.NewReader(buf.Bytes()))
@@ -57,7 +57,7 @@ func byID(doc *html.Node, id string) *html.Node {
 }
 
 func TestHTMLSelfContained(t *testing.T) {
-	doc, page := parseHTML(t, WithVerdicts(testVerdicts()))
+	doc, page := parseHTML(t, testVerdicts())
 	walk(doc, func(n *html.Node) {
 		switch n.Data {
 		case "script", "iframe", "object", "embed", "img", "link", "base", "form":
@@ -86,7 +86,7 @@ func TestHTMLSelfContained(t *testing.T) {
 }
 
 func TestHTMLSections(t *testing.T) {
-	doc, _ := parseHTML(t, WithVerdicts(testVerdicts()))
+	doc, _ := parseHTML(t, testVerdicts())
 	r := richResults(t)
 	// One series per variant in the percentile plot, in scenario order.
 	var series []string
@@ -120,7 +120,7 @@ func TestHTMLSections(t *testing.T) {
 	}
 	// Without verdicts or intervals those sections are gone.
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, fakeResults()); err != nil {
+	if err := writeHTML(&buf, docOf(t, fakeResults(), nil)); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{`id="verdict-table"`, `id="timeline-table"`, `id="proxy-table"`} {
@@ -145,7 +145,7 @@ func TestHTMLEscapes(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, r, WithVerdicts([]compare.Verdict{{Variant: evil, Metric: "p99", Outcome: compare.Fail, Detail: evil}})); err != nil {
+	if err := writeHTML(&buf, docOf(t, r, []compare.Verdict{{Variant: evil, Metric: "p99", Outcome: compare.Fail, Detail: evil}})); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
@@ -183,10 +183,10 @@ func TestHTMLEscapes(t *testing.T) {
 func TestHTMLDeterministic(t *testing.T) {
 	r := richResults(t)
 	var a, b bytes.Buffer
-	if err := WriteHTML(&a, r); err != nil {
+	if err := writeHTML(&a, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(&b, r); err != nil {
+	if err := writeHTML(&b, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
@@ -200,7 +200,7 @@ func TestHTMLEmptyResults(t *testing.T) {
 	r.Runs, r.Complete, r.Error = nil, false, "context canceled"
 	r.Order = []string{"001-reuseport-r1"}
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, r); err != nil {
+	if err := writeHTML(&buf, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "Incomplete: 0 of 1 runs finished (context canceled)") {
@@ -228,7 +228,7 @@ func TestHTMLWarnsWhenNoRunIsValid(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, r); err != nil {
+	if err := writeHTML(&buf, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := html.Parse(&buf)
@@ -256,7 +256,7 @@ func TestHTMLShowsContainerEnvironment(t *testing.T) {
 	r.Env.Containers = &results.ContainerEnv{Engine: "20.10.24", API: "1.41", Image: "lbbench:0123456789abcdef", Session: "cafe0001",
 		Network: "internal bridge network, one per run", Generator: "lbbench attack in a container"}
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, r); err != nil {
+	if err := writeHTML(&buf, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Engine 20.10.24, API 1.41; image lbbench:0123456789abcdef; session cafe0001", "internal bridge network, one per run"} {
@@ -282,7 +282,7 @@ func TestHTMLShowsPodPlacement(t *testing.T) {
 	}
 	r.Runs[1].Pods[1].Node = "node3"
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, r); err != nil {
+	if err := writeHTML(&buf, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	n := len(r.Runs)
@@ -300,7 +300,7 @@ func TestHTMLShowsPodPlacement(t *testing.T) {
 
 func TestHTMLEngineAndClients(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, withEngineAndClients(t)); err != nil {
+	if err := writeHTML(&buf, docOf(t, withEngineAndClients(t), nil)); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := html.Parse(&buf)

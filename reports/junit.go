@@ -53,9 +53,9 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
-// JUnitTimes are the durations WriteJUnit states: how long the runs a
+// junitTimes are the durations writeJUnit states: how long the runs a
 // comparison rests on were measured.
-type JUnitTimes struct {
+type junitTimes struct {
 	// Total is the measured time of every run compared (the suite's and
 	// the document's time).
 	Total time.Duration
@@ -65,11 +65,11 @@ type JUnitTimes struct {
 	ByVariant map[string]time.Duration
 }
 
-// RunTimes returns the JUnitTimes of verdicts drawn from runs: per verdict
+// runTimes returns the junitTimes of verdicts drawn from runs: per verdict
 // variant, the measured time of its runs and of its baseline's.
-func RunTimes(runs []results.Run, vs []compare.Verdict) JUnitTimes {
+func runTimes(runs []results.Run, vs []compare.Verdict) junitTimes {
 	per := map[string]time.Duration{}
-	var t JUnitTimes
+	var t junitTimes
 	for _, r := range runs {
 		per[r.Variant] += r.Duration
 		t.Total += r.Duration
@@ -89,7 +89,7 @@ func RunTimes(runs []results.Run, vs []compare.Verdict) JUnitTimes {
 // measured time (Verdict.RunTime; t.ByVariant for verdicts written before
 // it was recorded) shared equally by the pair's verdicts, to the
 // millisecond JUnit shows, so that the cases add up to the suite's time.
-func verdictCaseTimes(vs []compare.Verdict, t JUnitTimes) []time.Duration {
+func verdictCaseTimes(vs []compare.Verdict, t junitTimes) []time.Duration {
 	type key struct{ variant, baseline string }
 	n := map[key]int{}
 	for _, v := range vs {
@@ -131,22 +131,22 @@ func junitTime(d time.Duration) string {
 	return strconv.FormatFloat(max(d, 0).Seconds(), 'f', 3, 64)
 }
 
-// WriteJUnit writes verdicts as JUnit XML: one test suite per scenario name,
+// writeJUnit writes verdicts as JUnit XML: one test suite per scenario name,
 // one test case per variant × metric. A failed verdict is a <failure>, an
 // inconclusive one <skipped>, so CI shows regressions as failed tests and
 // undecided comparisons as skipped ones. Times are the measured time of
-// the runs compared, in seconds (see WriteJUnitWithClaims).
-func WriteJUnit(w io.Writer, scenario string, vs []compare.Verdict, t JUnitTimes) error {
-	return WriteJUnitWithClaims(w, scenario, vs, nil, t)
+// the runs compared, in seconds (see writeJUnitWithClaims).
+func writeJUnit(w io.Writer, scenario string, vs []compare.Verdict, t junitTimes) error {
+	return writeJUnitWithClaims(w, scenario, vs, nil, t)
 }
 
-// WriteJUnitWithClaims is WriteJUnit with the scenario's claims too: one
+// writeJUnitWithClaims is writeJUnit with the scenario's claims too: one
 // test case per claim (class lbbench.SCENARIO.claims), a failed claim a
 // <failure>, an inconclusive one <skipped>, each with its evidence. A
 // claim is judged on the whole results: the claims share t.Total. A
 // verdict's case time is its share of its pair's measured time; the
 // suite's time is the sum of its cases'.
-func WriteJUnitWithClaims(w io.Writer, scenario string, vs []compare.Verdict, cs []claims.Result, t JUnitTimes) error {
+func writeJUnitWithClaims(w io.Writer, scenario string, vs []compare.Verdict, cs []claims.Result, t junitTimes) error {
 	suite := junitSuite{Name: "lbbench." + scenario}
 	var total time.Duration
 	if len(cs) > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/results"
 )
 
 // xmllintValidate runs xmllint --schema testdata/junit.xsd on doc and
@@ -38,8 +39,8 @@ func TestJUnitValidates(t *testing.T) {
 	for name, vs := range map[string][]compare.Verdict{"verdicts": testVerdicts(), "none": nil} {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
-			times := JUnitTimes{Total: 90 * time.Second, ByVariant: map[string]time.Duration{"least_conn": 1234567 * time.Millisecond}}
-			if err := WriteJUnit(&buf, "s & <t>", vs, times); err != nil {
+			times := junitTimes{Total: 90 * time.Second, ByVariant: map[string]time.Duration{"least_conn": 1234567 * time.Millisecond}}
+			if err := writeJUnit(&buf, "s & <t>", vs, times); err != nil {
 				t.Fatal(err)
 			}
 			out, ok := xmllintValidate(t, buf.Bytes())
@@ -54,11 +55,11 @@ func TestJUnitValidates(t *testing.T) {
 		{Say: "even & fair", Check: "skew <= 1.1", Outcome: claims.Fails, Evidence: "skew 1.4"},
 		{Say: "bursts", Check: "model", Outcome: claims.Undecided, Evidence: "too few bursts"}}
 	var withClaims, suite bytes.Buffer
-	if err := WriteJUnitWithClaims(&withClaims, "s", testVerdicts(), claims, JUnitTimes{Total: time.Minute}); err != nil {
+	if err := writeJUnitWithClaims(&withClaims, "s", testVerdicts(), claims, junitTimes{Total: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	r := richResults(t)
-	if err := writeSuiteJUnit(&suite, []SuiteEntry{{Source: Source{Results: r}, Claims: claims}, {Source: Source{Results: r}, Claims: claims[:1]}}); err != nil {
+	if err := writeSuiteJUnit(&suite, []SuiteEntry{{Source: results.Source{Results: r}, Claims: claims}, {Source: results.Source{Results: r}, Claims: claims[:1]}}); err != nil {
 		t.Fatal(err)
 	}
 	for name, doc := range map[string][]byte{"with claims": withClaims.Bytes(), "claims suite": suite.Bytes()} {

@@ -9,21 +9,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/internal/numfmt"
 	"github.com/lbbench/lbbench/results"
 )
 
-// WriteMarkdown writes a GitHub-flavoured markdown summary that fits a CI
+// writeMarkdown writes a GitHub-flavoured markdown summary that fits a CI
 // step summary ($GITHUB_STEP_SUMMARY): the variant table, per-worker
 // responses, invalid runs and, when given, the verdicts. Text from the
 // results is escaped so that it renders as written.
-func WriteMarkdown(w io.Writer, r *results.Results, verdicts []compare.Verdict) error {
-	sums, err := Summarize(r)
-	if err != nil {
-		return err
-	}
+func writeMarkdown(w io.Writer, d *Doc) error {
+	r, sums, verdicts := d.Results, d.Summaries, d.Verdicts
 	s := r.Scenario
 	wl := s.Workload
 	var b bytes.Buffer
@@ -33,7 +29,7 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []compare.Verdict) 
 	}
 	if wl.Deterministic() {
 		fmt.Fprintf(&b, "%d workers (concurrency %d), %s, %s.\n\n**%s.**\n\n",
-			s.Workers.Count, s.Workers.Concurrency, mdEscape(DeterministicString(wl)), r.RoundsString(), mdEscape(ClosedLoopNote))
+			s.Workers.Count, s.Workers.Concurrency, mdEscape(DeterministicString(wl)), r.RoundsString(), mdEscape(closedLoopNote))
 	} else {
 		fmt.Fprintf(&b, "%d workers (concurrency %d), %s %s req/s for %s (+%s warm-up), %s. "+
 			"Latency from the intended send time; percentiles of all valid runs merged.\n\n",
@@ -82,7 +78,7 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []compare.Verdict) 
 		fmt.Fprintf(&b, "\n**Incomplete:** %d of %d runs finished (%s).\n", len(r.Runs), len(r.Order), mdEscape(r.Error))
 	}
 
-	for _, bc := range claims.BurstComparisons(r) {
+	for _, bc := range d.Bursts {
 		fmt.Fprintf(&b, "\nLargest load per burst, %s: %d bursts of %d over %d workers%s, measured against `model balls` (random dispatch, exact)\n\n| largest load | measured | model |\n|--:|--:|--:|\n",
 			mdEscape(bc.Variant), bc.Bursts, bc.Tasks, bc.Workers, bc.LeftOut())
 		for _, row := range bc.Rows {
@@ -90,7 +86,7 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []compare.Verdict) 
 		}
 		fmt.Fprintf(&b, "| mean | %.2f | %.2f |\n", bc.MeasuredMean, bc.ExactMean)
 	}
-	writeClaimsMarkdown(&b, claims.Judge(r))
+	writeClaimsMarkdown(&b, d.Claims)
 	if len(verdicts) > 0 {
 		b.WriteString("\n| variant | baseline | metric | verdict | ratio | interval (95% unless said) | tolerance |\n|:--|:--|:--|:--|--:|--:|--:|\n")
 		for _, v := range verdicts {
@@ -103,7 +99,7 @@ func WriteMarkdown(w io.Writer, r *results.Results, verdicts []compare.Verdict) 
 				mdEscape(v.Variant), mdEscape(v.Baseline), mdEscape(v.Metric), outcome, ratio, ci, tol)
 		}
 	}
-	_, err = w.Write(b.Bytes())
+	_, err := w.Write(b.Bytes())
 	return err
 }
 

@@ -8,11 +8,10 @@ import (
 	"path/filepath"
 
 	"github.com/lbbench/lbbench/internal/files"
-	"github.com/lbbench/lbbench/results"
 )
 
-// SummaryFile is the summary table's file in an output directory.
-const SummaryFile = "summary.txt"
+// summaryFile is the summary table's file in an output directory.
+const summaryFile = "summary.txt"
 
 // Output is what "lbbench run" and "lbbench model sim" leave when a
 // scenario ends, finished or not: results.json, summary.txt and the report
@@ -25,8 +24,6 @@ type Output struct {
 	Note string
 	// Comparison is printed after the table: the verdicts, if any.
 	Comparison []byte
-	// Options are the report's (WithVerdicts).
-	Options []Option
 	// Saved says results.json is already up to date (lbbench run's
 	// checkpoint writes it after every run), so Write does not write it
 	// again.
@@ -36,23 +33,24 @@ type Output struct {
 // ResultsPath is where Write puts results.json.
 func (o Output) ResultsPath() string { return filepath.Join(o.Dir, ResultsFileName) }
 
-// Write writes res's files into o.Dir and prints the table to w. Every
+// Write writes d's files into o.Dir and prints the table to w. Every
 // file is written atomically; when one fails the table is still printed
 // and the error says which.
-func (o Output) Write(w io.Writer, res *results.Results) error {
+func (o Output) Write(w io.Writer, d *Doc) error {
+	res := d.Results
 	var table bytes.Buffer
 	table.WriteString(o.Note)
-	if err := WriteText(&table, res); err != nil {
+	if err := WriteText(&table, d); err != nil {
 		return err
 	}
 	var errs []error
 	if !o.Saved {
 		errs = append(errs, res.WriteFile(o.ResultsPath()))
 	}
-	if err := files.Write(filepath.Join(o.Dir, SummaryFile), table.Bytes()); err != nil {
+	if err := files.Write(filepath.Join(o.Dir, summaryFile), table.Bytes()); err != nil {
 		errs = append(errs, fmt.Errorf("reports: %w", err))
 	}
-	if _, err := WriteDir(o.Dir, res, o.Options...); err != nil {
+	if _, err := WriteDir(o.Dir, d); err != nil {
 		errs = append(errs, err)
 	}
 	fmt.Fprintln(w)

@@ -66,10 +66,11 @@ type Site struct {
 // exports and a copy of results.json (and verdicts.json when one lies
 // beside the results), and an index.html listing the runs newest first
 // with date, scenario, commit and verdicts, plus index.json for tools.
-// Every link is relative, so the site works from any static host or from
+// Each run's Doc is built by newDoc (job.Report). Every link is
+// relative, so the site works from any static host or from
 // the file system. A results file that cannot be read is skipped and
 // reported in Site.Skipped; finding none at all is an error.
-func Publish(root, site string, opts ...Option) (*Site, error) {
+func Publish(root, site string, newDoc DocFunc) (*Site, error) {
 	absSite, err := filepath.Abs(site)
 	if err != nil {
 		return nil, fmt.Errorf("reports: site %s: %w", site, err)
@@ -100,7 +101,7 @@ func Publish(root, site string, opts ...Option) (*Site, error) {
 	out := &Site{}
 	names := fileNamer{}
 	for _, path := range found {
-		e, err := publishOne(root, site, path, names, opts)
+		e, err := publishOne(root, site, path, names, newDoc)
 		if err != nil {
 			out.Skipped = append(out.Skipped, path+": "+err.Error())
 			continue
@@ -125,7 +126,7 @@ func Publish(root, site string, opts ...Option) (*Site, error) {
 	return out, nil
 }
 
-func publishOne(root, site, path string, names fileNamer, opts []Option) (SiteEntry, error) {
+func publishOne(root, site, path string, names fileNamer, newDoc DocFunc) (SiteEntry, error) {
 	r, err := results.ReadFile(path)
 	if err != nil {
 		return SiteEntry{}, err
@@ -141,7 +142,11 @@ func publishOne(root, site, path string, names fileNamer, opts []Option) (SiteEn
 	}
 	slug := names.name(strings.ReplaceAll(filepath.ToSlash(rel), "/", "-"))
 	dst := filepath.Join(site, slug)
-	if _, err := WriteDir(dst, r, append(slices.Clone(opts), WithVerdicts(vs))...); err != nil {
+	d, err := newDoc(r, vs)
+	if err != nil {
+		return SiteEntry{}, err
+	}
+	if _, err := WriteDir(dst, d); err != nil {
 		return SiteEntry{}, err
 	}
 	for _, name := range []string{ResultsFileName, compare.VerdictsFileName} {

@@ -41,7 +41,7 @@ func TestPublish(t *testing.T) {
 	// A site inside the results directory is not published into itself.
 	write("site/stale", 4*time.Hour, nil)
 
-	s, err := Publish(root, site)
+	s, err := Publish(root, site, newTestDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestPublish(t *testing.T) {
 		t.Errorf("index.json: %v, %d entries", err, len(idx.Entries))
 	}
 
-	if _, err := Publish(t.TempDir(), site); err == nil || !strings.Contains(err.Error(), "no results.json") {
+	if _, err := Publish(t.TempDir(), site, newTestDoc); err == nil || !strings.Contains(err.Error(), "no results.json") {
 		t.Errorf("empty results directory: %v", err)
 	}
 }

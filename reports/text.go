@@ -9,23 +9,19 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/internal/numfmt"
 	"github.com/lbbench/lbbench/results"
 )
 
-// WriteText writes r as terminal tables: one row per variant with latency
+// WriteText writes d as terminal tables: one row per variant with latency
 // percentiles of the merged runs, then each variant's per-worker responses.
-func WriteText(w io.Writer, r *results.Results) error {
-	sums, err := Summarize(r)
-	if err != nil {
-		return err
-	}
+func WriteText(w io.Writer, d *Doc) error {
+	r, sums := d.Results, d.Summaries
 	wl := r.Scenario.Workload
 	if wl.Deterministic() {
 		fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s, %s\n",
 			r.Scenario.Name, r.Scenario.Workers.Count, r.Scenario.Workers.Concurrency, DeterministicString(wl), r.RoundsString())
-		fmt.Fprintf(w, "%s\n\n", ClosedLoopNote)
+		fmt.Fprintf(w, "%s\n\n", closedLoopNote)
 	} else {
 		fmt.Fprintf(w, "scenario %s: %d workers (concurrency %d), %s %.0f req/s for %s (+%s warm-up), %s\n",
 			r.Scenario.Name, r.Scenario.Workers.Count, r.Scenario.Workers.Concurrency,
@@ -87,8 +83,8 @@ func WriteText(w io.Writer, r *results.Results) error {
 			fmt.Fprintf(w, "  %s\n", why)
 		}
 	}
-	writeBurstsText(w, r)
-	WriteClaimsText(w, claims.Judge(r))
+	writeBurstsText(w, d.Bursts)
+	writeClaimsText(w, d.Claims)
 	if !r.Complete {
 		fmt.Fprintf(w, "\nINCOMPLETE: %d of %d runs finished (%s)\n", len(r.Runs), len(r.Order), r.Error)
 	}

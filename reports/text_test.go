@@ -41,7 +41,7 @@ func fakeResults() *results.Results {
 
 func TestWriteTextGolden(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteText(&buf, fakeResults()); err != nil {
+	if err := WriteText(&buf, docOf(t, fakeResults(), nil)); err != nil {
 		t.Fatal(err)
 	}
 	const golden = "testdata/text.golden"
@@ -102,7 +102,7 @@ func TestWriteTextProxyAndSteps(t *testing.T) {
 	run.Steps = []results.Step{{RatePerSec: 100, Requests: 1, Latency: h}, {RatePerSec: 200, Requests: 1, Latency: h}}
 	r.Runs = append(r.Runs, run)
 	var buf bytes.Buffer
-	if err := WriteText(&buf, r); err != nil {
+	if err := WriteText(&buf, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -151,7 +151,7 @@ func withEngineAndClients(t *testing.T) *results.Results {
 
 func TestTextEngineAndClients(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteText(&buf, withEngineAndClients(t)); err != nil {
+	if err := WriteText(&buf, docOf(t, withEngineAndClients(t), nil)); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()

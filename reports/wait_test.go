@@ -25,13 +25,13 @@ func TestWaitShownWhereMeasured(t *testing.T) {
 		r.Runs[i].Wait = w
 	}
 	var text, md, html bytes.Buffer
-	if err := WriteText(&text, r); err != nil {
+	if err := WriteText(&text, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&md, r, nil); err != nil {
+	if err := writeMarkdown(&md, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(&html, r); err != nil {
+	if err := writeHTML(&html, docOf(t, r, nil)); err != nil {
 		t.Fatal(err)
 	}
 	// Two runs of 1000 merged: p50 about 5 ms, p99.9 about 10 ms (at the
@@ -51,7 +51,7 @@ func TestWaitShownWhereMeasured(t *testing.T) {
 
 	// Nothing stamped anywhere: no wait section at all.
 	text.Reset()
-	WriteText(&text, fakeResults())
+	WriteText(&text, docOf(t, fakeResults(), nil))
 	if strings.Contains(text.String(), "wait before") {
 		t.Errorf("a wait section without any wait measured:\n%s", text.String())
 	}

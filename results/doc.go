@@ -2,7 +2,8 @@
 // (harness and its drivers, the model's simulator) and the layers that read
 // them (reports, compare): Results, Run, Measurement, Histogram, Interval,
 // Env and the counters of workers, proxies and engines, with their file
-// I/O, lossless merge and schema number.
+// I/O, lossless merge (of runs: MergeRuns; of several results side by
+// side in one report: Combine, combine.go) and schema number.
 //
 // Both producers record through the same code: NewMeasurement starts a
 // stream's measurement from its workload, Measurement.Record counts each

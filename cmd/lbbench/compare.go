@@ -11,7 +11,6 @@ import (
 
 	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/job"
-	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -186,13 +185,13 @@ func runCompare(o compareOptions, args []string, stdout io.Writer) error {
 		}
 		if len(pairs) == 0 {
 			if o.calibrate {
-				return reports.CalibrateVariants(stdout, r, copts)
+				return job.CalibrateVariants(stdout, r, copts)
 			}
 			return usageError("%s has no baseline build (it is not from \"lbbench run --baseline\"): "+
 				"give two results, or --baseline-variant NAME (variants: %s), or --calibrate for an A/A calibration", args[0], variantList(r))
 		}
 	}
-	vs, err := reports.Comparison{Pairs: pairs, Options: copts, Calibrate: o.calibrate, Title: title, Scenario: scenario,
+	vs, err := job.Comparison{Pairs: pairs, Options: copts, Calibrate: o.calibrate, Title: title, Scenario: scenario,
 		Dir: o.out, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY")}.Write(stdout)
 	if err != nil {
 		return err

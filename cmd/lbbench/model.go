@@ -222,7 +222,11 @@ func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout
 	} else {
 		saved, output.Saved = len(res.Runs), true
 	}
-	if err := output.Write(stdout, res); err != nil {
+	doc, err := job.Report(res, nil, nil)
+	if err == nil {
+		err = output.Write(stdout, doc)
+	}
+	if err != nil {
 		simErr = errors.Join(simErr, err)
 	}
 	if simErr != nil {

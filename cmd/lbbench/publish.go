@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/reports"
 )
 
@@ -20,7 +21,7 @@ scenario, commit and verdicts (index.json lists the same for tools). Links
 are relative: copy SITE_DIR to any static host, or open it from disk.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			site, err := reports.Publish(args[0], args[1])
+			site, err := reports.Publish(args[0], args[1], job.PublishDoc)
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 )
@@ -78,7 +79,7 @@ func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.W
 	if !(o.unitRatio > 0) || math.IsInf(o.unitRatio, 0) {
 		return fmt.Errorf("--unit-ratio must be > 0, got %g", o.unitRatio)
 	}
-	var srcs []reports.Source
+	var srcs []results.Source
 	labels := map[string]int{}
 	for _, arg := range args {
 		path, err := resultsPath(arg)
@@ -94,7 +95,7 @@ func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.W
 		if labels[label]++; labels[label] > 1 {
 			label += "-" + strconv.Itoa(labels[label])
 		}
-		srcs = append(srcs, reports.Source{Label: label, Path: path, Results: r})
+		srcs = append(srcs, results.Source{Label: label, Path: path, Results: r})
 	}
 	if o.claims {
 		return writeClaimsSuite(o.out, srcs, stdout)
@@ -123,15 +124,20 @@ func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.W
 		}
 		verdicts = vs
 	}
-	r, err := reports.Combine(srcs)
+	r, err := results.Combine(srcs)
 	if err != nil {
 		return err
 	}
-	opts := []reports.Option{reports.WithVerdicts(verdicts), reports.WithUnitRatio(o.unitRatio)}
+	var shown []results.Source // every environment, when several
 	if len(srcs) > 1 {
-		opts = append(opts, reports.WithSources(srcs))
+		shown = srcs
 	}
-	files, err := reports.WriteDir(out, r, opts...)
+	doc, err := job.Report(r, verdicts, shown)
+	if err != nil {
+		return err
+	}
+	doc.UnitRatio = o.unitRatio
+	files, err := reports.WriteDir(out, doc)
 	if err != nil {
 		return err
 	}
@@ -140,11 +146,11 @@ func writeReport(o reportOptions, args []string, verdictsGiven bool, stdout io.W
 }
 
 // writeClaimsSuite writes the claims report of srcs into dir and prints it.
-func writeClaimsSuite(dir string, srcs []reports.Source, stdout io.Writer) error {
+func writeClaimsSuite(dir string, srcs []results.Source, stdout io.Writer) error {
 	if dir == "" {
 		return fmt.Errorf("--claims: say where the report goes with -o DIR")
 	}
-	es := reports.JudgeSuite(srcs, dir)
+	es := job.JudgeSuite(srcs, dir)
 	if err := reports.WriteSuiteText(stdout, es); err != nil {
 		return err
 	}

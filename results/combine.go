@@ -1,12 +1,10 @@
-package reports
+package results
 
 import (
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/lbbench/lbbench/results"
 )
 
 // Source is one results file that went into a report.
@@ -16,18 +14,19 @@ type Source struct {
 	// Path is where the results were read from.
 	Path string
 	// Results are the results as read.
-	Results *results.Results
+	Results *Results
 }
 
-// Combine merges several results into one report's worth: the runs of
-// every source side by side, as variants of one scenario. When a variant
+// Combine merges several results into one report's worth (beside the
+// other merges: MergeRuns, Measurement.Merge): the runs of every source
+// side by side, as variants of one scenario. When a variant
 // name appears in more than one source, every variant is renamed
 // "label/name" (and its runs "label/id") so that they stay apart. The
-// scenario and environment are the first source's; pass the sources to
-// WriteHTML with WithSources to show every environment.
-func Combine(srcs []Source) (*results.Results, error) {
+// scenario and environment are the first source's; a report given the
+// sources shows every environment.
+func Combine(srcs []Source) (*Results, error) {
 	if len(srcs) == 0 {
-		return nil, errors.New("reports: no results to combine")
+		return nil, errors.New("results: no results to combine")
 	}
 	if len(srcs) == 1 {
 		return srcs[0].Results, nil
@@ -36,7 +35,7 @@ func Combine(srcs []Source) (*results.Results, error) {
 	collide := false
 	for i, s := range srcs {
 		if s.Results == nil {
-			return nil, fmt.Errorf("reports: source %d (%s) has no results", i, s.Path)
+			return nil, fmt.Errorf("results: source %d (%s) has no results", i, s.Path)
 		}
 		for _, v := range s.Results.Scenario.Variants {
 			if j, ok := seen[v.Name]; ok && j != i {
@@ -48,14 +47,14 @@ func Combine(srcs []Source) (*results.Results, error) {
 	first := srcs[0].Results
 	for _, src := range srcs[1:] {
 		if src.Results.Scenario.Workload.Deterministic() != first.Scenario.Workload.Deterministic() {
-			return nil, fmt.Errorf("reports: %s and %s: closed-loop results (latency as response time, hiding queueing) cannot be shown beside open-loop ones; report them apart", srcs[0].Path, src.Path)
+			return nil, fmt.Errorf("results: %s and %s: closed-loop results (latency as response time, hiding queueing) cannot be shown beside open-loop ones; report them apart", srcs[0].Path, src.Path)
 		}
 	}
 	schema := first.Schema // the oldest source's: what a missing field means in all of them
 	for _, src := range srcs[1:] {
 		schema = min(schema, src.Results.Schema)
 	}
-	out := &results.Results{Schema: schema, Scenario: first.Scenario, Env: first.Env,
+	out := &Results{Schema: schema, Scenario: first.Scenario, Env: first.Env,
 		Started: first.Started, Finished: first.Finished, Complete: true}
 	out.Scenario.Variants = nil
 	out.Scenario.Repeat = 0
@@ -67,7 +66,7 @@ func Combine(srcs []Source) (*results.Results, error) {
 	for _, s := range srcs {
 		r := s.Results
 		if labels[s.Label] && collide {
-			return nil, fmt.Errorf("reports: two sources labelled %q; their variants would mix", s.Label)
+			return nil, fmt.Errorf("results: two sources labelled %q; their variants would mix", s.Label)
 		}
 		labels[s.Label] = true
 		rename := func(name string) string {
