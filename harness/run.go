@@ -45,6 +45,8 @@ type Rounds struct {
 	// on: decided ends the scenario there, and reason says why (it is
 	// recorded in results.Stop).
 	Stop func(res *results.Results, rounds int) (decided bool, reason string)
+	// Judging, recorded in results.Stop, is what Stop judged at each look.
+	Judging *results.Judging
 }
 
 // Option configures Run. Options only set fields; their order does not
@@ -140,7 +142,7 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 			}
 		}
 		if c.rounds != nil && res.Stop == nil {
-			res.Stop = &results.Stop{Rounds: rounds, MaxRounds: rounds, Reason: fmt.Sprintf("not decided within the %d rounds allowed", rounds)}
+			res.Stop = &results.Stop{Rounds: rounds, MaxRounds: rounds, Reason: fmt.Sprintf("not decided within the %d rounds allowed", rounds), Judging: c.rounds.Judging}
 		}
 		return nil
 	}()
@@ -330,7 +332,7 @@ func (r *Rounds) decided(res *results.Results, round int) bool {
 	}
 	ok, why := r.Stop(res, round)
 	if ok {
-		res.Stop = &results.Stop{Rounds: round, MaxRounds: r.Max, Decided: true, Reason: why}
+		res.Stop = &results.Stop{Rounds: round, MaxRounds: r.Max, Decided: true, Reason: why, Judging: r.Judging}
 	}
 	return ok
 }
@@ -346,7 +348,7 @@ func (r *Rounds) stopBefore(res *results.Results, round int) bool {
 	if elapsed+mean <= r.Budget {
 		return false
 	}
-	res.Stop = &results.Stop{Rounds: round - 1, MaxRounds: r.Max,
+	res.Stop = &results.Stop{Rounds: round - 1, MaxRounds: r.Max, Judging: r.Judging,
 		Reason: fmt.Sprintf("not decided after %d rounds: another round (about %s) would pass the budget of %s", round-1, mean.Round(time.Second), r.Budget)}
 	return true
 }

@@ -229,8 +229,10 @@ func (o *Options) untilDecided() error {
 	if o.Baseline == "" && (len(o.Scenario.Variants) < 2 || o.Scenario.Workload.Deterministic()) {
 		return &Error{Code: ExitError, Err: errors.New("--until-decided stops when a comparison is decided: give --baseline REF, or a scenario of two or more open-loop variants")}
 	}
+	c := o.Compare.WithDefaults()
 	o.Harness = append(o.Harness, harness.WithRounds(harness.Rounds{
 		Min: compare.MinRounds, Max: o.MaxRounds, Budget: o.Budget,
+		Judging: &results.Judging{Metrics: c.Metrics, Tolerances: c.Tolerances, Alpha: c.Alpha},
 		Stop: func(res *results.Results, round int) (bool, string) {
 			pairs, _, _, err := pairsFor(res, *o)
 			if err != nil {

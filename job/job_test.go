@@ -279,6 +279,15 @@ func TestUntilDecided(t *testing.T) {
 	if err != nil || len(vs) != 1 || vs[0].Outcome != compare.Pass || vs[0].Method != compare.MethodPaired {
 		t.Fatalf("verdicts %+v, %v", vs, err)
 	}
+	// The looks' comparison is recorded, so that judging the results
+	// again gives these verdicts (lbbench compare).
+	saved, err := results.ReadFile(filepath.Join(o.Out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := saved.Stop.Judging; j == nil || len(j.Metrics) != 1 || j.Metrics[0] != results.MetricP99 || j.Alpha != compare.DefaultAlpha || j.Tolerances[results.MetricP99] != compare.DefaultTolerance {
+		t.Errorf("judging recorded %+v", saved.Stop.Judging)
+	}
 	for _, want := range []string{"until decided (3 to 8 rounds", "rounds: 3 of at most 8: every judged metric decided after 3 rounds"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

@@ -63,6 +63,20 @@ type Stop struct {
 	Decided bool `json:"decided"`
 	// Reason says why it stopped, in a sentence.
 	Reason string `json:"reason"`
+	// Judging is what every look judged, so that judging the results
+	// again (lbbench compare) spends the same level at the same look and
+	// gives the verdicts the run printed; nil in results written before
+	// it was recorded.
+	Judging *Judging `json:"judging,omitempty"`
+}
+
+// Judging is the comparison a run until decided made at each look.
+type Judging struct {
+	// Metrics are the metrics judged, Tolerances their tolerances, Alpha
+	// the family's level over all the looks.
+	Metrics    []string           `json:"metrics"`
+	Tolerances map[string]float64 `json:"tolerances"`
+	Alpha      float64            `json:"alpha"`
 }
 
 // RunResult is one variant × workload × repetition: the unit of statistics.

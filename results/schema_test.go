@@ -347,7 +347,7 @@ func fullResults(t *testing.T) *results.Results {
 		Complete:  true,
 		Error:     "run 3 of 3: context canceled",
 		Order:     []string{"001-pools-r1", "002-nginx-r1", "003-reuseport-r1"},
-		Stop:      &results.Stop{Rounds: 1, MaxRounds: 4, Decided: true, Reason: "decided"},
+		Stop:      &results.Stop{Rounds: 1, MaxRounds: 4, Decided: true, Reason: "decided", Judging: &results.Judging{Metrics: []string{"p99"}, Tolerances: map[string]float64{"p99": 0.1}, Alpha: 0.05}},
 		Runs:      []results.Run{proxied, invalid},
 	}
 }

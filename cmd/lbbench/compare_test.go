@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/internal/resultstest"
 	"github.com/lbbench/lbbench/job"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
 )
 
 func TestCompareFlagsOptions(t *testing.T) {
@@ -54,5 +61,45 @@ func TestExitCode(t *testing.T) {
 		if got := exitCode(tc.err); got != tc.code {
 			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.code)
 		}
+	}
+}
+
+// TestCompareUntilDecidedLook: compare on results made until decided
+// judges as the run's last look did: at the level that look was given,
+// on the metrics, tolerances and alpha the run recorded (a 98% interval
+// at look 2 of 4, not the 90% of a single look), unless --metric or
+// --alpha say otherwise.
+func TestCompareUntilDecidedLook(t *testing.T) {
+	r := &results.Results{Schema: results.SchemaVersion, Scenario: scenario.Scenario{Name: "ud",
+		Variants: []scenario.Variant{{Name: "base", Topology: scenario.ReusePort}, {Name: "cand", Topology: scenario.ReusePort}}}, Complete: true}
+	for round, x := range []float64{1.31, 1.22, 1.27, 1.35} {
+		b, c := resultstest.Run("base", 1, 0), resultstest.Run("cand", x, 0)
+		b.Rep, c.Rep = round+1, round+1
+		b.ID, c.ID = fmt.Sprintf("b%d", round), fmt.Sprintf("c%d", round)
+		r.Runs = append(r.Runs, b, c)
+	}
+	r.Stop = &results.Stop{Rounds: 4, MaxRounds: 6, Reason: "budget", Judging: &results.Judging{
+		Metrics: []string{results.MetricP99}, Tolerances: map[string]float64{results.MetricP99: 0.1}, Alpha: 0.05}}
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := r.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	judge := func(changed map[string]bool, c compareFlags) string {
+		var out bytes.Buffer
+		c.alpha, c.resamples, c.seed, c.interval = max(c.alpha, compare.DefaultAlpha), compare.DefaultResamples, compare.DefaultSeed, compare.DefaultInterval
+		err := runCompare(compareOptions{compareFlags: c, baselineVariant: "base"}, []string{path}, func(f string) bool { return changed[f] }, &out)
+		var e *job.Error
+		if err != nil && !errors.As(err, &e) {
+			t.Fatalf("compare: %v", err)
+		}
+		return out.String()
+	}
+	got := judge(nil, compareFlags{})
+	if !strings.Contains(got, "98% interval") || strings.Contains(got, "p50") {
+		t.Errorf("the run's look: want p99 alone at a 98%% interval:\n%s", got)
+	}
+	got = judge(map[string]bool{"metric": true}, compareFlags{metrics: []string{results.MetricP50}})
+	if !strings.Contains(got, "p50") || !strings.Contains(got, "98% interval") {
+		t.Errorf("--metric p50 at the run's look: want p50 at a 98%% interval:\n%s", got)
 	}
 }
