@@ -60,15 +60,16 @@ test-short:
 ## It runs round after round until the scenario's verdict metrics (its
 ## "verdicts:", p99 for the default; the gate adds CPU per request of the
 ## proxy and the workers) are decided for every variant (paired rounds; at
-## most 4 rounds, about two minutes; BENCH_FLAGS sets these).
+## most 4 rounds, about two minutes; a run the generator fell behind in is
+## made again once, in its round; BENCH_FLAGS sets these).
 ## Without BASE it compares the scenario's variants with the first (for
 ## information, exit 0). With BASE=<git ref> it builds lbbench at that ref,
 ## runs every variant with both builds interleaved and exits with the
 ## verdict: 0 pass, 1 regression, 3 inconclusive, 2 error (give it a larger
-## budget: BENCH_FLAGS="--until-decided --max-rounds 8 --budget 6m").
+## budget: BENCH_FLAGS="--until-decided --max-rounds 8 --budget 6m --retry-invalid 1").
 ## RUN_FLAGS adds flags to lbbench run, e.g. RUN_FLAGS="--inconclusive=pass".
 ## DRIVER=docker runs the targets in containers (see README, "Containers").
-BENCH_FLAGS ?= --until-decided --max-rounds 4 --budget 150s
+BENCH_FLAGS ?= --until-decided --max-rounds 4 --budget 150s --retry-invalid 1
 bench-compare: build
 	rm -rf $(OUT)
 	./$(BIN) run -o $(OUT) $(BENCH_FLAGS) $(if $(DRIVER),--driver $(DRIVER)) $(if $(BASE),--baseline $(BASE)) $(RUN_FLAGS) $(SCENARIO)
