@@ -326,6 +326,10 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 		return
 	}
 	la, lb := byRound(left, c.Left), byRound(right, *c.Right)
+	if c.Within > 0 {
+		judgeEquivalence(c, cr, la, lb, alpha, listString(name, a), listString(name, b))
+		return
+	}
 	if infinite(la) || infinite(lb) {
 		judgeSign(c, cr, la, lb, alpha, listString(name, a), listString(name, b))
 		return
@@ -457,6 +461,44 @@ func signTail(n, k int) float64 {
 		return 0
 	}
 	return 1 - distuv.Binomial{N: float64(n), P: 0.5}.CDF(float64(k-1))
+}
+
+// judgeEquivalence judges A ~ F × B within M by two one-sided tests on
+// the per-round ratios (compare.RoundRatio, the skew-safe interval at
+// one-sided level alpha each way): it holds when the whole interval and
+// the median round lie between F/(1+M) and F·(1+M) (both one-sided tests
+// reject "outside"), fails when the interval and the median lie wholly
+// beyond one margin, and is undecided otherwise: an interval that only
+// straddles a margin, or too few rounds, decides nothing.
+func judgeEquivalence(c scenario.Check, cr *Result, la, lb map[int]float64, alpha float64, aList, bList string) {
+	ratio, ci, median, rounds := compare.RoundRatio(la, lb, alpha)
+	cr.Outcome = decideEquivalence(c, ratio, ci, median, len(rounds))
+	f := c.Right.Factor
+	lo, hi := f/(1+c.Within), f*(1+c.Within)
+	level := strconv.FormatFloat(100*(1-2*alpha), 'g', 4, 64) + "%"
+	cr.Evidence = fmt.Sprintf("%s(%s)/%s(%s) = %s over %d paired rounds (median round %s), %s CI [%s, %s], claimed within [%s, %s]; %s by run: %s; %s by run: %s",
+		c.Left.Metric, c.Left.Variant, c.Right.Metric, c.Right.Variant, numfmt.Ratio(ratio), len(rounds), numfmt.Ratio(median), level,
+		numfmt.Ratio(ci.Low), numfmt.Ratio(ci.High), numfmt.Ratio(lo), numfmt.Ratio(hi), c.Left.Variant, aList, c.Right.Variant, bList)
+	if cr.Outcome == Undecided && len(rounds) < compare.MinRounds {
+		cr.Evidence += fmt.Sprintf(" (%d paired rounds: at least %d are needed)", len(rounds), compare.MinRounds)
+	}
+}
+
+// decideEquivalence is judgeEquivalence's rule on a ratio's interval and
+// median round.
+func decideEquivalence(c scenario.Check, ratio float64, ci stats.Interval, median float64, rounds int) Outcome {
+	f := c.Right.Factor
+	lo, hi := f/(1+c.Within), f*(1+c.Within)
+	inside := func(x float64) bool { return x > lo && x < hi }
+	switch {
+	case rounds < compare.MinRounds || math.IsInf(ci.Low, 0) || math.IsInf(ci.High, 0) || math.IsNaN(ratio):
+		return Undecided
+	case inside(ci.Low) && inside(ci.High) && inside(median):
+		return Holds
+	case (ci.Low > hi && median > hi) || (ci.High < lo && median < lo):
+		return Fails
+	}
+	return Undecided
 }
 
 // judgeCounts judges a claim on counts of events (slow, slow_share) A op

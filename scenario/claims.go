@@ -54,6 +54,10 @@ type Check struct {
 	Number *float64
 	List   []float64
 	Model  bool
+	// Within, with Op "~" and a Right term, is the margin of an
+	// equivalence claim: "p99(a) ~ p99(b) within 10%" claims the ratio
+	// a/(F·b) lies between 1/(1+Within) and 1+Within.
+	Within float64
 }
 
 // Holds reports whether l Op r.
@@ -76,6 +80,7 @@ func (c Check) Holds(l, r float64) bool {
 // ParseCheck parses a claim check:
 //
 //	check := side op side | side op "[" number {"," number} "]" | term "~" "model"
+//	       | term "~" side "within" number "%"
 //	side  := [number ("*" | "×")] term | number [unit]
 //	term  := metric "(" variant ["," arg] ")"
 //	op    := "<" | "<=" | "≤" | ">" | ">=" | "≥" | "=="
@@ -98,11 +103,31 @@ func ParseCheck(s string) (Check, error) {
 	}
 	p.skip()
 	switch {
-	case c.Op == "~":
-		if !p.word("model") {
-			return c, fmt.Errorf("~ compares with the model only: write \"%s ~ model\"", c.Left)
-		}
+	case c.Op == "~" && p.word("model"):
 		c.Model = true
+	case c.Op == "~":
+		if c.Right, c.Number, err = p.side(); err != nil {
+			return c, err
+		}
+		if c.Right == nil {
+			return c, fmt.Errorf("~ compares with the model or another variant's figure: write \"%s ~ model\" or \"%s ~ metric(variant) within 10%%\"", c.Left, c.Left)
+		}
+		p.skip()
+		if !p.word("within") {
+			return c, fmt.Errorf("an equivalence needs its margin: \"%s ~ %s within 10%%\"", c.Left, c.Right)
+		}
+		v, err := p.number()
+		if err != nil {
+			return c, err
+		}
+		p.skip()
+		if !p.word("%") {
+			return c, fmt.Errorf("the margin is a percentage: within %g%%", v)
+		}
+		if !(v > 0 && v <= 100) {
+			return c, fmt.Errorf("the margin must be above 0%% and at most 100%%, got %g%%", v)
+		}
+		c.Within = v / 100
 	case p.peek() == '[':
 		p.i++
 		for {
@@ -378,6 +403,9 @@ func (s Scenario) validateTerm(t Term, m MetricDef) error {
 
 // validateExact checks the form of a check of counts.
 func (s Scenario) validateExact(c Check) error {
+	if c.Within > 0 {
+		return fmt.Errorf("%s is exact: an equivalence (~ within) is for statistical metrics", c.Left.Metric)
+	}
 	if c.Model {
 		return fmt.Errorf("only pmax compares with the model")
 	}
@@ -408,6 +436,9 @@ func (s Scenario) validateStat(c Check) error {
 	}
 	if c.Right == nil {
 		return nil
+	}
+	if c.Within > 0 && (c.Left.Metric == "slow" || c.Left.Metric == "slow_share") {
+		return fmt.Errorf("counts of events are compared at a factor (<, >), not by equivalence")
 	}
 	if c.Right.Metric != c.Left.Metric {
 		return fmt.Errorf("a ratio compares one metric of two variants, got %s and %s", c.Left.Metric, c.Right.Metric)

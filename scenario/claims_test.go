@@ -47,7 +47,7 @@ func TestParseCheck(t *testing.T) {
 		"p99(a) < 1 extra":          "unexpected",
 		"5 < p99(a)":                "must start with a metric",
 		"workers(a) == [1, 2":       "expected , or ]",
-		"pmax(a, 4) ~ p99(b)":       "~ compares with the model only",
+		"pmax(a, 4) ~ p99(b)":       "an equivalence needs its margin",
 		"p99(a) < 0.8 * p99(b) + 1": "unexpected",
 	} {
 		if _, err := scenario.ParseCheck(in); err == nil || !strings.Contains(err.Error(), want) {
