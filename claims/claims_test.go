@@ -79,12 +79,19 @@ func TestJudgeBoundAndExactClaims(t *testing.T) {
 		{"worker(fast, 0) < 0.5 * worker(slow, 0)", Fails}, // 500 < 450 is false
 		{"decisions(slow) == requests(slow)", Undecided},   // no proxy counters
 	} {
-		got := judgeOne(t, resultstest.ClaimResults(2, scenario.Claim{Say: "x", Check: tc.check}))
+		got := judgeOne(t, resultstest.ClaimResults(4, scenario.Claim{Say: "x", Check: tc.check}))
 		if got.Outcome != tc.want {
 			t.Errorf("%s: %s (%s), want %s", tc.check, got.Outcome, got.Evidence, tc.want)
 		}
 		if got.Evidence == "" {
 			t.Errorf("%s: no evidence", tc.check)
+		}
+	}
+	// A bound on a figure that varies from run to run is a statistical
+	// claim: two runs decide nothing, however clear they look.
+	for _, check := range []string{"skew(slow) <= 1.1", "p50(fast) < 60ms"} {
+		if got := judgeOne(t, resultstest.ClaimResults(2, scenario.Claim{Say: "x", Check: check})); got.Outcome != Undecided || !strings.Contains(got.Evidence, "at least 3") {
+			t.Errorf("%s over 2 runs: %s (%s), want undecided", check, got.Outcome, got.Evidence)
 		}
 	}
 }

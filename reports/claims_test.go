@@ -12,7 +12,7 @@ import (
 )
 
 func TestClaimsInReports(t *testing.T) {
-	r := resultstest.ClaimResults(2,
+	r := resultstest.ClaimResults(4,
 		scenario.Claim{Say: "fast is even", Check: "skew(fast) <= 1.1"},
 		scenario.Claim{Say: "slow is even", Check: "skew(slow) <= 1.1"})
 	var text, md, junit bytes.Buffer
