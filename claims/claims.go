@@ -102,7 +102,26 @@ func leveled(c scenario.Check) bool {
 // default level (Options). A claim whose check does not parse (results
 // written by another version) is inconclusive, with the parse error as
 // evidence.
-func Judge(r *results.Results) []Result { return JudgeWith(r, Options{}) }
+//
+// Results made until decided (run --until-decided) are judged at the
+// level the comparison's last look was given (stats.SpendAlpha over the
+// looks the run allowed): the claims were judged on rounds whose number
+// the looks chose, so judging them at the full level after a data-chosen
+// stop would spend it again (measured: 7.7 to 9.0% false alarms at 5%).
+func Judge(r *results.Results) []Result { return JudgeWith(r, Options{Alpha: lookAlpha(r)}) }
+
+// lookAlpha is the claims family's level for r: DefaultAlpha, or for
+// results made until decided its share at the run's last look; 0 (the
+// default) when r did not stop on looks.
+func lookAlpha(r *results.Results) float64 {
+	st := r.Stop
+	if st == nil || st.Rounds < compare.MinRounds {
+		return 0
+	}
+	looks := max(st.MaxRounds-compare.MinRounds+1, 1)
+	look := min(st.Rounds-compare.MinRounds+1, looks)
+	return stats.SpendAlpha(DefaultAlpha, look, looks)
+}
 
 // JudgeWith is Judge at o's level.
 func JudgeWith(r *results.Results, o Options) []Result {

@@ -267,3 +267,17 @@ func TestSignWhenInfinite(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeAtTheLook: results made until decided are judged at the share
+// of the family's level the run's last look had (look 2 of 4: 1% of 5%),
+// not at the full level again; other results at the full level.
+func TestJudgeAtTheLook(t *testing.T) {
+	r := resultstest.ClaimResults(4, scenario.Claim{Say: "x", Check: "p99(fast) < 0.2 * p99(slow)"})
+	if got := Judge(r)[0]; !strings.Contains(got.Evidence, "sharing a 5% false-alarm rate") {
+		t.Errorf("fixed rounds: %s", got.Evidence)
+	}
+	r.Stop = &results.Stop{Rounds: 4, MaxRounds: 6, Reason: "decided", Decided: true}
+	if got := Judge(r)[0]; !strings.Contains(got.Evidence, "sharing a 1% false-alarm rate") {
+		t.Errorf("until decided, look 2 of 4: %s", got.Evidence)
+	}
+}
