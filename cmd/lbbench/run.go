@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lbbench/lbbench/driver"
 	"github.com/lbbench/lbbench/driver/docker"
 	"github.com/lbbench/lbbench/driver/local"
 	"github.com/lbbench/lbbench/harness"
@@ -176,8 +177,8 @@ func noneIfZero(d time.Duration) time.Duration {
 // directory out, and a function that releases it. live, if not nil, gets
 // the generator's live figures.
 func newDriver(ctx context.Context, o runOptions, exe, out string, live func(loadgen.LiveStats), stderr io.Writer) (harness.Driver, func(), error) {
-	if o.generators < 1 || o.generators > local.MaxGenerators {
-		return nil, nil, fmt.Errorf("--generators must be between 1 and %d (each is a process on this machine; more only compete for its CPUs), got %d", local.MaxGenerators, o.generators)
+	if o.generators < 1 || o.generators > driver.MaxGenerators {
+		return nil, nil, fmt.Errorf("--generators must be between 1 and %d (each is a process on this machine; more only compete for its CPUs), got %d", driver.MaxGenerators, o.generators)
 	}
 	logDir := filepath.Join(out, "logs")
 	switch o.driver {

@@ -71,16 +71,9 @@ type box struct {
 }
 
 func (dep *deployment) labels(role string) map[string]string {
-	l := map[string]string{
-		LabelManaged: "true",
-		LabelSession: dep.d.session,
-		LabelRun:     dep.run,
-		LabelOwner:   dep.d.owner,
-		LabelPlan:    dep.plan.ID,
-	}
-	if role != "" {
-		l[LabelRole] = role
-	}
+	l := driver.Labels(dep.d.session, dep.d.owner, role)
+	l[driver.LabelRun] = dep.run
+	l[driver.LabelPlan] = dep.plan.ID
 	return l
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/driver"
 	"github.com/lbbench/lbbench/driver/docker"
 	"github.com/lbbench/lbbench/internal/dockertest"
 	"github.com/lbbench/lbbench/scenario"
@@ -248,13 +249,13 @@ func TestCleanRemovesOnlyOrphans(t *testing.T) {
 	if err := docker.MakeObjects(ctx, c, img, live, ""); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Clean(ctx, docker.CleanFilter{All: true, Session: live})
+	defer c.Clean(ctx, driver.CleanFilter{All: true, Session: live})
 	if err := docker.MakeObjects(ctx, c, img, dead, host+"/999999999/1"); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Clean(ctx, docker.CleanFilter{All: true, Session: dead})
+	defer c.Clean(ctx, driver.CleanFilter{All: true, Session: dead})
 	for _, s := range []string{live, dead} {
-		if rep, err := c.Managed(ctx, s); err != nil || len(rep.Containers) != 1 || len(rep.Networks) != 1 || len(rep.Volumes) != 1 {
+		if rep, err := c.Managed(ctx, s); err != nil || !oneEach(rep) {
 			t.Fatalf("session %s before clean: %+v, %v", s, rep, err)
 		}
 	}
@@ -264,14 +265,14 @@ func TestCleanRemovesOnlyOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	dockertest.AssertGone(t, c, dead)
-	if rep, _ := c.Managed(ctx, live); len(rep.Containers) != 1 || len(rep.Networks) != 1 || len(rep.Volumes) != 1 {
+	if rep, _ := c.Managed(ctx, live); !oneEach(rep) {
 		t.Errorf("a new driver removed a live lbbench's objects: %+v left", rep)
 	}
-	if rep, err := c.Clean(ctx, docker.CleanFilter{Session: live}); err != nil || !rep.Empty() {
+	if rep, err := c.Clean(ctx, driver.CleanFilter{Session: live}); err != nil || !rep.Empty() {
 		t.Errorf("clean without All removed %+v (%v) of a live lbbench", rep, err)
 	}
-	rep, err := c.Clean(ctx, docker.CleanFilter{All: true, Session: live})
-	if err != nil || len(rep.Containers) != 1 || len(rep.Networks) != 1 || len(rep.Volumes) != 1 {
+	rep, err := c.Clean(ctx, driver.CleanFilter{All: true, Session: live})
+	if err != nil || !oneEach(rep) {
 		t.Errorf("clean with All: %+v, %v", rep, err)
 	}
 	dockertest.AssertGone(t, c, live)
@@ -452,4 +453,10 @@ func TestContainersHardened(t *testing.T) {
 	if err := dep.Down(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// oneEach reports whether rep names one container, one network and one
+// volume.
+func oneEach(rep driver.Objects) bool {
+	return len(rep.Of(docker.KindContainers)) == 1 && len(rep.Of(docker.KindNetworks)) == 1 && len(rep.Of(docker.KindVolumes)) == 1
 }

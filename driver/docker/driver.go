@@ -49,7 +49,7 @@ type Driver struct {
 	engineBins   map[string]engines.Binary // see FindEngine
 	runs         int                       // plans brought up
 	oneOff       atomic.Int64              // one-off containers run (runOnce; callers may or may not hold mu)
-	port         int                       // next port to hand out
+	ports        driver.PortCounter
 }
 
 var (
@@ -99,10 +99,10 @@ func NewDriver(ctx context.Context, c *Client, exe, logDir string, opts ...Drive
 	if err != nil {
 		return nil, err
 	}
-	if rep, err := c.Clean(ctx, CleanFilter{}); err != nil {
+	if rep, err := c.Clean(ctx, driver.CleanFilter{}); err != nil {
 		return nil, err
 	} else if !rep.Empty() {
-		cfg.logf("removed %d containers, %d networks and %d volumes left by lbbench processes that no longer run", len(rep.Containers), len(rep.Networks), len(rep.Volumes))
+		cfg.logf("removed %d containers, %d networks and %d volumes left by lbbench processes that no longer run", len(rep.Of(KindContainers)), len(rep.Of(KindNetworks)), len(rep.Of(KindVolumes)))
 	}
 	start := time.Now()
 	image, built, err := c.EnsureImage(ctx, exe)
@@ -134,7 +134,6 @@ func NewDriver(ctx context.Context, c *Client, exe, logDir string, opts ...Drive
 		images:       map[string]string{exe: image},
 		engineImages: maps.Clone(cfg.engineImages),
 		engineBins:   map[string]engines.Binary{},
-		port:         firstPort,
 		generators:   max(cfg.generators, 1),
 		live:         cfg.live,
 	}, nil
@@ -154,21 +153,10 @@ func (d *Driver) Name() string { return "docker" }
 // the server namespace's address, which the generator resolves by name.
 func (d *Driver) Host() string { return ServerHost }
 
-// Ports handed out: every run has a network namespace of its own, so any
-// port is free; a counter keeps one plan's ports distinct.
-const firstPort, lastPort = 20000, 60000
-
-// Ports implements topologies.Allocator.
-func (d *Driver) Ports(n int) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.port+n > lastPort {
-		d.port = firstPort
-	}
-	p := d.port
-	d.port += n
-	return p, nil
-}
+// Ports implements topologies.Allocator: every run has a network
+// namespace of its own, so any port of the driver kit's range is free
+// (driver.PortCounter).
+func (d *Driver) Ports(n int) (int, error) { return d.ports.Ports(n) }
 
 // Pinning describes the CPU placement, for the results.
 func (d *Driver) Pinning() string { return d.place.desc }
@@ -179,10 +167,8 @@ func (d *Driver) Pinning() string { return d.place.desc }
 // generator.
 func (d *Driver) Describe(ctx context.Context, s scenario.Scenario, e *results.Env) error {
 	if d.generators > 1 {
-		for _, v := range s.Variants {
-			if s.WorkloadFor(v).Deterministic() {
-				return fmt.Errorf("docker: variant %s: a closed-loop or burst workload runs from one generator (drop --generators)", v.Name)
-			}
+		if err := driver.OneGenerator(s); err != nil {
+			return fmt.Errorf("docker: %w (drop --generators)", err)
 		}
 	}
 	e.Pinning = d.place.desc

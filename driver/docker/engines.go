@@ -95,7 +95,7 @@ func (d *Driver) runOnce(ctx context.Context, role, image string, entrypoint, cm
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	labels := map[string]string{LabelManaged: "true", LabelSession: d.session, LabelOwner: d.owner, LabelRole: role}
+	labels := driver.Labels(d.session, d.owner, role)
 	name := fmt.Sprintf("lbbench-%s-%s-%d", d.session, role, d.oneOff.Add(1))
 	hc := &container.HostConfig{NetworkMode: container.NetworkMode(netMode), ReadonlyRootfs: true, Mounts: mounts}
 	d.harden(hc)

@@ -108,7 +108,7 @@ type Driver struct {
 	placement  string          // why the pods land where they do
 	mu         sync.Mutex
 	runs       int
-	nextPort   int
+	ports      driver.PortCounter
 	builtImage map[string]string // lbbench executable -> pushed image
 	oneOff     int               // one-off pods made (runOnce)
 
@@ -151,12 +151,12 @@ func NewDriver(ctx context.Context, c *Client, exe, logDir string, cfg Config) (
 	if cfg.MemoryMiB <= 0 {
 		cfg.MemoryMiB = DefaultMemoryMiB
 	}
-	d := &Driver{c: c, cfg: cfg, logDir: logDir, owner: ownerLabel(), nextPort: firstPort, builtImage: map[string]string{}, defaulted: defaulted,
+	d := &Driver{c: c, cfg: cfg, logDir: logDir, owner: ownerLabel(), builtImage: map[string]string{}, defaulted: defaulted,
 		engineBins: map[string]engines.Binary{}, engineRefs: map[string]string{}}
 	var b [4]byte
 	rand.Read(b[:])
 	d.session = hex.EncodeToString(b[:])
-	if rep, err := c.Clean(ctx, CleanFilter{}); err != nil {
+	if rep, err := c.Clean(ctx, driver.CleanFilter{}); err != nil {
 		return nil, err
 	} else if !rep.Empty() {
 		cfg.Logf("removed %s left by lbbench processes that no longer run", rep)
@@ -309,20 +309,10 @@ func (d *Driver) Name() string { return "kubernetes" }
 // on the server pod's address (PodIPPlaceholder until it has one).
 func (d *Driver) Host() string { return PodIPPlaceholder }
 
-// Ports handed out: every run has a pod, a network namespace, of its own.
-const firstPort, lastPort = 20000, 60000
-
-// Ports implements topologies.Allocator.
-func (d *Driver) Ports(n int) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.nextPort+n > lastPort {
-		d.nextPort = firstPort
-	}
-	p := d.nextPort
-	d.nextPort += n
-	return p, nil
-}
+// Ports implements topologies.Allocator: every run has a pod, a network
+// namespace, of its own, so any port of the driver kit's range is free
+// (driver.PortCounter).
+func (d *Driver) Ports(n int) (int, error) { return d.ports.Ports(n) }
 
 // Describe implements harness.Driver: the cluster, image, session,
 // placement and proxy engines' versions (FindEngine). It refuses what the
@@ -330,9 +320,9 @@ func (d *Driver) Ports(n int) (int, error) {
 // closed-loop or burst workload from several generators, an engine with
 // no image.
 func (d *Driver) Describe(ctx context.Context, s scenario.Scenario, e *results.Env) error {
-	for _, v := range s.Variants {
-		if d.cfg.Generators > 1 && s.WorkloadFor(v).Deterministic() {
-			return fmt.Errorf("kubernetes: variant %s: a closed-loop or burst workload runs from one generator (drop --generators)", v.Name)
+	if d.cfg.Generators > 1 {
+		if err := driver.OneGenerator(s); err != nil {
+			return fmt.Errorf("kubernetes: %w (drop --generators)", err)
 		}
 	}
 	var err error

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/lbbench/lbbench/driver"
 )
 
 // node is a node with cpus allocatable CPUs, ready or not.
@@ -167,7 +169,7 @@ func TestPodSpec(t *testing.T) {
 	if got := p.Spec.Containers[0].Args[2]; got != "$("+PodIPEnv+"):8080" {
 		t.Errorf("listen address %q: the placeholder is not the pod's address variable", got)
 	}
-	for _, k := range []string{LabelManaged, LabelSession, LabelRun, LabelOwner, LabelRole} {
+	for _, k := range []string{driver.LabelManaged, driver.LabelSession, driver.LabelRun, driver.LabelOwner, driver.LabelRole} {
 		if p.Labels[k] == "" {
 			t.Errorf("label %s missing: %v", k, p.Labels)
 		}
@@ -186,9 +188,9 @@ func TestClean(t *testing.T) {
 	mine := ownerLabel()
 	other := "another-host" + ownerSep + "1" + ownerSep + "1"
 	meta := func(name, owner string, managed bool) metav1.ObjectMeta {
-		l := map[string]string{LabelOwner: owner, LabelSession: "s"}
+		l := map[string]string{driver.LabelOwner: owner, driver.LabelSession: "s"}
 		if managed {
-			l[LabelManaged] = "true"
+			l[driver.LabelManaged] = "true"
 		}
 		return metav1.ObjectMeta{Name: name, Namespace: "default", Labels: l}
 	}
@@ -205,19 +207,20 @@ func TestClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Client{cs: cs, Namespace: "default"}
-	rep, err := c.Clean(ctx, CleanFilter{})
+	rep, err := c.Clean(ctx, driver.CleanFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(rep.Pods, rep.Services, rep.ConfigMaps); got != "[dead] [dead-svc] [dead-cm]" {
+	if got := fmt.Sprint(rep.Of(KindPods), rep.Of(KindServices), rep.Of(KindConfigMaps)); got != "[dead] [dead-svc] [dead-cm]" {
 		t.Errorf("clean removed %s, want [dead] [dead-svc] [dead-cm]", got)
 	}
-	rep, err = c.Clean(ctx, CleanFilter{All: true})
+	rep, err = c.Clean(ctx, driver.CleanFilter{All: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.Sort(rep.Pods)
-	if got := fmt.Sprint(rep.Pods); got != "[mine other]" {
+	pods := rep.Of(KindPods)
+	slices.Sort(pods)
+	if got := fmt.Sprint(pods); got != "[mine other]" {
 		t.Errorf("clean --all removed pods %s, want [mine other]", got)
 	}
 	left, err := core.Pods("default").List(ctx, metav1.ListOptions{})

@@ -100,9 +100,7 @@ func (d *Driver) runOnce(ctx context.Context, image string, command []string) (s
 	d.mu.Unlock()
 	grace := int64(0)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			LabelManaged: "true", LabelSession: d.session, LabelOwner: d.owner, LabelRole: RoleEngineCheck,
-		}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: driver.Labels(d.session, d.owner, RoleEngineCheck)},
 		Spec: podSpec(d.server, grace, []corev1.Container{{
 			Name: "engine", Image: image, Command: command, ImagePullPolicy: corev1.PullIfNotPresent,
 			SecurityContext: restricted(),

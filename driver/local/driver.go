@@ -19,10 +19,6 @@ import (
 	"github.com/lbbench/lbbench/topologies"
 )
 
-// MaxGenerators bounds WithGenerators: each generator is a process on
-// this machine, and more only compete for its CPUs.
-const MaxGenerators = 64
-
 // Driver starts a plan's processes as children of this process on the
 // loopback interface. Each child runs in its own process group with
 // Pdeathsig set, so even if lbbench is killed outright its children die
@@ -54,9 +50,9 @@ type Option func(*Driver)
 func WithPinning(p *Pinning) Option { return func(d *Driver) { d.pin = p } }
 
 // WithGenerators offers each run's load from k "lbbench attack" child
-// processes (the driver's lbbench binary), each with 1/k of the rate,
-// their histograms merged losslessly; their files go under dir/<run id>.
-// k of 1 or less offers it from this process.
+// processes (the driver's lbbench binary; at most driver.MaxGenerators),
+// each with 1/k of the rate, their histograms merged losslessly; their
+// files go under dir/<run id>. k of 1 or less offers it from this process.
 func WithGenerators(k int, dir string) Option {
 	return func(d *Driver) { d.generators, d.genDir = k, dir }
 }
@@ -81,8 +77,8 @@ func New(exe, logDir string, opts ...Option) (*Driver, error) {
 	if _, err := os.Stat(exe); err != nil {
 		return nil, fmt.Errorf("local: lbbench binary: %w", err)
 	}
-	if d.generators < 0 || d.generators > MaxGenerators {
-		return nil, fmt.Errorf("local: generators: must be between 1 and %d (each is a process on this machine; more only compete for its CPUs), got %d", MaxGenerators, d.generators)
+	if err := driver.CheckGeneratorCount(d.generators); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
 	}
 	if d.generators > 1 && d.rawDir != "" {
 		return nil, fmt.Errorf("local: raw per-request lines need the generator in this process, not %d generator processes", d.generators)
@@ -108,10 +104,8 @@ func (d *Driver) Name() string { return "local" }
 // from one generator in this process, without raw lines.
 func (d *Driver) Describe(ctx context.Context, s scenario.Scenario, env *results.Env) error {
 	if d.generators > 1 || d.rawDir != "" {
-		for _, v := range s.Variants {
-			if s.WorkloadFor(v).Deterministic() {
-				return fmt.Errorf("local: variant %s: a closed-loop or burst workload runs from one generator and has no raw per-request file (drop --generators and --raw)", v.Name)
-			}
+		if err := driver.OneGenerator(s); err != nil {
+			return fmt.Errorf("local: %w and has no raw per-request file (drop --generators and --raw)", err)
 		}
 	}
 	env.Pinning = d.pin.String()
