@@ -77,7 +77,10 @@ func (dep *deployment) labels(role string) map[string]string {
 	return l
 }
 
-func (dep *deployment) up(ctx context.Context) error {
+// Start implements driver.Starting: the run's network and /tmp volume,
+// the generator container, then each of the plan's processes in a
+// container, each ready before the next starts.
+func (dep *deployment) Start(ctx context.Context) error {
 	api := dep.d.c.api
 	nw, err := api.NetworkCreate(ctx, dep.prefix, network.CreateOptions{Driver: "bridge", Internal: true, Labels: dep.labels("")})
 	if err != nil {
@@ -145,7 +148,7 @@ func (dep *deployment) startProcess(ctx context.Context, i int, spec topologies.
 		engine := spec.Engine.Engine
 		// nginx or HAProxy from its image: the engine itself is the
 		// container's process (lbbench guard's work is Docker's here).
-		if image, err = dep.d.engineImage(engine); err != nil {
+		if image, err = dep.d.engines.Image(engine); err != nil {
 			return nil, err
 		}
 		// As PID 1, HAProxy ignores SIGTERM: lbbench guard, mounted from

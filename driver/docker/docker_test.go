@@ -129,7 +129,7 @@ func TestUpAttackDown(t *testing.T) {
 	c := dockertest.Connect(t)
 	ctx := context.Background()
 	logs := t.TempDir()
-	d, err := docker.NewDriver(ctx, c, exe, logs, docker.WithGenerators(2))
+	d, err := docker.New(ctx, c, exe, logs, docker.WithGenerators(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestUpAttackDown(t *testing.T) {
 func TestEarlyExitShowsLogs(t *testing.T) {
 	c := dockertest.Connect(t)
 	ctx := context.Background()
-	d, err := docker.NewDriver(ctx, c, exe, t.TempDir())
+	d, err := docker.New(ctx, c, exe, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestEarlyExitShowsLogs(t *testing.T) {
 func TestEngineNeedsImage(t *testing.T) {
 	c := dockertest.Connect(t)
 	ctx := context.Background()
-	d, err := docker.NewDriver(ctx, c, exe, t.TempDir())
+	d, err := docker.New(ctx, c, exe, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestCleanRemovesOnlyOrphans(t *testing.T) {
 	}
 
 	// A new driver removes what dead lbbench processes left, and only that.
-	if _, err := docker.NewDriver(ctx, c, exe, t.TempDir()); err != nil {
+	if _, err := docker.New(ctx, c, exe, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	dockertest.AssertGone(t, c, dead)
@@ -288,7 +288,7 @@ func TestEngineImageErrors(t *testing.T) {
 		{nil, []string{"--engine-image nginx=IMAGE", "pulls nothing"}},
 		{map[string]string{"nginx": "lbbench-no-such-image:1"}, []string{"lbbench-no-such-image:1", "not on this machine", "does not pull"}},
 	} {
-		d, err := docker.NewDriver(ctx, c, exe, t.TempDir(), docker.WithEngineImages(tc.images))
+		d, err := docker.New(ctx, c, exe, t.TempDir(), docker.WithEngineImages(tc.images))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +318,7 @@ func TestEnginesInContainers(t *testing.T) {
 					t.Skipf("%s is not installed (make setup installs it)", engine)
 				}
 			}
-			d, err := docker.NewDriver(ctx, c, exe, t.TempDir(), docker.WithEngineImages(map[string]string{engine: docker.HostImage}))
+			d, err := docker.New(ctx, c, exe, t.TempDir(), docker.WithEngineImages(map[string]string{engine: docker.HostImage}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -383,11 +383,11 @@ func TestContainersHardened(t *testing.T) {
 	c := dockertest.Connect(t)
 	ctx := context.Background()
 	logs := t.TempDir()
-	if _, err := docker.NewDriver(ctx, c, exe, logs, docker.WithLimits(docker.Limits{Pids: 8})); err == nil || !strings.Contains(err.Error(), "pids limit 8 is below the minimum 16") {
+	if _, err := docker.New(ctx, c, exe, logs, docker.WithLimits(docker.Limits{Pids: 8})); err == nil || !strings.Contains(err.Error(), "pids limit 8 is below the minimum 16") {
 		t.Errorf("a pids limit of 8: %v", err)
 	}
 	const pids, mem = 512, 384 << 20
-	d, err := docker.NewDriver(ctx, c, exe, logs, docker.WithLimits(docker.Limits{Pids: pids, Memory: mem}))
+	d, err := docker.New(ctx, c, exe, logs, docker.WithLimits(docker.Limits{Pids: pids, Memory: mem}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -158,7 +158,7 @@ const binVolume = "lbbench-bin"
 // its working directory. The pod's binVolume is up's.
 func (dep *deployment) engine(i int, p topologies.Process) (corev1.Container, []corev1.Container, corev1.Volume, error) {
 	e := p.Engine
-	ref, err := dep.d.engineImage(e.Engine)
+	ref, err := dep.d.engines.Image(e.Engine)
 	if err != nil {
 		return corev1.Container{}, nil, corev1.Volume{}, err
 	}
@@ -232,7 +232,9 @@ func (dep *deployment) serverPod() (*corev1.Pod, error) {
 	return server, nil
 }
 
-func (dep *deployment) up(ctx context.Context) error {
+// Start implements driver.Starting: the server pod and the generator
+// pods, each running and ready.
+func (dep *deployment) Start(ctx context.Context) error {
 	api := dep.d.c.cs.CoreV1().Pods(dep.d.c.Namespace)
 	server, err := dep.serverPod()
 	if err != nil {

@@ -37,7 +37,7 @@ func TestPlace(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		nodes      []*corev1.Node
-		cfg        Config
+		cfg        config
 		wantServer string
 		wantGens   []string
 		wantErr    string
@@ -46,59 +46,59 @@ func TestPlace(t *testing.T) {
 	}{
 		{name: "generators on the other nodes, in turn",
 			nodes:      []*corev1.Node{node("b", 4, true, false), node("a", 4, true, false), node("c", 4, true, false)},
-			cfg:        Config{Generators: 3},
+			cfg:        config{Generators: 3},
 			wantServer: "a", wantGens: []string{"b", "c"}},
 		{name: "not ready and cordoned nodes are left out",
 			nodes:      []*corev1.Node{node("a", 4, false, false), node("b", 4, true, false), node("c", 4, true, true), node("d", 4, true, false)},
-			cfg:        Config{Generators: 1},
+			cfg:        config{Generators: 1},
 			wantServer: "b", wantGens: []string{"d"}},
 		{name: "the server's node named",
 			nodes:      []*corev1.Node{node("a", 4, true, false), node("b", 4, true, false)},
-			cfg:        Config{Generators: 1, ServerNode: "b"},
+			cfg:        config{Generators: 1, ServerNode: "b"},
 			wantServer: "b", wantGens: []string{"a"}},
 		{name: "an unknown server node",
 			nodes:   []*corev1.Node{node("a", 4, true, false), node("b", 4, true, false)},
-			cfg:     Config{Generators: 1, ServerNode: "z"},
+			cfg:     config{Generators: 1, ServerNode: "z"},
 			wantErr: `server node "z" is not a ready node (ready: a, b)`},
 		{name: "one node",
 			nodes:   []*corev1.Node{node("a", 4, true, false), node("b", 4, true, true)},
-			cfg:     Config{Generators: 1},
+			cfg:     config{Generators: 1},
 			wantErr: "no other node"},
 		{name: "one node, shared",
 			nodes:      []*corev1.Node{node("a", 4, true, false)},
-			cfg:        Config{Generators: 1, ShareNode: true},
+			cfg:        config{Generators: 1, ShareNode: true},
 			wantServer: "a", wantGens: []string{"a"}},
 		{name: "one node, shared, too few CPUs for both",
 			nodes:   []*corev1.Node{node("a", 3, true, false)},
-			cfg:     Config{Generators: 1, ShareNode: true},
+			cfg:     config{Generators: 1, ShareNode: true},
 			wantErr: "node a can give 3 CPUs, but the pods placed on it need 4"},
 		{name: "two generators on one other node need its CPUs",
 			nodes:   []*corev1.Node{node("a", 2, true, false), node("b", 3, true, false)},
-			cfg:     Config{Generators: 2},
+			cfg:     config{Generators: 2},
 			wantErr: "node b can give 3 CPUs, but the pods placed on it need 4"},
 		{name: "one-CPU nodes, defaults fitted",
 			nodes:      []*corev1.Node{node("a", 1, true, false), node("b", 1, true, false)},
-			cfg:        Config{Generators: 1},
+			cfg:        config{Generators: 1},
 			defaulted:  true,
 			wantServer: "a", wantGens: []string{"b"}, wantCPUs: "1,1"},
 		{name: "two generators on a two-CPU node, defaults fitted",
 			nodes:      []*corev1.Node{node("a", 4, true, false), node("b", 2, true, false)},
-			cfg:        Config{Generators: 2},
+			cfg:        config{Generators: 2},
 			defaulted:  true,
 			wantServer: "a", wantGens: []string{"b"}, wantCPUs: "2,1"},
 		{name: "two generators on a one-CPU node, even at one CPU each",
 			nodes:     []*corev1.Node{node("a", 1, true, false), node("b", 1, true, false)},
-			cfg:       Config{Generators: 2},
+			cfg:       config{Generators: 2},
 			defaulted: true,
 			wantErr:   "node b can give 1 CPUs, but the pods placed on it need 2"},
 		{name: "sharing one node: defaults not fitted",
 			nodes:     []*corev1.Node{node("a", 2, true, false)},
-			cfg:       Config{Generators: 1, ShareNode: true},
+			cfg:       config{Generators: 1, ShareNode: true},
 			defaulted: true,
 			wantErr:   "node a can give 2 CPUs, but the pods placed on it need 4"},
 		{name: "no ready node",
 			nodes:   []*corev1.Node{node("a", 4, false, false)},
-			cfg:     Config{Generators: 1},
+			cfg:     config{Generators: 1},
 			wantErr: "no node is ready"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,7 +145,7 @@ func TestPlace(t *testing.T) {
 // (Guaranteed), runs unprivileged on a read-only root, is placed by name,
 // and carries every label clean selects by.
 func TestPodSpec(t *testing.T) {
-	d := &Driver{cfg: Config{CPUs: map[string]int{RoleServer: 3, RoleGenerator: 1}, MemoryMiB: 512}, session: "s1", owner: "h.1.2"}
+	d := &Driver{cfg: config{CPUs: map[string]int{RoleServer: 3, RoleGenerator: 1}, MemoryMiB: 512}, session: "s1", owner: "h.1.2"}
 	dep := &deployment{d: d, run: "001-x-r1", image: "lbbench.local/lbbench:1"}
 	c := dep.container("workers-0", podArgs([]string{"serve", "--listen", PodIPPlaceholder + ":8080"}))
 	p := dep.pod("lbbench-s1-001-server", RoleServer, "node1", 10, []corev1.Container{c})
@@ -229,5 +229,29 @@ func TestClean(t *testing.T) {
 	}
 	if len(left.Items) != 1 || left.Items[0].Name != "foreign" {
 		t.Errorf("pods left %v, want only the unlabelled one", left.Items)
+	}
+}
+
+// TestNewValidatesOptions: New refuses options the driver cannot run
+// with, before it makes anything, with the error the user sees.
+func TestNewValidatesOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{name: "too many generators", opts: []Option{WithImage("lbbench:1"), WithGenerators(65)}, want: "kubernetes: generators: must be between 1 and 64"},
+		{name: "raw", opts: []Option{WithRaw("out/raw"), WithImage("lbbench:1")}, want: "kubernetes: --raw needs --driver local"},
+		{name: "unknown role", opts: []Option{WithImage("lbbench:1"), WithPodCPUs(map[string]int{"proxy": 1})}, want: `kubernetes: CPUs for "proxy": the roles are server and generator`},
+		{name: "no image", want: "kubernetes: the driver needs lbbench's image in the cluster"},
+		{name: "no node", opts: []Option{WithImage("lbbench:1")}, want: "kubernetes: no node is ready"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Client{cs: fake.NewClientset(), Namespace: "default"}
+			_, err := New(context.Background(), c, "/bin/true", t.TempDir(), tc.opts...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
 	}
 }
