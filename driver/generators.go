@@ -11,10 +11,10 @@ import (
 const MaxGenerators = 64
 
 // CheckGeneratorCount returns an error unless k, the generator processes
-// a driver was asked for, is between 1 and MaxGenerators (0 is taken as
-// 1, the default).
+// a driver was asked for, is between 1 (every driver's default) and
+// MaxGenerators.
 func CheckGeneratorCount(k int) error {
-	if k < 0 || k > MaxGenerators {
+	if k < 1 || k > MaxGenerators {
 		return fmt.Errorf("generators: must be between 1 and %d (each is a process on this machine; more only compete for its CPUs), got %d", MaxGenerators, k)
 	}
 	return nil

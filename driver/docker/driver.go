@@ -38,7 +38,7 @@ type Driver struct {
 	limits  Limits
 	engines *driver.EngineImages
 
-	generators int                     // WithGenerators; at least 1
+	generators int                     // WithGenerators; 1 to driver.MaxGenerators
 	live       func(loadgen.LiveStats) // WithLive
 
 	mu     sync.Mutex
@@ -71,8 +71,8 @@ type config struct {
 
 // WithGenerators offers each run's load from k "lbbench attack" processes
 // in the generator container, each with 1/k of the rate, their histograms
-// merged losslessly; k of 0 or 1 runs one, more than
-// driver.MaxGenerators is an error.
+// merged losslessly; k of 1, the default, runs one; less than 1 or more
+// than driver.MaxGenerators is an error.
 func WithGenerators(k int) Option { return func(c *config) { c.generators = k } }
 
 // WithLive calls f with the live figures of a run's generator about once
@@ -102,7 +102,7 @@ func WithRaw(dir string) Option { return func(c *config) { c.raw = dir } }
 // working files under logDir. It first removes what earlier lbbench
 // processes that no longer run left behind.
 func New(ctx context.Context, c *Client, exe, logDir string, opts ...Option) (*Driver, error) {
-	cfg := config{logf: func(string, ...any) {}}
+	cfg := config{logf: func(string, ...any) {}, generators: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -149,7 +149,7 @@ func New(ctx context.Context, c *Client, exe, logDir string, opts ...Option) (*D
 		place:      place,
 		limits:     limits,
 		images:     map[string]string{exe: image},
-		generators: max(cfg.generators, 1),
+		generators: cfg.generators,
 		live:       cfg.live,
 	}
 	d.engines = driver.NewEngineImages("docker", cfg.engineImages, noEngineImage, d.resolveEngine)

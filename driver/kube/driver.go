@@ -93,8 +93,9 @@ func WithImage(ref string) Option { return func(c *config) { c.Image = ref } }
 func WithImageRepo(repo string) Option { return func(c *config) { c.ImageRepo = repo } }
 
 // WithGenerators offers each run's load from k generator pods, each with
-// 1/k of the rate, their histograms merged losslessly; k of 0 or 1 runs
-// one, more than driver.MaxGenerators is an error.
+// 1/k of the rate, their histograms merged losslessly; k of 1, the
+// default, runs one; less than 1 or more than driver.MaxGenerators is an
+// error.
 func WithGenerators(k int) Option { return func(c *config) { c.Generators = k } }
 
 // WithPodCPUs sets each role's pod's whole CPUs (request = limit,
@@ -182,7 +183,7 @@ var (
 // pod's logs under logDir. It first removes what lbbench processes that no
 // longer run left in the namespace, and chooses the nodes.
 func New(ctx context.Context, c *Client, exe, logDir string, opts ...Option) (*Driver, error) {
-	cfg := config{Logf: func(string, ...any) {}}
+	cfg := config{Logf: func(string, ...any) {}, Generators: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -195,7 +196,6 @@ func New(ctx context.Context, c *Client, exe, logDir string, opts ...Option) (*D
 	if cfg.Raw != "" {
 		return nil, errors.New("kubernetes: --raw needs --driver local (the kubernetes driver's generators send histograms only)")
 	}
-	cfg.Generators = max(cfg.Generators, 1)
 	cpus, defaulted := map[string]int{}, map[string]bool{}
 	for r, n := range DefaultCPUs {
 		cpus[r], defaulted[r] = n, true

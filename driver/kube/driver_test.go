@@ -241,6 +241,7 @@ func TestNewValidatesOptions(t *testing.T) {
 		want string
 	}{
 		{name: "too many generators", opts: []Option{WithImage("lbbench:1"), WithGenerators(65)}, want: "kubernetes: generators: must be between 1 and 64"},
+		{name: "no generator", opts: []Option{WithImage("lbbench:1"), WithGenerators(0)}, want: "kubernetes: generators: must be between 1 and 64 (each is a process on this machine; more only compete for its CPUs), got 0"},
 		{name: "raw", opts: []Option{WithRaw("out/raw"), WithImage("lbbench:1")}, want: "kubernetes: --raw needs --driver local"},
 		{name: "unknown role", opts: []Option{WithImage("lbbench:1"), WithPodCPUs(map[string]int{"proxy": 1})}, want: `kubernetes: CPUs for "proxy": the roles are server and generator`},
 		{name: "no image", want: "kubernetes: the driver needs lbbench's image in the cluster"},

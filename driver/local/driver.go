@@ -35,7 +35,7 @@ type Driver struct {
 	placement    string            // WithPlacement; "" is none
 	engineImages map[string]string // WithEngineImages; must be empty
 
-	generators int                     // WithGenerators; 0 or 1: this process
+	generators int                     // WithGenerators; 1: this process
 	genDir     string                  // where generator processes keep their files
 	rawDir     string                  // WithRaw; "" for none
 	live       func(loadgen.LiveStats) // WithLive
@@ -82,7 +82,8 @@ func WithEngineImages(images map[string]string) Option {
 // WithGenerators offers each run's load from k "lbbench attack" child
 // processes (the driver's lbbench binary; at most driver.MaxGenerators),
 // each with 1/k of the rate, their histograms merged losslessly; their
-// files go under dir/<run id>. k of 1 or less offers it from this process.
+// files go under dir/<run id>. k of 1, the default, offers it from this
+// process.
 func WithGenerators(k int, dir string) Option {
 	return func(d *Driver) { d.generators, d.genDir = k, dir }
 }
@@ -100,7 +101,7 @@ func WithLive(f func(loadgen.LiveStats)) Option { return func(d *Driver) { d.liv
 // New returns a driver that runs the lbbench binary at exe and writes each
 // process's output under logDir.
 func New(exe, logDir string, opts ...Option) (*Driver, error) {
-	d := &Driver{exe: exe, logDir: logDir, used: map[int]bool{}}
+	d := &Driver{exe: exe, logDir: logDir, used: map[int]bool{}, generators: 1}
 	for _, o := range opts {
 		o(d)
 	}

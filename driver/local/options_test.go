@@ -18,6 +18,7 @@ func TestNewValidatesOptions(t *testing.T) {
 		{name: "empty engine images", opts: []Option{WithEngineImages(map[string]string{})}},
 		{name: "generators", opts: []Option{WithGenerators(3, t.TempDir()), WithPlacement(PlaceNone)}},
 		{name: "too many generators", opts: []Option{WithGenerators(65, t.TempDir())}, want: "local: generators: must be between 1 and 64"},
+		{name: "no generator", opts: []Option{WithGenerators(0, t.TempDir())}, want: "local: generators: must be between 1 and 64 (each is a process on this machine; more only compete for its CPUs), got 0"},
 		{name: "negative generators", opts: []Option{WithGenerators(-1, t.TempDir())}, want: "local: generators: must be between 1 and 64"},
 		{name: "raw with generators", opts: []Option{WithRaw(t.TempDir()), WithGenerators(2, t.TempDir())}, want: "local: raw per-request lines need the generator in this process"},
 		{name: "engine images", opts: []Option{WithEngineImages(map[string]string{"nginx": "nginx:1.22"})}, want: "local: --engine-image is for --driver docker"},
