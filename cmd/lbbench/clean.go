@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lbbench/lbbench/driver"
 	"github.com/lbbench/lbbench/driver/docker"
 	"github.com/lbbench/lbbench/driver/kube"
 )
@@ -42,7 +43,7 @@ a killed "lbbench run --driver kubernetes" left on the cluster.`,
 				if err != nil {
 					return err
 				}
-				rep, err := c.Clean(cmd.Context(), kube.CleanFilter{All: all, Session: session})
+				rep, err := c.Clean(cmd.Context(), driver.CleanFilter{All: all, Session: session})
 				if rep.Empty() {
 					fmt.Fprintln(cmd.OutOrStdout(), "lbbench clean: nothing to remove")
 				} else {
@@ -58,7 +59,7 @@ a killed "lbbench run --driver kubernetes" left on the cluster.`,
 				return err
 			}
 			defer c.Close()
-			rep, err := c.Clean(cmd.Context(), docker.CleanFilter{All: all, Session: session})
+			rep, err := c.Clean(cmd.Context(), driver.CleanFilter{All: all, Session: session})
 			printClean(cmd.OutOrStdout(), rep)
 			if err != nil || !images {
 				return err
@@ -79,17 +80,14 @@ a killed "lbbench run --driver kubernetes" left on the cluster.`,
 	return cmd
 }
 
-func printClean(w io.Writer, rep docker.CleanReport) {
+func printClean(w io.Writer, rep driver.Objects) {
 	if rep.Empty() {
 		fmt.Fprintln(w, "lbbench clean: nothing to remove")
 		return
 	}
-	for _, x := range []struct {
-		what  string
-		names []string
-	}{{"containers", rep.Containers}, {"networks", rep.Networks}, {"volumes", rep.Volumes}} {
-		if len(x.names) > 0 {
-			fmt.Fprintf(w, "lbbench clean: removed %d %s: %s\n", len(x.names), x.what, strings.Join(x.names, ", "))
+	for _, k := range rep {
+		if len(k.Names) > 0 {
+			fmt.Fprintf(w, "lbbench clean: removed %d %s: %s\n", len(k.Names), k.Kind, strings.Join(k.Names, ", "))
 		}
 	}
 }

@@ -204,7 +204,7 @@ func attacking(api *client.Client, c *docker.Client, session string) bool {
 	if err != nil {
 		return false
 	}
-	for _, name := range rep.Containers {
+	for _, name := range rep.Of(docker.KindContainers) {
 		if !strings.Contains(name, "-"+docker.RoleGenerator+"-") {
 			continue
 		}
@@ -259,7 +259,7 @@ func TestDockerKillThenClean(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	// kill -9 gives lbbench no chance to clean up: its containers run on.
-	if rep, err := c.Managed(context.Background(), session); err != nil || len(rep.Containers) == 0 {
+	if rep, err := c.Managed(context.Background(), session); err != nil || len(rep.Of(docker.KindContainers)) == 0 {
 		// Another lbbench's start may have removed them already.
 		t.Logf("after kill -9: %+v, %v", rep, err)
 	}

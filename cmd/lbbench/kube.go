@@ -34,21 +34,14 @@ func (k *kubeFlags) register(f *pflag.FlagSet) {
 }
 
 // newKubeDriver connects to the cluster and makes the kubernetes driver.
-func newKubeDriver(ctx context.Context, o runOptions, exe, logDir string, live func(loadgen.LiveStats), stderr io.Writer) (harness.Driver, func(), error) {
-	switch {
-	case o.raw:
-		return nil, nil, fmt.Errorf("--raw needs --driver local (the kubernetes driver's generators send histograms only)")
-	}
+func newKubeDriver(ctx context.Context, o runOptions, exe, logDir, raw string, live func(loadgen.LiveStats), stderr io.Writer) (harness.Driver, func(), error) {
 	c, err := kube.Connect(ctx, o.kube.kubeconfig, o.kube.namespace)
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := kube.NewDriver(ctx, c, exe, logDir, kube.Config{
-		Image: o.kube.image, ImageRepo: o.kube.imageRepo, Generators: o.generators,
-		CPUs: o.kube.cpus, MemoryMiB: o.kube.memoryMiB, ShareNode: o.kube.shareNode, ServerNode: o.kube.serverNode,
-		EngineImages: o.engineImages, Live: live,
-		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "lbbench: kubernetes: "+format+"\n", args...) },
-	})
+	d, err := kube.New(ctx, c, exe, logDir, kube.WithImage(o.kube.image), kube.WithImageRepo(o.kube.imageRepo), kube.WithGenerators(o.generators), kube.WithRaw(raw),
+		kube.WithPodCPUs(o.kube.cpus), kube.WithPodMemoryMiB(o.kube.memoryMiB), kube.WithShareNode(o.kube.shareNode), kube.WithServerNode(o.kube.serverNode),
+		kube.WithEngineImages(o.engineImages), kube.WithLive(live), kube.WithLog(driverLog(stderr, "kubernetes")))
 	if err != nil {
 		return nil, nil, err
 	}

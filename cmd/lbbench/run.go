@@ -177,54 +177,26 @@ func noneIfZero(d time.Duration) time.Duration {
 
 // newDriver returns the driver o names, writing under the output
 // directory out, and a function that releases it. live, if not nil, gets
-// the generator's live figures.
+// the generator's live figures. Each driver validates the options it is
+// given.
 func newDriver(ctx context.Context, o runOptions, exe, out string, live func(loadgen.LiveStats), stderr io.Writer) (harness.Driver, func(), error) {
-	if o.generators < 1 || o.generators > local.MaxGenerators {
-		return nil, nil, fmt.Errorf("--generators must be between 1 and %d (each is a process on this machine; more only compete for its CPUs), got %d", local.MaxGenerators, o.generators)
-	}
 	logDir := filepath.Join(out, "logs")
+	var raw string
+	if o.raw {
+		raw = filepath.Join(out, "raw")
+	}
 	switch o.driver {
 	case "local":
-		if len(o.engineImages) > 0 {
-			return nil, nil, fmt.Errorf("--engine-image is for --driver docker; --driver local runs this machine's nginx and HAProxy")
-		}
-		dopts := []local.Option{local.WithLive(live)}
-		switch o.pin {
-		case "auto":
-			if p, ok := local.AutoPinning(); ok {
-				dopts = append(dopts, local.WithPinning(p))
-			}
-		case "cpusets":
-			p, ok := local.SplitPinning(2)
-			if !ok {
-				return nil, nil, fmt.Errorf("--pin cpusets needs at least 2 CPUs")
-			}
-			dopts = append(dopts, local.WithPinning(p))
-		case "none":
-		default:
-			return nil, nil, fmt.Errorf("--pin must be auto, cpusets or none with --driver local (limits is for --driver docker), got %q", o.pin)
-		}
-		if o.generators > 1 {
-			dopts = append(dopts, local.WithGenerators(o.generators, filepath.Join(out, "generators")))
-		}
-		if o.raw {
-			dopts = append(dopts, local.WithRaw(filepath.Join(out, "raw")))
-		}
-		d, err := local.New(exe, logDir, dopts...)
+		d, err := local.New(exe, logDir, local.WithPlacement(o.pin), local.WithGenerators(o.generators, filepath.Join(out, "generators")),
+			local.WithRaw(raw), local.WithLive(live), local.WithEngineImages(o.engineImages))
 		return d, func() {}, err
 	case "docker":
-		if o.raw {
-			return nil, nil, fmt.Errorf("--raw needs --driver local (the docker driver's generator writes histograms only)")
-		}
 		c, err := docker.Connect(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		d, err := docker.NewDriver(ctx, c, exe, logDir, docker.WithEngineImages(o.engineImages), docker.WithPlacement(o.pin), docker.WithLimits(o.limits),
-			docker.WithGenerators(o.generators), docker.WithLive(live),
-			docker.WithLog(func(format string, args ...any) {
-				fmt.Fprintf(stderr, "lbbench: docker: "+format+"\n", args...)
-			}))
+		d, err := docker.New(ctx, c, exe, logDir, docker.WithPlacement(o.pin), docker.WithGenerators(o.generators), docker.WithRaw(raw),
+			docker.WithLive(live), docker.WithEngineImages(o.engineImages), docker.WithLimits(o.limits), docker.WithLog(driverLog(stderr, "docker")))
 		if err != nil {
 			c.Close()
 			return nil, nil, err
@@ -232,9 +204,14 @@ func newDriver(ctx context.Context, o runOptions, exe, out string, live func(loa
 		fmt.Fprintf(stderr, "lbbench: docker: image %s, session %s; %s\n", d.Image(), d.Session(), d.Pinning())
 		return d, func() { c.Close() }, nil
 	case "kubernetes":
-		return newKubeDriver(ctx, o, exe, logDir, live, stderr)
+		return newKubeDriver(ctx, o, exe, logDir, raw, live, stderr)
 	}
 	return nil, nil, fmt.Errorf("--driver must be local, docker or kubernetes, got %q", o.driver)
+}
+
+// driverLog prints a driver's notices on stderr, prefixed with its name.
+func driverLog(stderr io.Writer, name string) func(format string, args ...any) {
+	return func(format string, args ...any) { fmt.Fprintf(stderr, "lbbench: "+name+": "+format+"\n", args...) }
 }
 
 // mibValue is a flag of a size in MiB stored in bytes.

@@ -71,20 +71,16 @@ type box struct {
 }
 
 func (dep *deployment) labels(role string) map[string]string {
-	l := map[string]string{
-		LabelManaged: "true",
-		LabelSession: dep.d.session,
-		LabelRun:     dep.run,
-		LabelOwner:   dep.d.owner,
-		LabelPlan:    dep.plan.ID,
-	}
-	if role != "" {
-		l[LabelRole] = role
-	}
+	l := driver.Labels(dep.d.session, dep.d.owner, role)
+	l[driver.LabelRun] = dep.run
+	l[driver.LabelPlan] = dep.plan.ID
 	return l
 }
 
-func (dep *deployment) up(ctx context.Context) error {
+// Start implements driver.Starting: the run's network and /tmp volume,
+// the generator container, then each of the plan's processes in a
+// container, each ready before the next starts.
+func (dep *deployment) Start(ctx context.Context) error {
 	api := dep.d.c.api
 	nw, err := api.NetworkCreate(ctx, dep.prefix, network.CreateOptions{Driver: "bridge", Internal: true, Labels: dep.labels("")})
 	if err != nil {
@@ -152,7 +148,7 @@ func (dep *deployment) startProcess(ctx context.Context, i int, spec topologies.
 		engine := spec.Engine.Engine
 		// nginx or HAProxy from its image: the engine itself is the
 		// container's process (lbbench guard's work is Docker's here).
-		if image, err = dep.d.engineImage(engine); err != nil {
+		if image, err = dep.d.engines.Image(engine); err != nil {
 			return nil, err
 		}
 		// As PID 1, HAProxy ignores SIGTERM: lbbench guard, mounted from

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/driver"
 	"github.com/lbbench/lbbench/driver/docker"
 	"github.com/lbbench/lbbench/internal/dockertest"
 	"github.com/lbbench/lbbench/scenario"
@@ -128,7 +129,7 @@ func TestUpAttackDown(t *testing.T) {
 	c := dockertest.Connect(t)
 	ctx := context.Background()
 	logs := t.TempDir()
-	d, err := docker.NewDriver(ctx, c, exe, logs, docker.WithGenerators(2))
+	d, err := docker.New(ctx, c, exe, logs, docker.WithGenerators(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestUpAttackDown(t *testing.T) {
 func TestEarlyExitShowsLogs(t *testing.T) {
 	c := dockertest.Connect(t)
 	ctx := context.Background()
-	d, err := docker.NewDriver(ctx, c, exe, t.TempDir())
+	d, err := docker.New(ctx, c, exe, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestEarlyExitShowsLogs(t *testing.T) {
 func TestEngineNeedsImage(t *testing.T) {
 	c := dockertest.Connect(t)
 	ctx := context.Background()
-	d, err := docker.NewDriver(ctx, c, exe, t.TempDir())
+	d, err := docker.New(ctx, c, exe, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,30 +249,30 @@ func TestCleanRemovesOnlyOrphans(t *testing.T) {
 	if err := docker.MakeObjects(ctx, c, img, live, ""); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Clean(ctx, docker.CleanFilter{All: true, Session: live})
+	defer c.Clean(ctx, driver.CleanFilter{All: true, Session: live})
 	if err := docker.MakeObjects(ctx, c, img, dead, host+"/999999999/1"); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Clean(ctx, docker.CleanFilter{All: true, Session: dead})
+	defer c.Clean(ctx, driver.CleanFilter{All: true, Session: dead})
 	for _, s := range []string{live, dead} {
-		if rep, err := c.Managed(ctx, s); err != nil || len(rep.Containers) != 1 || len(rep.Networks) != 1 || len(rep.Volumes) != 1 {
+		if rep, err := c.Managed(ctx, s); err != nil || !oneEach(rep) {
 			t.Fatalf("session %s before clean: %+v, %v", s, rep, err)
 		}
 	}
 
 	// A new driver removes what dead lbbench processes left, and only that.
-	if _, err := docker.NewDriver(ctx, c, exe, t.TempDir()); err != nil {
+	if _, err := docker.New(ctx, c, exe, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	dockertest.AssertGone(t, c, dead)
-	if rep, _ := c.Managed(ctx, live); len(rep.Containers) != 1 || len(rep.Networks) != 1 || len(rep.Volumes) != 1 {
+	if rep, _ := c.Managed(ctx, live); !oneEach(rep) {
 		t.Errorf("a new driver removed a live lbbench's objects: %+v left", rep)
 	}
-	if rep, err := c.Clean(ctx, docker.CleanFilter{Session: live}); err != nil || !rep.Empty() {
+	if rep, err := c.Clean(ctx, driver.CleanFilter{Session: live}); err != nil || !rep.Empty() {
 		t.Errorf("clean without All removed %+v (%v) of a live lbbench", rep, err)
 	}
-	rep, err := c.Clean(ctx, docker.CleanFilter{All: true, Session: live})
-	if err != nil || len(rep.Containers) != 1 || len(rep.Networks) != 1 || len(rep.Volumes) != 1 {
+	rep, err := c.Clean(ctx, driver.CleanFilter{All: true, Session: live})
+	if err != nil || !oneEach(rep) {
 		t.Errorf("clean with All: %+v, %v", rep, err)
 	}
 	dockertest.AssertGone(t, c, live)
@@ -287,7 +288,7 @@ func TestEngineImageErrors(t *testing.T) {
 		{nil, []string{"--engine-image nginx=IMAGE", "pulls nothing"}},
 		{map[string]string{"nginx": "lbbench-no-such-image:1"}, []string{"lbbench-no-such-image:1", "not on this machine", "does not pull"}},
 	} {
-		d, err := docker.NewDriver(ctx, c, exe, t.TempDir(), docker.WithEngineImages(tc.images))
+		d, err := docker.New(ctx, c, exe, t.TempDir(), docker.WithEngineImages(tc.images))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +318,7 @@ func TestEnginesInContainers(t *testing.T) {
 					t.Skipf("%s is not installed (make setup installs it)", engine)
 				}
 			}
-			d, err := docker.NewDriver(ctx, c, exe, t.TempDir(), docker.WithEngineImages(map[string]string{engine: docker.HostImage}))
+			d, err := docker.New(ctx, c, exe, t.TempDir(), docker.WithEngineImages(map[string]string{engine: docker.HostImage}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -382,11 +383,11 @@ func TestContainersHardened(t *testing.T) {
 	c := dockertest.Connect(t)
 	ctx := context.Background()
 	logs := t.TempDir()
-	if _, err := docker.NewDriver(ctx, c, exe, logs, docker.WithLimits(docker.Limits{Pids: 8})); err == nil || !strings.Contains(err.Error(), "pids limit 8 is below the minimum 16") {
+	if _, err := docker.New(ctx, c, exe, logs, docker.WithLimits(docker.Limits{Pids: 8})); err == nil || !strings.Contains(err.Error(), "pids limit 8 is below the minimum 16") {
 		t.Errorf("a pids limit of 8: %v", err)
 	}
 	const pids, mem = 512, 384 << 20
-	d, err := docker.NewDriver(ctx, c, exe, logs, docker.WithLimits(docker.Limits{Pids: pids, Memory: mem}))
+	d, err := docker.New(ctx, c, exe, logs, docker.WithLimits(docker.Limits{Pids: pids, Memory: mem}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,4 +453,10 @@ func TestContainersHardened(t *testing.T) {
 	if err := dep.Down(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// oneEach reports whether rep names one container, one network and one
+// volume.
+func oneEach(rep driver.Objects) bool {
+	return len(rep.Of(docker.KindContainers)) == 1 && len(rep.Of(docker.KindNetworks)) == 1 && len(rep.Of(docker.KindVolumes)) == 1
 }

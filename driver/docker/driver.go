@@ -6,16 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lbbench/lbbench/driver"
-	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/harness"
-	"github.com/lbbench/lbbench/internal/hardstop"
 	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
@@ -39,70 +36,90 @@ type Driver struct {
 	owner   string
 	place   placement
 	limits  Limits
+	engines *driver.EngineImages
 
-	generators int                     // WithGenerators; at least 1
+	generators int                     // WithGenerators; 1 to driver.MaxGenerators
 	live       func(loadgen.LiveStats) // WithLive
 
-	mu           sync.Mutex
-	images       map[string]string         // lbbench executable -> image tag
-	engineImages map[string]string         // engine -> image (see WithEngineImages)
-	engineBins   map[string]engines.Binary // see FindEngine
-	runs         int                       // plans brought up
-	oneOff       atomic.Int64              // one-off containers run (runOnce; callers may or may not hold mu)
-	port         int                       // next port to hand out
+	mu     sync.Mutex
+	images map[string]string // lbbench executable -> image tag
+	runs   int               // plans brought up
+	oneOff atomic.Int64      // one-off containers run (runOnce)
+	ports  driver.PortCounter
 }
 
 var (
 	_ harness.Driver          = (*Driver)(nil)
 	_ harness.Deployment      = (*deployment)(nil)
 	_ topologies.EngineFinder = (*Driver)(nil)
+	_ driver.Planner          = (*Driver)(nil)
+	_ driver.Starting         = (*deployment)(nil)
 )
 
-// DriverOption configures NewDriver.
-type DriverOption func(*driverConfig)
+// Option configures New. Options only set fields; New validates them.
+type Option func(*config)
 
-type driverConfig struct {
+type config struct {
 	logf         func(format string, args ...any)
 	engineImages map[string]string
 	placement    string
 	limits       Limits
 	generators   int
+	raw          string
 	live         func(loadgen.LiveStats)
 }
 
 // WithGenerators offers each run's load from k "lbbench attack" processes
 // in the generator container, each with 1/k of the rate, their histograms
-// merged losslessly; k of 1 or less runs one.
-func WithGenerators(k int) DriverOption { return func(c *driverConfig) { c.generators = k } }
+// merged losslessly; k of 1, the default, runs one; less than 1 or more
+// than driver.MaxGenerators is an error.
+func WithGenerators(k int) Option { return func(c *config) { c.generators = k } }
 
 // WithLive calls f with the live figures of a run's generator about once
 // per second, when there is one generator process (see
 // loadgen.LiveContext).
-func WithLive(f func(loadgen.LiveStats)) DriverOption { return func(c *driverConfig) { c.live = f } }
+func WithLive(f func(loadgen.LiveStats)) Option { return func(c *config) { c.live = f } }
 
 // WithLog sends the driver's notices (an image built, leftovers removed)
 // to logf.
-func WithLog(logf func(format string, args ...any)) DriverOption {
-	return func(c *driverConfig) { c.logf = logf }
+func WithLog(logf func(format string, args ...any)) Option {
+	return func(c *config) { c.logf = logf }
 }
 
-// NewDriver returns a driver on c that runs the static lbbench binary at
+// WithEngineImages names the image each proxy engine (nginx, haproxy) runs
+// from: a local image with the engine on its PATH, or HostImage. lbbench
+// never pulls: the image must be on this machine.
+func WithEngineImages(images map[string]string) Option {
+	return func(c *config) { c.engineImages = images }
+}
+
+// WithRaw asks for one line per measured request in dir, which the
+// driver's generator does not write: New refuses a dir that is not empty.
+func WithRaw(dir string) Option { return func(c *config) { c.raw = dir } }
+
+// New returns a driver on c that runs the static lbbench binary at
 // exe, building its image if need be, and writes each container's log and
 // working files under logDir. It first removes what earlier lbbench
 // processes that no longer run left behind.
-func NewDriver(ctx context.Context, c *Client, exe, logDir string, opts ...DriverOption) (*Driver, error) {
-	cfg := driverConfig{logf: func(string, ...any) {}}
+func New(ctx context.Context, c *Client, exe, logDir string, opts ...Option) (*Driver, error) {
+	cfg := config{logf: func(string, ...any) {}, generators: 1}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if err := driver.CheckGeneratorCount(cfg.generators); err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	if cfg.raw != "" {
+		return nil, errors.New("docker: --raw needs --driver local (the docker driver's generator writes histograms only)")
 	}
 	limits, err := cfg.limits.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	if rep, err := c.Clean(ctx, CleanFilter{}); err != nil {
+	if rep, err := c.Clean(ctx, driver.CleanFilter{}); err != nil {
 		return nil, err
 	} else if !rep.Empty() {
-		cfg.logf("removed %d containers, %d networks and %d volumes left by lbbench processes that no longer run", len(rep.Containers), len(rep.Networks), len(rep.Volumes))
+		cfg.logf("removed %d containers, %d networks and %d volumes left by lbbench processes that no longer run", len(rep.Of(KindContainers)), len(rep.Of(KindNetworks)), len(rep.Of(KindVolumes)))
 	}
 	start := time.Now()
 	image, built, err := c.EnsureImage(ctx, exe)
@@ -125,19 +142,18 @@ func NewDriver(ctx context.Context, c *Client, exe, logDir string, opts ...Drive
 	}
 	var b [4]byte
 	rand.Read(b[:])
-	return &Driver{
+	d := &Driver{
 		c: c, exe: exe, image: image, logDir: logDir,
-		session:      hex.EncodeToString(b[:]),
-		owner:        owner(),
-		place:        place,
-		limits:       limits,
-		images:       map[string]string{exe: image},
-		engineImages: maps.Clone(cfg.engineImages),
-		engineBins:   map[string]engines.Binary{},
-		port:         firstPort,
-		generators:   max(cfg.generators, 1),
-		live:         cfg.live,
-	}, nil
+		session:    hex.EncodeToString(b[:]),
+		owner:      owner(),
+		place:      place,
+		limits:     limits,
+		images:     map[string]string{exe: image},
+		generators: cfg.generators,
+		live:       cfg.live,
+	}
+	d.engines = driver.NewEngineImages("docker", cfg.engineImages, noEngineImage, d.resolveEngine)
+	return d, nil
 }
 
 // Session is the id shared by the names and labels of everything this
@@ -154,21 +170,10 @@ func (d *Driver) Name() string { return "docker" }
 // the server namespace's address, which the generator resolves by name.
 func (d *Driver) Host() string { return ServerHost }
 
-// Ports handed out: every run has a network namespace of its own, so any
-// port is free; a counter keeps one plan's ports distinct.
-const firstPort, lastPort = 20000, 60000
-
-// Ports implements topologies.Allocator.
-func (d *Driver) Ports(n int) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.port+n > lastPort {
-		d.port = firstPort
-	}
-	p := d.port
-	d.port += n
-	return p, nil
-}
+// Ports implements topologies.Allocator: every run has a network
+// namespace of its own, so any port of the driver kit's range is free
+// (driver.PortCounter).
+func (d *Driver) Ports(n int) (int, error) { return d.ports.Ports(n) }
 
 // Pinning describes the CPU placement, for the results.
 func (d *Driver) Pinning() string { return d.place.desc }
@@ -179,10 +184,8 @@ func (d *Driver) Pinning() string { return d.place.desc }
 // generator.
 func (d *Driver) Describe(ctx context.Context, s scenario.Scenario, e *results.Env) error {
 	if d.generators > 1 {
-		for _, v := range s.Variants {
-			if s.WorkloadFor(v).Deterministic() {
-				return fmt.Errorf("docker: variant %s: a closed-loop or burst workload runs from one generator (drop --generators)", v.Name)
-			}
+		if err := driver.OneGenerator(s); err != nil {
+			return fmt.Errorf("docker: %w (drop --generators)", err)
 		}
 	}
 	e.Pinning = d.place.desc
@@ -222,13 +225,9 @@ func (d *Driver) imageFor(ctx context.Context, exe string) (string, error) {
 }
 
 // Up implements harness.Driver: it renders r's plan and brings it up
-// (UpPlan).
+// (driver.Up, UpPlan).
 func (d *Driver) Up(ctx context.Context, r harness.Bring) (harness.Deployment, error) {
-	p, err := topologies.RenderRun(r.ID, r.Variant, r.Workers, d, r.Exe)
-	if err != nil {
-		return nil, err
-	}
-	return d.UpPlan(ctx, p)
+	return driver.Up(ctx, d, r)
 }
 
 // UpPlan makes a network and a /tmp volume for the run, the
@@ -236,28 +235,12 @@ func (d *Driver) Up(ctx context.Context, r harness.Bring) (harness.Deployment, e
 // each ready before the next starts. On failure it removes everything it
 // made and returns an error with the failed container's log.
 func (d *Driver) UpPlan(ctx context.Context, p topologies.Plan) (harness.Deployment, error) {
-	if err := supported(p); err != nil {
-		return nil, err
+	if err := driver.InImage(p); err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
 	}
 	d.mu.Lock()
 	d.runs++
 	run := fmt.Sprintf("%03d", d.runs)
 	d.mu.Unlock()
-	dep := &deployment{d: d, plan: p, run: run, prefix: "lbbench-" + d.session + "-" + run}
-	if err := dep.up(ctx); err != nil {
-		downCtx, cancel := hardstop.Teardown(ctx, 2*StopTimeout)
-		defer cancel()
-		return nil, errors.Join(err, dep.Down(downCtx))
-	}
-	return dep, nil
-}
-
-// supported rejects plans that need something the image does not hold.
-func supported(p topologies.Plan) error {
-	for _, proc := range p.Processes {
-		if proc.Serve != nil && proc.Serve.Exec != nil {
-			return fmt.Errorf("docker: %s: workers.target runs a command from this machine, which is not in the lbbench image; run it with --driver local", p.ID)
-		}
-	}
-	return nil
+	return driver.Start(ctx, &deployment{d: d, plan: p, run: run, prefix: "lbbench-" + d.session + "-" + run})
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -21,69 +20,38 @@ import (
 // engine and the shared libraries it loads (HostEngineImage).
 const HostImage = driver.HostEngineImage
 
-// WithEngineImages names the image each proxy engine (nginx, haproxy) runs
-// from: a local image with the engine on its PATH, or HostImage. lbbench
-// never pulls: the image must be on this machine.
-func WithEngineImages(images map[string]string) DriverOption {
-	return func(c *driverConfig) { c.engineImages = images }
+// FindEngine implements topologies.EngineFinder: the engine's binary is the
+// one in its image (driver.EngineImages).
+func (d *Driver) FindEngine(ctx context.Context, engine string) (engines.Binary, error) {
+	return d.engines.Find(ctx, engine)
 }
 
-// FindEngine implements topologies.EngineFinder: the engine's binary is the
-// one in its image. It checks the image is there, builds it first for
-// HostImage, and reads the engine's version from a one-off container.
-func (d *Driver) FindEngine(ctx context.Context, engine string) (engines.Binary, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if b, ok := d.engineBins[engine]; ok {
-		return b, nil
-	}
-	if engines.VersionArg(engine) == "" {
-		return engines.Binary{}, fmt.Errorf("docker: unknown proxy engine %q (known: %v)", engine, engines.Names())
-	}
-	img, ok := d.engineImages[engine]
-	if !ok {
-		return engines.Binary{}, fmt.Errorf("docker: under --driver docker the proxy engine %s runs from an image you name: --engine-image %s=IMAGE (an image on this machine with %s on its PATH; lbbench pulls nothing), or --engine-image %s=%s to build one from this machine's %s", engine, engine, engine, engine, HostImage, engine)
-	}
+// noEngineImage is the error for an engine given no --engine-image.
+func noEngineImage(engine string) error {
+	return fmt.Errorf("docker: under --driver docker the proxy engine %s runs from an image you name: --engine-image %s=IMAGE (an image on this machine with %s on its PATH; lbbench pulls nothing), or --engine-image %s=%s to build one from this machine's %s", engine, engine, engine, engine, HostImage, engine)
+}
+
+// resolveEngine is the driver's driver.ResolveEngine: it builds the image
+// first for HostImage, checks the image is there, and reads the engine's
+// version from a one-off container.
+func (d *Driver) resolveEngine(ctx context.Context, engine, img string) (string, engines.Binary, error) {
 	if img == HostImage {
 		tag, err := d.c.HostEngineImage(ctx, engine)
 		if err != nil {
-			return engines.Binary{}, err
+			return "", engines.Binary{}, err
 		}
 		img = tag
-		d.engineImages[engine] = tag
 	}
 	if _, err := d.c.api.ImageInspect(ctx, img); err != nil {
 		if errdefs.IsNotFound(err) {
-			return engines.Binary{}, fmt.Errorf("docker: image %s (for %s) is not on this machine, and lbbench does not pull images (there may be no registry to pull from): docker pull or docker load it first, or use --engine-image %s=%s", img, engine, engine, HostImage)
+			return "", engines.Binary{}, fmt.Errorf("docker: image %s (for %s) is not on this machine, and lbbench does not pull images (there may be no registry to pull from): docker pull or docker load it first, or use --engine-image %s=%s", img, engine, engine, HostImage)
 		}
-		return engines.Binary{}, fmt.Errorf("docker: inspect image %s: %w", img, err)
+		return "", engines.Binary{}, fmt.Errorf("docker: inspect image %s: %w", img, err)
 	}
-	out, code, err := d.runOnce(ctx, "engine-"+engine, img, []string{engine}, []string{engines.VersionArg(engine)}, nil, "")
-	if err != nil {
-		return engines.Binary{}, err
-	}
-	if code != 0 {
-		return engines.Binary{}, fmt.Errorf("docker: %s %s in image %s: exit status %d: %s", engine, engines.VersionArg(engine), img, code, strings.TrimSpace(out))
-	}
-	b, err := engines.ParseVersion(engine, engine, []byte(out))
-	if err != nil {
-		return engines.Binary{}, err
-	}
-	b.Version += " (image " + img + ")"
-	d.engineBins[engine] = b
-	return b, nil
-}
-
-// engineImage returns the image the engine named by an engine process's
-// binary runs from (FindEngine has resolved it).
-func (d *Driver) engineImage(engine string) (string, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	img, ok := d.engineImages[engine]
-	if !ok || img == HostImage {
-		return "", fmt.Errorf("docker: no image for proxy engine %s (--engine-image %s=IMAGE)", engine, engine)
-	}
-	return img, nil
+	b, err := driver.EngineVersionIn(ctx, "docker", engine, img, func(ctx context.Context, argv []string) (string, int, error) {
+		return d.runOnce(ctx, "engine-"+engine, img, argv[:1], argv[1:], nil, "")
+	})
+	return img, b, err
 }
 
 // runOnce runs a one-off container of image (entrypoint and cmd) with
@@ -95,7 +63,7 @@ func (d *Driver) runOnce(ctx context.Context, role, image string, entrypoint, cm
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	labels := map[string]string{LabelManaged: "true", LabelSession: d.session, LabelOwner: d.owner, LabelRole: role}
+	labels := driver.Labels(d.session, d.owner, role)
 	name := fmt.Sprintf("lbbench-%s-%s-%d", d.session, role, d.oneOff.Add(1))
 	hc := &container.HostConfig{NetworkMode: container.NetworkMode(netMode), ReadonlyRootfs: true, Mounts: mounts}
 	d.harden(hc)

@@ -9,6 +9,8 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
+
+	"github.com/lbbench/lbbench/driver"
 )
 
 // ImageFacts are the parts of an image the tests check.
@@ -50,7 +52,7 @@ func KillContainer(ctx context.Context, c *Client, name string) error {
 }
 
 func Containers(ctx context.Context, c *Client, session string) ([]Box, error) {
-	cs, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelSession+"="+session))})
+	cs, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", driver.LabelSession+"="+session))})
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +64,7 @@ func Containers(ctx context.Context, c *Client, session string) ([]Box, error) {
 		}
 		out = append(out, Box{
 			Name:     strings.TrimPrefix(info.Name, "/"),
-			Role:     info.Config.Labels[LabelRole],
+			Role:     info.Config.Labels[driver.LabelRole],
 			User:     info.Config.User,
 			Cpuset:   info.HostConfig.CpusetCpus,
 			NanoCPUs: info.HostConfig.NanoCPUs,
@@ -88,7 +90,8 @@ func MakeObjects(ctx context.Context, c *Client, img, session, ownerLabel string
 	if ownerLabel == "" {
 		ownerLabel = owner()
 	}
-	labels := map[string]string{LabelManaged: "true", LabelSession: session, LabelRun: "001", LabelOwner: ownerLabel, LabelRole: "workers"}
+	labels := driver.Labels(session, ownerLabel, "workers")
+	labels[driver.LabelRun] = "001"
 	name := "lbbench-" + session + "-001"
 	if _, err := c.api.NetworkCreate(ctx, name, network.CreateOptions{Internal: true, Labels: labels}); err != nil {
 		return err

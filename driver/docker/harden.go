@@ -29,8 +29,8 @@ type Limits struct {
 
 // WithLimits overrides DefaultPidsLimit and DefaultMemory; a zero field
 // keeps its default.
-func WithLimits(l Limits) DriverOption {
-	return func(c *driverConfig) { c.limits = l }
+func WithLimits(l Limits) Option {
+	return func(c *config) { c.limits = l }
 }
 
 // Minimums accepted by WithLimits: below them no lbbench process starts.

@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -15,139 +14,123 @@ import (
 	"github.com/lbbench/lbbench/driver"
 )
 
-// Labels on every container, network and volume lbbench creates.
+// ownerSep joins the parts of an owner label (driver.Owner).
+const ownerSep = "/"
+
+// owner identifies this process in driver.LabelOwner.
+func owner() string { return driver.Owner(ownerSep) }
+
+// The kinds of object the driver labels, as Clean and Managed name them.
 const (
-	LabelManaged = "lbbench.managed" // "true"
-	LabelSession = "lbbench.session" // one lbbench process's driver
-	LabelRun     = "lbbench.run"     // the run (plan) inside the session
-	LabelPlan    = "lbbench.plan"    // the run's id in the results
-	LabelRole    = "lbbench.role"    // workers, proxy, generator
-	// LabelOwner is "host/pid/start" of the lbbench process that created
-	// the object: Clean removes objects whose owner is gone.
-	LabelOwner = "lbbench.owner"
+	KindContainers = "containers"
+	KindNetworks   = "networks"
+	KindVolumes    = "volumes"
 )
 
-// owner identifies this process in LabelOwner (driver.Owner).
-func owner() string { return driver.Owner("/") }
-
-// ownerAlive reports whether the lbbench process named by an owner label
-// still runs (driver.OwnerAlive).
-func ownerAlive(label string) bool { return driver.OwnerAlive(label, "/") }
-
-// CleanReport lists what Clean removed.
-type CleanReport struct {
-	Containers, Networks, Volumes []string
-}
-
-// Empty reports whether nothing was removed.
-func (r CleanReport) Empty() bool {
-	return len(r.Containers)+len(r.Networks)+len(r.Volumes) == 0
-}
-
-// CleanFilter selects what Clean removes.
-type CleanFilter struct {
-	// All removes objects whose lbbench process still runs, too.
-	All bool
-	// Session, when set, limits Clean to one driver's objects.
-	Session string
+// labelled is what the driver labels on the daemon: containers (running
+// or not), then the networks and volumes they used.
+func (c *Client) labelled() driver.Labelled {
+	return driver.Labelled{Driver: "docker", OwnerSep: ownerSep, Kinds: []driver.Kind{containers{c}, networks{c}, volumes{c}}}
 }
 
 // Clean removes the containers (running or not), then the networks and
 // volumes, labelled lbbench.managed=true whose owning lbbench process is no
 // longer running; with f.All, every one of them, including those of runs in
-// progress. It goes on past errors and returns them together.
-func (c *Client) Clean(ctx context.Context, f CleanFilter) (CleanReport, error) {
-	var rep CleanReport
-	var errs []error
-	managed := managedFilter(f.Session)
-	stale := func(labels map[string]string) bool { return f.All || !ownerAlive(labels[LabelOwner]) }
-
-	cs, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: managed})
-	if err != nil {
-		return rep, fmt.Errorf("docker: list containers: %w", err)
-	}
-	for _, ct := range cs {
-		if !stale(ct.Labels) {
-			continue
-		}
-		name := ct.ID[:12]
-		if len(ct.Names) > 0 {
-			name = strings.TrimPrefix(ct.Names[0], "/")
-		}
-		if err := c.api.ContainerRemove(ctx, ct.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !errdefs.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("remove container %s: %w", name, err))
-			continue
-		}
-		rep.Containers = append(rep.Containers, name)
-	}
-	ns, err := c.api.NetworkList(ctx, network.ListOptions{Filters: managed})
-	if err != nil {
-		errs = append(errs, fmt.Errorf("list networks: %w", err))
-	}
-	for _, n := range ns {
-		if !stale(n.Labels) {
-			continue
-		}
-		if err := c.api.NetworkRemove(ctx, n.ID); err != nil && !errdefs.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
-			continue
-		}
-		rep.Networks = append(rep.Networks, n.Name)
-	}
-	vs, err := c.api.VolumeList(ctx, volume.ListOptions{Filters: managed})
-	if err != nil {
-		errs = append(errs, fmt.Errorf("list volumes: %w", err))
-	}
-	for _, v := range vs.Volumes {
-		if !stale(v.Labels) {
-			continue
-		}
-		if err := c.api.VolumeRemove(ctx, v.Name, true); err != nil && !errdefs.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("remove volume %s: %w", v.Name, err))
-			continue
-		}
-		rep.Volumes = append(rep.Volumes, v.Name)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return rep, fmt.Errorf("docker: clean: %w", err)
-	}
-	return rep, nil
+// progress (driver.Labelled.Clean).
+func (c *Client) Clean(ctx context.Context, f driver.CleanFilter) (driver.Objects, error) {
+	return c.labelled().Clean(ctx, f)
 }
 
 // Managed lists the names of the containers, networks and volumes labelled
 // lbbench.managed=true, optionally only those of one session.
-func (c *Client) Managed(ctx context.Context, session string) (CleanReport, error) {
-	f := managedFilter(session)
-	var rep CleanReport
-	cs, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
-	if err != nil {
-		return rep, err
-	}
-	for _, ct := range cs {
-		rep.Containers = append(rep.Containers, strings.TrimPrefix(ct.Names[0], "/"))
-	}
-	ns, err := c.api.NetworkList(ctx, network.ListOptions{Filters: f})
-	if err != nil {
-		return rep, err
-	}
-	for _, n := range ns {
-		rep.Networks = append(rep.Networks, n.Name)
-	}
-	vs, err := c.api.VolumeList(ctx, volume.ListOptions{Filters: f})
-	if err != nil {
-		return rep, err
-	}
-	for _, v := range vs.Volumes {
-		rep.Volumes = append(rep.Volumes, v.Name)
-	}
-	return rep, nil
+func (c *Client) Managed(ctx context.Context, session string) (driver.Objects, error) {
+	return c.labelled().Managed(ctx, session)
 }
 
 // managedFilter selects lbbench's objects, of one session when it is set.
 func managedFilter(session string) filters.Args {
-	f := filters.NewArgs(filters.Arg("label", LabelManaged+"=true"))
+	f := filters.NewArgs(filters.Arg("label", driver.LabelManaged+"=true"))
 	if session != "" {
-		f.Add("label", LabelSession+"="+session)
+		f.Add("label", driver.LabelSession+"="+session)
 	}
 	return f
+}
+
+type containers struct{ c *Client }
+
+var _ driver.Kind = containers{}
+
+func (containers) Name() string { return KindContainers }
+
+func (k containers) List(ctx context.Context, session string) ([]driver.Object, error) {
+	cs, err := k.c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: managedFilter(session)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]driver.Object, 0, len(cs))
+	for _, ct := range cs {
+		name := ct.ID[:12]
+		if len(ct.Names) > 0 {
+			name = strings.TrimPrefix(ct.Names[0], "/")
+		}
+		out = append(out, driver.Object{Name: name, ID: ct.ID, Labels: ct.Labels})
+	}
+	return out, nil
+}
+
+func (k containers) Remove(ctx context.Context, o driver.Object) error {
+	if err := k.c.api.ContainerRemove(ctx, o.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("remove container %s: %w", o.Name, err)
+	}
+	return nil
+}
+
+type networks struct{ c *Client }
+
+var _ driver.Kind = networks{}
+
+func (networks) Name() string { return KindNetworks }
+
+func (k networks) List(ctx context.Context, session string) ([]driver.Object, error) {
+	ns, err := k.c.api.NetworkList(ctx, network.ListOptions{Filters: managedFilter(session)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]driver.Object, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, driver.Object{Name: n.Name, ID: n.ID, Labels: n.Labels})
+	}
+	return out, nil
+}
+
+func (k networks) Remove(ctx context.Context, o driver.Object) error {
+	if err := k.c.api.NetworkRemove(ctx, o.ID); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("remove network %s: %w", o.Name, err)
+	}
+	return nil
+}
+
+type volumes struct{ c *Client }
+
+var _ driver.Kind = volumes{}
+
+func (volumes) Name() string { return KindVolumes }
+
+func (k volumes) List(ctx context.Context, session string) ([]driver.Object, error) {
+	vs, err := k.c.api.VolumeList(ctx, volume.ListOptions{Filters: managedFilter(session)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]driver.Object, 0, len(vs.Volumes))
+	for _, v := range vs.Volumes {
+		out = append(out, driver.Object{Name: v.Name, ID: v.Name, Labels: v.Labels})
+	}
+	return out, nil
+}
+
+func (k volumes) Remove(ctx context.Context, o driver.Object) error {
+	if err := k.c.api.VolumeRemove(ctx, o.ID, true); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("remove volume %s: %w", o.Name, err)
+	}
+	return nil
 }

@@ -42,8 +42,8 @@ const MinCpusetCPUs = 2
 func PlacementModes() []string { return []string{PlaceAuto, PlaceCpusets, PlaceLimits, PlaceNone} }
 
 // WithPlacement sets how containers share the CPUs (PlaceAuto by default).
-func WithPlacement(mode string) DriverOption {
-	return func(c *driverConfig) { c.placement = mode }
+func WithPlacement(mode string) Option {
+	return func(c *config) { c.placement = mode }
 }
 
 // newPlacement places the containers on ncpu CPUs (see the modes).

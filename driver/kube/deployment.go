@@ -62,13 +62,9 @@ type deployment struct {
 }
 
 func (dep *deployment) labels(role string) map[string]string {
-	return map[string]string{
-		LabelManaged: "true",
-		LabelSession: dep.d.session,
-		LabelRun:     dep.run,
-		LabelOwner:   dep.d.owner,
-		LabelRole:    role,
-	}
+	l := driver.Labels(dep.d.session, dep.d.owner, role)
+	l[driver.LabelRun] = dep.run
+	return l
 }
 
 // resources is a pod's whole CPUs and memory, request = limit: the
@@ -162,7 +158,7 @@ const binVolume = "lbbench-bin"
 // its working directory. The pod's binVolume is up's.
 func (dep *deployment) engine(i int, p topologies.Process) (corev1.Container, []corev1.Container, corev1.Volume, error) {
 	e := p.Engine
-	ref, err := dep.d.engineImage(e.Engine)
+	ref, err := dep.d.engines.Image(e.Engine)
 	if err != nil {
 		return corev1.Container{}, nil, corev1.Volume{}, err
 	}
@@ -236,7 +232,9 @@ func (dep *deployment) serverPod() (*corev1.Pod, error) {
 	return server, nil
 }
 
-func (dep *deployment) up(ctx context.Context) error {
+// Start implements driver.Starting: the server pod and the generator
+// pods, each running and ready.
+func (dep *deployment) Start(ctx context.Context) error {
 	api := dep.d.c.cs.CoreV1().Pods(dep.d.c.Namespace)
 	server, err := dep.serverPod()
 	if err != nil {
@@ -266,7 +264,7 @@ func (dep *deployment) up(ctx context.Context) error {
 		}
 		r := got.Spec.Resources
 		dep.pods = append(dep.pods, results.Pod{
-			Name: got.Name, Containers: names, Role: got.Labels[LabelRole], Node: got.Spec.NodeName, IP: got.Status.PodIP,
+			Name: got.Name, Containers: names, Role: got.Labels[driver.LabelRole], Node: got.Spec.NodeName, IP: got.Status.PodIP,
 			CPURequest: r.Requests.Cpu().String(), CPULimit: r.Limits.Cpu().String(),
 			MemoryLimit: r.Limits.Memory().String(), QOS: string(got.Status.QOSClass),
 		})
@@ -505,7 +503,7 @@ func (dep *deployment) Down(ctx context.Context) error {
 		defer cancel()
 		api := dep.d.c.cs.CoreV1().Pods(dep.d.c.Namespace)
 		var errs []error
-		sel := metav1.ListOptions{LabelSelector: LabelSession + "=" + dep.d.session + "," + LabelRun + "=" + dep.run}
+		sel := metav1.ListOptions{LabelSelector: driver.LabelSession + "=" + dep.d.session + "," + driver.LabelRun + "=" + dep.run}
 		list, err := api.List(cleanup, sel)
 		if err != nil {
 			dep.downErr = fmt.Errorf("kubernetes: %s: down: list pods: %w", dep.plan.ID, err)
@@ -566,7 +564,7 @@ func (dep *deployment) saveLogs(ctx context.Context, p *corev1.Pod) {
 		if err != nil {
 			continue
 		}
-		role := p.Labels[LabelRole]
+		role := p.Labels[driver.LabelRole]
 		name := dep.plan.ID + "-" + role + ".log"
 		if role == RoleServer {
 			name = dep.plan.ID + "-" + c.Name + ".log"

@@ -17,9 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lbbench/lbbench/driver"
-	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/harness"
-	"github.com/lbbench/lbbench/internal/hardstop"
 	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
@@ -51,8 +49,8 @@ const PodIPPlaceholder = "lbbench-pod-ip.invalid"
 // PodIPEnv is the variable that tells every container its pod's address.
 const PodIPEnv = "LBBENCH_POD_IP"
 
-// Config sets a Driver up.
-type Config struct {
+// config is what the options set.
+type config struct {
 	// Image is the reference of lbbench's image in the cluster (lbbench
 	// image prints it). With ImageRepo instead, the driver builds the
 	// image of its own binary and pushes it there.
@@ -71,50 +69,104 @@ type Config struct {
 	// ServerNode names the server's node (default: the first ready node
 	// by name).
 	ServerNode string
-	// EngineImages names the image each proxy engine (nginx, haproxy)
-	// runs from: one the nodes can pull or have, with the engine on its
-	// PATH, or driver.HostEngineImage to build one from this machine's
-	// engine and push it to ImageRepo.
+	// EngineImages names the image each proxy engine runs from.
 	EngineImages map[string]string
+	// Raw is a directory for raw per-request lines, which the driver's
+	// generators do not write.
+	Raw string
 	// Live receives the generator's live figures when there is one.
 	Live func(loadgen.LiveStats)
 	// Logf gets the driver's notices.
 	Logf func(format string, args ...any)
 }
 
+// Option configures New. Options only set fields; New validates them.
+type Option func(*config)
+
+// WithImage runs the pods from lbbench's image ref as the nodes have it
+// (lbbench image prints it).
+func WithImage(ref string) Option { return func(c *config) { c.Image = ref } }
+
+// WithImageRepo builds the image of the driver's lbbench binary (and of
+// another build's, and of driver.HostEngineImage engines) and pushes it to
+// repo, REGISTRY/NAME, instead of WithImage.
+func WithImageRepo(repo string) Option { return func(c *config) { c.ImageRepo = repo } }
+
+// WithGenerators offers each run's load from k generator pods, each with
+// 1/k of the rate, their histograms merged losslessly; k of 1, the
+// default, runs one; less than 1 or more than driver.MaxGenerators is an
+// error.
+func WithGenerators(k int) Option { return func(c *config) { c.Generators = k } }
+
+// WithPodCPUs sets each role's pod's whole CPUs (request = limit,
+// Guaranteed QoS), by role: RoleServer, RoleGenerator; a role left out
+// keeps DefaultCPUs.
+func WithPodCPUs(cpus map[string]int) Option { return func(c *config) { c.CPUs = cpus } }
+
+// WithPodMemoryMiB sets each pod's memory in MiB (request = limit);
+// 0 means DefaultMemoryMiB.
+func WithPodMemoryMiB(mib int64) Option { return func(c *config) { c.MemoryMiB = mib } }
+
+// WithShareNode lets the generators run on the server's node when the
+// cluster has only one ready node.
+func WithShareNode(share bool) Option { return func(c *config) { c.ShareNode = share } }
+
+// WithServerNode names the server pod's node (default: the first ready
+// node by name).
+func WithServerNode(node string) Option { return func(c *config) { c.ServerNode = node } }
+
+// WithEngineImages names the image each proxy engine (nginx, haproxy)
+// runs from: one the nodes can pull or have, with the engine on its
+// PATH, or driver.HostEngineImage to build one from this machine's engine
+// and push it to WithImageRepo's repository.
+func WithEngineImages(images map[string]string) Option {
+	return func(c *config) { c.EngineImages = images }
+}
+
+// WithRaw asks for one line per measured request in dir, which the
+// driver's generators do not write: New refuses a dir that is not empty.
+func WithRaw(dir string) Option { return func(c *config) { c.Raw = dir } }
+
+// WithLive calls f with the live figures of a run's generator about once
+// per second, when there is one generator.
+func WithLive(f func(loadgen.LiveStats)) Option { return func(c *config) { c.Live = f } }
+
+// WithLog sends the driver's notices (an image pushed, leftovers removed,
+// CPUs lowered to fit) to logf.
+func WithLog(logf func(format string, args ...any)) Option {
+	return func(c *config) { c.Logf = logf }
+}
+
 // DefaultCPUs are each role's pod's CPUs: two for the server (its workers
 // and proxy share them), two for a generator, so that one generator keeps
 // its schedule at the default scenario's rate. A role left to its default
 // gets fewer, at least one, where its nodes cannot give that many (see
-// fitDefaults); one given in Config is kept, or refused if it does not fit.
+// fitDefaults); one given by WithPodCPUs is kept, or refused if it does not fit.
 var DefaultCPUs = map[string]int{RoleServer: 2, RoleGenerator: 2}
 
-// DefaultMemoryMiB is each pod's memory when Config gives none.
+// DefaultMemoryMiB is each pod's memory when WithPodMemoryMiB gives none.
 const DefaultMemoryMiB = 1024
 
 // Driver runs plans as pods (see the package documentation). It
 // implements harness.Driver, and its deployments harness.Attacker.
 type Driver struct {
 	c       *Client
-	cfg     Config
+	cfg     config
+	engines *driver.EngineImages
 	image   string
 	logDir  string
 	session string
 	owner   string
 
-	defaulted  map[string]bool // roles whose CPUs Config left to DefaultCPUs
+	defaulted  map[string]bool // roles whose CPUs the options left to DefaultCPUs
 	server     string          // the server pod's node
 	genNodes   []string        // the generator pods' nodes, in turn
 	placement  string          // why the pods land where they do
 	mu         sync.Mutex
 	runs       int
-	nextPort   int
+	ports      driver.PortCounter
 	builtImage map[string]string // lbbench executable -> pushed image
 	oneOff     int               // one-off pods made (runOnce)
-
-	engMu      sync.Mutex
-	engineBins map[string]engines.Binary // see FindEngine
-	engineRefs map[string]string         // engine -> image reference
 }
 
 var (
@@ -122,17 +174,28 @@ var (
 	_ harness.Deployment = (*deployment)(nil)
 
 	_ topologies.EngineFinder = (*Driver)(nil)
+	_ driver.Planner          = (*Driver)(nil)
+	_ driver.Starting         = (*deployment)(nil)
 )
 
-// NewDriver returns a driver on c that runs lbbench's image (cfg.Image, or
-// the image of exe pushed to cfg.ImageRepo) and writes each pod's logs
-// under logDir. It first removes what lbbench processes that no longer run
-// left in the namespace, and chooses the nodes.
-func NewDriver(ctx context.Context, c *Client, exe, logDir string, cfg Config) (*Driver, error) {
+// New returns a driver on c that runs lbbench's image (WithImage, or the
+// image of exe pushed to WithImageRepo's repository) and writes each
+// pod's logs under logDir. It first removes what lbbench processes that no
+// longer run left in the namespace, and chooses the nodes.
+func New(ctx context.Context, c *Client, exe, logDir string, opts ...Option) (*Driver, error) {
+	cfg := config{Logf: func(string, ...any) {}, Generators: 1}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	cfg.Generators = max(cfg.Generators, 1)
+	if err := driver.CheckGeneratorCount(cfg.Generators); err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
+	if cfg.Raw != "" {
+		return nil, errors.New("kubernetes: --raw needs --driver local (the kubernetes driver's generators send histograms only)")
+	}
 	cpus, defaulted := map[string]int{}, map[string]bool{}
 	for r, n := range DefaultCPUs {
 		cpus[r], defaulted[r] = n, true
@@ -151,12 +214,12 @@ func NewDriver(ctx context.Context, c *Client, exe, logDir string, cfg Config) (
 	if cfg.MemoryMiB <= 0 {
 		cfg.MemoryMiB = DefaultMemoryMiB
 	}
-	d := &Driver{c: c, cfg: cfg, logDir: logDir, owner: ownerLabel(), nextPort: firstPort, builtImage: map[string]string{}, defaulted: defaulted,
-		engineBins: map[string]engines.Binary{}, engineRefs: map[string]string{}}
+	d := &Driver{c: c, cfg: cfg, logDir: logDir, owner: ownerLabel(), builtImage: map[string]string{}, defaulted: defaulted}
+	d.engines = driver.NewEngineImages("kubernetes", cfg.EngineImages, noEngineImage, d.resolveEngine)
 	var b [4]byte
 	rand.Read(b[:])
 	d.session = hex.EncodeToString(b[:])
-	if rep, err := c.Clean(ctx, CleanFilter{}); err != nil {
+	if rep, err := c.Clean(ctx, driver.CleanFilter{}); err != nil {
 		return nil, err
 	} else if !rep.Empty() {
 		cfg.Logf("removed %s left by lbbench processes that no longer run", rep)
@@ -309,20 +372,10 @@ func (d *Driver) Name() string { return "kubernetes" }
 // on the server pod's address (PodIPPlaceholder until it has one).
 func (d *Driver) Host() string { return PodIPPlaceholder }
 
-// Ports handed out: every run has a pod, a network namespace, of its own.
-const firstPort, lastPort = 20000, 60000
-
-// Ports implements topologies.Allocator.
-func (d *Driver) Ports(n int) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.nextPort+n > lastPort {
-		d.nextPort = firstPort
-	}
-	p := d.nextPort
-	d.nextPort += n
-	return p, nil
-}
+// Ports implements topologies.Allocator: every run has a pod, a network
+// namespace, of its own, so any port of the driver kit's range is free
+// (driver.PortCounter).
+func (d *Driver) Ports(n int) (int, error) { return d.ports.Ports(n) }
 
 // Describe implements harness.Driver: the cluster, image, session,
 // placement and proxy engines' versions (FindEngine). It refuses what the
@@ -330,9 +383,9 @@ func (d *Driver) Ports(n int) (int, error) {
 // closed-loop or burst workload from several generators, an engine with
 // no image.
 func (d *Driver) Describe(ctx context.Context, s scenario.Scenario, e *results.Env) error {
-	for _, v := range s.Variants {
-		if d.cfg.Generators > 1 && s.WorkloadFor(v).Deterministic() {
-			return fmt.Errorf("kubernetes: variant %s: a closed-loop or burst workload runs from one generator (drop --generators)", v.Name)
+	if d.cfg.Generators > 1 {
+		if err := driver.OneGenerator(s); err != nil {
+			return fmt.Errorf("kubernetes: %w (drop --generators)", err)
 		}
 	}
 	var err error
@@ -347,36 +400,45 @@ func (d *Driver) Describe(ctx context.Context, s scenario.Scenario, e *results.E
 	return nil
 }
 
-// Up implements harness.Driver: it renders r's plan and brings it up.
+// Up implements harness.Driver: it renders r's plan and brings it up
+// (driver.Up, UpPlan).
 func (d *Driver) Up(ctx context.Context, r harness.Bring) (harness.Deployment, error) {
-	if r.Workers.Target != nil {
-		return nil, fmt.Errorf("kubernetes: %s: workers.target runs a command from this machine, which is not in the lbbench image; run it with --driver local", r.ID)
+	return driver.Up(ctx, d, r)
+}
+
+// UpPlan brings p up as the server pod and the generator pods, in the
+// image of the plan's lbbench binary (pushed first when it is another
+// build's). On failure it deletes every pod it made.
+func (d *Driver) UpPlan(ctx context.Context, p topologies.Plan) (harness.Deployment, error) {
+	if err := driver.InImage(p); err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
 	image := d.image
-	if r.Exe != "" {
+	if exe := planExe(p); exe != "" {
 		if d.cfg.ImageRepo == "" {
-			return nil, fmt.Errorf("kubernetes: %s: a variant of another build needs its own image: give --image-repo so the driver can push it", r.ID)
+			return nil, fmt.Errorf("kubernetes: %s: a variant of another build needs its own image: give --image-repo so the driver can push it", p.ID)
 		}
 		var err error
-		if image, err = d.push(r.Exe); err != nil {
+		if image, err = d.push(exe); err != nil {
 			return nil, err
 		}
-	}
-	p, err := topologies.RenderRun(r.ID, r.Variant, r.Workers, d, r.Exe)
-	if err != nil {
-		return nil, err
 	}
 	d.mu.Lock()
 	d.runs++
 	run := fmt.Sprintf("%03d", d.runs)
 	d.mu.Unlock()
-	dep := &deployment{d: d, plan: p, run: run, image: image, prefix: "lbbench-" + d.session + "-" + run}
-	if err := dep.up(ctx); err != nil {
-		downCtx, cancel := hardstop.Teardown(ctx, 2*StopTimeout)
-		defer cancel()
-		return nil, errors.Join(err, dep.Down(downCtx))
+	return driver.Start(ctx, &deployment{d: d, plan: p, run: run, image: image, prefix: "lbbench-" + d.session + "-" + run})
+}
+
+// planExe is the lbbench binary of another build that p's processes run
+// (topologies.RenderRun), or "" for the driver's own.
+func planExe(p topologies.Plan) string {
+	for _, proc := range p.Processes {
+		if proc.Exe != "" {
+			return proc.Exe
+		}
 	}
-	return dep, nil
+	return ""
 }
 
 // readyNodes returns the cluster's ready, schedulable nodes with the

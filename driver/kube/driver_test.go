@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/lbbench/lbbench/driver"
 )
 
 // node is a node with cpus allocatable CPUs, ready or not.
@@ -35,7 +37,7 @@ func TestPlace(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		nodes      []*corev1.Node
-		cfg        Config
+		cfg        config
 		wantServer string
 		wantGens   []string
 		wantErr    string
@@ -44,59 +46,59 @@ func TestPlace(t *testing.T) {
 	}{
 		{name: "generators on the other nodes, in turn",
 			nodes:      []*corev1.Node{node("b", 4, true, false), node("a", 4, true, false), node("c", 4, true, false)},
-			cfg:        Config{Generators: 3},
+			cfg:        config{Generators: 3},
 			wantServer: "a", wantGens: []string{"b", "c"}},
 		{name: "not ready and cordoned nodes are left out",
 			nodes:      []*corev1.Node{node("a", 4, false, false), node("b", 4, true, false), node("c", 4, true, true), node("d", 4, true, false)},
-			cfg:        Config{Generators: 1},
+			cfg:        config{Generators: 1},
 			wantServer: "b", wantGens: []string{"d"}},
 		{name: "the server's node named",
 			nodes:      []*corev1.Node{node("a", 4, true, false), node("b", 4, true, false)},
-			cfg:        Config{Generators: 1, ServerNode: "b"},
+			cfg:        config{Generators: 1, ServerNode: "b"},
 			wantServer: "b", wantGens: []string{"a"}},
 		{name: "an unknown server node",
 			nodes:   []*corev1.Node{node("a", 4, true, false), node("b", 4, true, false)},
-			cfg:     Config{Generators: 1, ServerNode: "z"},
+			cfg:     config{Generators: 1, ServerNode: "z"},
 			wantErr: `server node "z" is not a ready node (ready: a, b)`},
 		{name: "one node",
 			nodes:   []*corev1.Node{node("a", 4, true, false), node("b", 4, true, true)},
-			cfg:     Config{Generators: 1},
+			cfg:     config{Generators: 1},
 			wantErr: "no other node"},
 		{name: "one node, shared",
 			nodes:      []*corev1.Node{node("a", 4, true, false)},
-			cfg:        Config{Generators: 1, ShareNode: true},
+			cfg:        config{Generators: 1, ShareNode: true},
 			wantServer: "a", wantGens: []string{"a"}},
 		{name: "one node, shared, too few CPUs for both",
 			nodes:   []*corev1.Node{node("a", 3, true, false)},
-			cfg:     Config{Generators: 1, ShareNode: true},
+			cfg:     config{Generators: 1, ShareNode: true},
 			wantErr: "node a can give 3 CPUs, but the pods placed on it need 4"},
 		{name: "two generators on one other node need its CPUs",
 			nodes:   []*corev1.Node{node("a", 2, true, false), node("b", 3, true, false)},
-			cfg:     Config{Generators: 2},
+			cfg:     config{Generators: 2},
 			wantErr: "node b can give 3 CPUs, but the pods placed on it need 4"},
 		{name: "one-CPU nodes, defaults fitted",
 			nodes:      []*corev1.Node{node("a", 1, true, false), node("b", 1, true, false)},
-			cfg:        Config{Generators: 1},
+			cfg:        config{Generators: 1},
 			defaulted:  true,
 			wantServer: "a", wantGens: []string{"b"}, wantCPUs: "1,1"},
 		{name: "two generators on a two-CPU node, defaults fitted",
 			nodes:      []*corev1.Node{node("a", 4, true, false), node("b", 2, true, false)},
-			cfg:        Config{Generators: 2},
+			cfg:        config{Generators: 2},
 			defaulted:  true,
 			wantServer: "a", wantGens: []string{"b"}, wantCPUs: "2,1"},
 		{name: "two generators on a one-CPU node, even at one CPU each",
 			nodes:     []*corev1.Node{node("a", 1, true, false), node("b", 1, true, false)},
-			cfg:       Config{Generators: 2},
+			cfg:       config{Generators: 2},
 			defaulted: true,
 			wantErr:   "node b can give 1 CPUs, but the pods placed on it need 2"},
 		{name: "sharing one node: defaults not fitted",
 			nodes:     []*corev1.Node{node("a", 2, true, false)},
-			cfg:       Config{Generators: 1, ShareNode: true},
+			cfg:       config{Generators: 1, ShareNode: true},
 			defaulted: true,
 			wantErr:   "node a can give 2 CPUs, but the pods placed on it need 4"},
 		{name: "no ready node",
 			nodes:   []*corev1.Node{node("a", 4, false, false)},
-			cfg:     Config{Generators: 1},
+			cfg:     config{Generators: 1},
 			wantErr: "no node is ready"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,7 +145,7 @@ func TestPlace(t *testing.T) {
 // (Guaranteed), runs unprivileged on a read-only root, is placed by name,
 // and carries every label clean selects by.
 func TestPodSpec(t *testing.T) {
-	d := &Driver{cfg: Config{CPUs: map[string]int{RoleServer: 3, RoleGenerator: 1}, MemoryMiB: 512}, session: "s1", owner: "h.1.2"}
+	d := &Driver{cfg: config{CPUs: map[string]int{RoleServer: 3, RoleGenerator: 1}, MemoryMiB: 512}, session: "s1", owner: "h.1.2"}
 	dep := &deployment{d: d, run: "001-x-r1", image: "lbbench.local/lbbench:1"}
 	c := dep.container("workers-0", podArgs([]string{"serve", "--listen", PodIPPlaceholder + ":8080"}))
 	p := dep.pod("lbbench-s1-001-server", RoleServer, "node1", 10, []corev1.Container{c})
@@ -167,7 +169,7 @@ func TestPodSpec(t *testing.T) {
 	if got := p.Spec.Containers[0].Args[2]; got != "$("+PodIPEnv+"):8080" {
 		t.Errorf("listen address %q: the placeholder is not the pod's address variable", got)
 	}
-	for _, k := range []string{LabelManaged, LabelSession, LabelRun, LabelOwner, LabelRole} {
+	for _, k := range []string{driver.LabelManaged, driver.LabelSession, driver.LabelRun, driver.LabelOwner, driver.LabelRole} {
 		if p.Labels[k] == "" {
 			t.Errorf("label %s missing: %v", k, p.Labels)
 		}
@@ -186,9 +188,9 @@ func TestClean(t *testing.T) {
 	mine := ownerLabel()
 	other := "another-host" + ownerSep + "1" + ownerSep + "1"
 	meta := func(name, owner string, managed bool) metav1.ObjectMeta {
-		l := map[string]string{LabelOwner: owner, LabelSession: "s"}
+		l := map[string]string{driver.LabelOwner: owner, driver.LabelSession: "s"}
 		if managed {
-			l[LabelManaged] = "true"
+			l[driver.LabelManaged] = "true"
 		}
 		return metav1.ObjectMeta{Name: name, Namespace: "default", Labels: l}
 	}
@@ -205,19 +207,20 @@ func TestClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Client{cs: cs, Namespace: "default"}
-	rep, err := c.Clean(ctx, CleanFilter{})
+	rep, err := c.Clean(ctx, driver.CleanFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(rep.Pods, rep.Services, rep.ConfigMaps); got != "[dead] [dead-svc] [dead-cm]" {
+	if got := fmt.Sprint(rep.Of(KindPods), rep.Of(KindServices), rep.Of(KindConfigMaps)); got != "[dead] [dead-svc] [dead-cm]" {
 		t.Errorf("clean removed %s, want [dead] [dead-svc] [dead-cm]", got)
 	}
-	rep, err = c.Clean(ctx, CleanFilter{All: true})
+	rep, err = c.Clean(ctx, driver.CleanFilter{All: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.Sort(rep.Pods)
-	if got := fmt.Sprint(rep.Pods); got != "[mine other]" {
+	pods := rep.Of(KindPods)
+	slices.Sort(pods)
+	if got := fmt.Sprint(pods); got != "[mine other]" {
 		t.Errorf("clean --all removed pods %s, want [mine other]", got)
 	}
 	left, err := core.Pods("default").List(ctx, metav1.ListOptions{})
@@ -226,5 +229,30 @@ func TestClean(t *testing.T) {
 	}
 	if len(left.Items) != 1 || left.Items[0].Name != "foreign" {
 		t.Errorf("pods left %v, want only the unlabelled one", left.Items)
+	}
+}
+
+// TestNewValidatesOptions: New refuses options the driver cannot run
+// with, before it makes anything, with the error the user sees.
+func TestNewValidatesOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{name: "too many generators", opts: []Option{WithImage("lbbench:1"), WithGenerators(65)}, want: "kubernetes: generators: must be between 1 and 64"},
+		{name: "no generator", opts: []Option{WithImage("lbbench:1"), WithGenerators(0)}, want: "kubernetes: generators: must be between 1 and 64 (each is a process on this machine; more only compete for its CPUs), got 0"},
+		{name: "raw", opts: []Option{WithRaw("out/raw"), WithImage("lbbench:1")}, want: "kubernetes: --raw needs --driver local"},
+		{name: "unknown role", opts: []Option{WithImage("lbbench:1"), WithPodCPUs(map[string]int{"proxy": 1})}, want: `kubernetes: CPUs for "proxy": the roles are server and generator`},
+		{name: "no image", want: "kubernetes: the driver needs lbbench's image in the cluster"},
+		{name: "no node", opts: []Option{WithImage("lbbench:1")}, want: "kubernetes: no node is ready"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Client{cs: fake.NewClientset(), Namespace: "default"}
+			_, err := New(context.Background(), c, "/bin/true", t.TempDir(), tc.opts...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,69 +20,44 @@ const RoleEngineCheck = "engine-check"
 const oneOffTimeout = time.Minute
 
 // FindEngine implements topologies.EngineFinder: the engine's binary is the
-// one in its image (Config.EngineImages). driver.HostEngineImage builds
-// the image from this machine's binary and pushes it to Config.ImageRepo;
-// another image is run once on the server's node to read its version,
-// which also shows the node can pull it, before any run starts.
+// one in its image (WithEngineImages, driver.EngineImages).
+// driver.HostEngineImage builds the image from this machine's binary and
+// pushes it to WithImageRepo's repository; another image is run once on
+// the server's node to read its version, which also shows the node can
+// pull it, before any run starts.
 func (d *Driver) FindEngine(ctx context.Context, engine string) (engines.Binary, error) {
-	d.engMu.Lock()
-	defer d.engMu.Unlock()
-	if b, ok := d.engineBins[engine]; ok {
-		return b, nil
-	}
-	if engines.VersionArg(engine) == "" {
-		return engines.Binary{}, fmt.Errorf("kubernetes: unknown proxy engine %q (known: %v)", engine, engines.Names())
-	}
-	img, ok := d.cfg.EngineImages[engine]
-	if !ok {
-		return engines.Binary{}, fmt.Errorf("kubernetes: under --driver kubernetes the proxy engine %s runs from an image you name: --engine-image %s=IMAGE (one the nodes can pull or already have, with %s on its PATH), or --engine-image %s=%s with --image-repo to build one from this machine's %s and push it", engine, engine, engine, engine, driver.HostEngineImage, engine)
-	}
-	var b engines.Binary
-	if img == driver.HostEngineImage {
-		if d.cfg.ImageRepo == "" {
-			return engines.Binary{}, fmt.Errorf("kubernetes: --engine-image %s=%s builds an image of this machine's %s, which needs --image-repo REGISTRY/NAME to push it to", engine, driver.HostEngineImage, engine)
-		}
-		root, err := driver.HostEngine(ctx, engine)
-		if err != nil {
-			return engines.Binary{}, fmt.Errorf("kubernetes: %w", err)
-		}
-		im, err := HostEngineImage(root, d.cfg.ImageRepo)
-		if err != nil {
-			return engines.Binary{}, err
-		}
-		if err := im.Push(); err != nil {
-			return engines.Binary{}, err
-		}
-		d.cfg.Logf("pushed %s (this machine's %s)", im.Ref, engine)
-		img, b = im.Ref.String(), root.Binary
-	} else {
-		out, code, err := d.runOnce(ctx, img, []string{engine, engines.VersionArg(engine)})
-		if err != nil {
-			return engines.Binary{}, err
-		}
-		if code != 0 {
-			return engines.Binary{}, fmt.Errorf("kubernetes: %s %s in image %s: exit status %d: %s", engine, engines.VersionArg(engine), img, code, strings.TrimSpace(out))
-		}
-		if b, err = engines.ParseVersion(engine, engine, []byte(out)); err != nil {
-			return engines.Binary{}, fmt.Errorf("kubernetes: image %s: %w", img, err)
-		}
-	}
-	b.Version += " (image " + img + ")"
-	d.engineBins[engine] = b
-	d.engineRefs[engine] = img
-	return b, nil
+	return d.engines.Find(ctx, engine)
 }
 
-// engineImage returns the image reference engine runs from (FindEngine
-// has resolved it).
-func (d *Driver) engineImage(engine string) (string, error) {
-	d.engMu.Lock()
-	defer d.engMu.Unlock()
-	ref, ok := d.engineRefs[engine]
-	if !ok {
-		return "", fmt.Errorf("kubernetes: no image for proxy engine %s (--engine-image %s=IMAGE)", engine, engine)
+// noEngineImage is the error for an engine given no --engine-image.
+func noEngineImage(engine string) error {
+	return fmt.Errorf("kubernetes: under --driver kubernetes the proxy engine %s runs from an image you name: --engine-image %s=IMAGE (one the nodes can pull or already have, with %s on its PATH), or --engine-image %s=%s with --image-repo to build one from this machine's %s and push it", engine, engine, engine, engine, driver.HostEngineImage, engine)
+}
+
+// resolveEngine is the driver's driver.ResolveEngine (see FindEngine).
+func (d *Driver) resolveEngine(ctx context.Context, engine, img string) (string, engines.Binary, error) {
+	if img != driver.HostEngineImage {
+		b, err := driver.EngineVersionIn(ctx, "kubernetes", engine, img, func(ctx context.Context, argv []string) (string, int, error) {
+			return d.runOnce(ctx, img, argv)
+		})
+		return img, b, err
 	}
-	return ref, nil
+	if d.cfg.ImageRepo == "" {
+		return "", engines.Binary{}, fmt.Errorf("kubernetes: --engine-image %s=%s builds an image of this machine's %s, which needs --image-repo REGISTRY/NAME to push it to", engine, driver.HostEngineImage, engine)
+	}
+	root, err := driver.HostEngine(ctx, engine)
+	if err != nil {
+		return "", engines.Binary{}, fmt.Errorf("kubernetes: %w", err)
+	}
+	im, err := HostEngineImage(root, d.cfg.ImageRepo)
+	if err != nil {
+		return "", engines.Binary{}, err
+	}
+	if err := im.Push(); err != nil {
+		return "", engines.Binary{}, err
+	}
+	d.cfg.Logf("pushed %s (this machine's %s)", im.Ref, engine)
+	return im.Ref.String(), root.Binary, nil
 }
 
 // runOnce runs command in a one-off pod of image on the server's node and
@@ -100,9 +74,7 @@ func (d *Driver) runOnce(ctx context.Context, image string, command []string) (s
 	d.mu.Unlock()
 	grace := int64(0)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			LabelManaged: "true", LabelSession: d.session, LabelOwner: d.owner, LabelRole: RoleEngineCheck,
-		}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: driver.Labels(d.session, d.owner, RoleEngineCheck)},
 		Spec: podSpec(d.server, grace, []corev1.Container{{
 			Name: "engine", Image: image, Command: command, ImagePullPolicy: corev1.PullIfNotPresent,
 			SecurityContext: restricted(),

@@ -2,10 +2,8 @@ package kube
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,20 +13,10 @@ import (
 	"github.com/lbbench/lbbench/driver"
 )
 
-// Labels on every object lbbench creates in a cluster, named as the docker
-// driver's are.
-const (
-	LabelManaged = "lbbench.managed" // "true"
-	LabelSession = "lbbench.session" // one lbbench process's driver
-	LabelRun     = "lbbench.run"     // the run inside the session
-	LabelRole    = "lbbench.role"    // server, generator
-	// LabelOwner is "host.pid.start" of the lbbench process that created
-	// the object (driver.Owner): Clean removes objects whose owner is
-	// gone.
-	LabelOwner = "lbbench.owner"
-	// AnnotationPlan is the run's id in the results.
-	AnnotationPlan = "lbbench.plan"
-)
+// AnnotationPlan is the annotation of the run's pods that holds the
+// run's id in the results (the label driver.LabelPlan on the docker
+// driver's objects).
+const AnnotationPlan = driver.LabelPlan
 
 // ownerSep joins an owner label's parts: label values allow no slash.
 const ownerSep = "."
@@ -46,134 +34,103 @@ func ownerLabel() string {
 	return o
 }
 
-// CleanFilter selects what Clean removes.
-type CleanFilter struct {
-	// All removes objects whose lbbench process still runs, too.
-	All bool
-	// Session, when set, limits Clean to one driver's objects.
-	Session string
-}
-
-// CleanReport lists what Clean removed, by kind.
-type CleanReport struct {
-	Pods, Services, ConfigMaps []string
-}
-
-// Empty reports whether nothing was removed.
-func (r CleanReport) Empty() bool { return len(r.Pods)+len(r.Services)+len(r.ConfigMaps) == 0 }
-
-func (r CleanReport) String() string {
-	var parts []string
-	for _, x := range []struct {
-		what  string
-		names []string
-	}{{"pods", r.Pods}, {"services", r.Services}, {"config maps", r.ConfigMaps}} {
-		if len(x.names) > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s (%s)", len(x.names), x.what, strings.Join(x.names, ", ")))
-		}
-	}
-	if len(parts) == 0 {
-		return "nothing"
-	}
-	return strings.Join(parts, ", ")
-}
+// The kinds of object the driver labels, as Clean and Managed name them.
+const (
+	KindPods       = "pods"
+	KindServices   = "services"
+	KindConfigMaps = "config maps"
+)
 
 func selector(session string) metav1.ListOptions {
-	s := LabelManaged + "=true"
+	s := driver.LabelManaged + "=true"
 	if session != "" {
-		s += "," + LabelSession + "=" + session
+		s += "," + driver.LabelSession + "=" + session
 	}
 	return metav1.ListOptions{LabelSelector: s}
+}
+
+// labelled is what the driver labels in the client's namespace: pods,
+// then services and config maps.
+func (c *Client) labelled() driver.Labelled {
+	core := c.cs.CoreV1()
+	pods, svcs, cms := core.Pods(c.Namespace), core.Services(c.Namespace), core.ConfigMaps(c.Namespace)
+	return driver.Labelled{Driver: "kubernetes", OwnerSep: ownerSep, Kinds: []driver.Kind{
+		kind{name: KindPods, one: "pod", del: pods.Delete, list: func(ctx context.Context, o metav1.ListOptions) ([]metav1.ObjectMeta, error) {
+			l, err := pods.List(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return metas(l.Items, func(p corev1.Pod) metav1.ObjectMeta { return p.ObjectMeta }), nil
+		}},
+		kind{name: KindServices, one: "service", del: svcs.Delete, list: func(ctx context.Context, o metav1.ListOptions) ([]metav1.ObjectMeta, error) {
+			l, err := svcs.List(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return metas(l.Items, func(s corev1.Service) metav1.ObjectMeta { return s.ObjectMeta }), nil
+		}},
+		kind{name: KindConfigMaps, one: "config map", del: cms.Delete, list: func(ctx context.Context, o metav1.ListOptions) ([]metav1.ObjectMeta, error) {
+			l, err := cms.List(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return metas(l.Items, func(m corev1.ConfigMap) metav1.ObjectMeta { return m.ObjectMeta }), nil
+		}},
+	}}
+}
+
+func metas[T any](items []T, meta func(T) metav1.ObjectMeta) []metav1.ObjectMeta {
+	out := make([]metav1.ObjectMeta, len(items))
+	for i, it := range items {
+		out[i] = meta(it)
+	}
+	return out
+}
+
+// kind implements driver.Kind for one kind of object in the namespace.
+type kind struct {
+	name, one string // plural and singular
+	list      func(ctx context.Context, opts metav1.ListOptions) ([]metav1.ObjectMeta, error)
+	del       func(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+var _ driver.Kind = kind{}
+
+func (k kind) Name() string { return k.name }
+
+func (k kind) List(ctx context.Context, session string) ([]driver.Object, error) {
+	l, err := k.list(ctx, selector(session))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]driver.Object, len(l))
+	for i, m := range l {
+		out[i] = driver.Object{Name: m.Name, ID: m.Name, Labels: m.Labels}
+	}
+	return out, nil
+}
+
+// Remove deletes o with no grace period.
+func (k kind) Remove(ctx context.Context, o driver.Object) error {
+	zero := int64(0)
+	if err := k.del(ctx, o.ID, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete %s %s: %w", k.one, o.Name, err)
+	}
+	return nil
 }
 
 // Clean deletes, at once (no grace period), the pods, services and config
 // maps of the client's namespace labelled lbbench.managed=true whose
 // owning lbbench process is no longer running; with f.All, every one of
-// them. It goes on past errors and returns them together.
-func (c *Client) Clean(ctx context.Context, f CleanFilter) (CleanReport, error) {
-	var rep CleanReport
-	var errs []error
-	stale := func(labels map[string]string) bool { return f.All || !driver.OwnerAlive(labels[LabelOwner], ownerSep) }
-	zero := int64(0)
-	del := metav1.DeleteOptions{GracePeriodSeconds: &zero}
-	core := c.cs.CoreV1()
-	pods, err := core.Pods(c.Namespace).List(ctx, selector(f.Session))
-	if err != nil {
-		return rep, fmt.Errorf("kubernetes: list pods: %w", err)
-	}
-	for _, p := range pods.Items {
-		if !stale(p.Labels) {
-			continue
-		}
-		if err := core.Pods(c.Namespace).Delete(ctx, p.Name, del); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete pod %s: %w", p.Name, err))
-			continue
-		}
-		rep.Pods = append(rep.Pods, p.Name)
-	}
-	svcs, err := core.Services(c.Namespace).List(ctx, selector(f.Session))
-	if err != nil {
-		errs = append(errs, fmt.Errorf("list services: %w", err))
-	} else {
-		for _, s := range svcs.Items {
-			if !stale(s.Labels) {
-				continue
-			}
-			if err := core.Services(c.Namespace).Delete(ctx, s.Name, del); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("delete service %s: %w", s.Name, err))
-				continue
-			}
-			rep.Services = append(rep.Services, s.Name)
-		}
-	}
-	cms, err := core.ConfigMaps(c.Namespace).List(ctx, selector(f.Session))
-	if err != nil {
-		errs = append(errs, fmt.Errorf("list config maps: %w", err))
-	} else {
-		for _, m := range cms.Items {
-			if !stale(m.Labels) {
-				continue
-			}
-			if err := core.ConfigMaps(c.Namespace).Delete(ctx, m.Name, del); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("delete config map %s: %w", m.Name, err))
-				continue
-			}
-			rep.ConfigMaps = append(rep.ConfigMaps, m.Name)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return rep, fmt.Errorf("kubernetes: clean: %w", err)
-	}
-	return rep, nil
+// them (driver.Labelled.Clean).
+func (c *Client) Clean(ctx context.Context, f driver.CleanFilter) (driver.Objects, error) {
+	return c.labelled().Clean(ctx, f)
 }
 
 // Managed lists the pods, services and config maps labelled
 // lbbench.managed=true in the namespace, of one session when it is set.
-func (c *Client) Managed(ctx context.Context, session string) (CleanReport, error) {
-	var rep CleanReport
-	core := c.cs.CoreV1()
-	pods, err := core.Pods(c.Namespace).List(ctx, selector(session))
-	if err != nil {
-		return rep, err
-	}
-	for _, p := range pods.Items {
-		rep.Pods = append(rep.Pods, p.Name)
-	}
-	svcs, err := core.Services(c.Namespace).List(ctx, selector(session))
-	if err != nil {
-		return rep, err
-	}
-	for _, s := range svcs.Items {
-		rep.Services = append(rep.Services, s.Name)
-	}
-	cms, err := core.ConfigMaps(c.Namespace).List(ctx, selector(session))
-	if err != nil {
-		return rep, err
-	}
-	for _, m := range cms.Items {
-		rep.ConfigMaps = append(rep.ConfigMaps, m.Name)
-	}
-	return rep, nil
+func (c *Client) Managed(ctx context.Context, session string) (driver.Objects, error) {
+	return c.labelled().Managed(ctx, session)
 }
 
 // RunningPods counts the running pods of session.

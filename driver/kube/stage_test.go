@@ -1,12 +1,15 @@
 package kube
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/lbbench/lbbench/driver"
+	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/topologies"
 )
 
@@ -55,8 +58,14 @@ func TestStage(t *testing.T) {
 // lbbench's image, a check of the engine's image, and the engine's
 // container under the staged lbbench guard, all in its working directory.
 func TestEnginePod(t *testing.T) {
-	d := &Driver{cfg: Config{CPUs: map[string]int{RoleServer: 2, RoleGenerator: 1}, MemoryMiB: 512}, session: "s1", owner: "h.1.2",
-		engineRefs: map[string]string{"nginx": "reg/lbbench-nginx:1"}}
+	resolved := driver.NewEngineImages("kubernetes", map[string]string{"nginx": "reg/lbbench-nginx:1"}, noEngineImage,
+		func(_ context.Context, engine, img string) (string, engines.Binary, error) {
+			return img, engines.Binary{Engine: engine}, nil
+		})
+	if _, err := resolved.Find(context.Background(), "nginx"); err != nil {
+		t.Fatal(err)
+	}
+	d := &Driver{cfg: config{CPUs: map[string]int{RoleServer: 2, RoleGenerator: 1}, MemoryMiB: 512}, session: "s1", owner: "h.1.2", engines: resolved}
 	proc := topologies.Process{
 		Role:   topologies.RoleProxy,
 		Engine: &topologies.EngineCommand{Engine: "nginx", Path: "/usr/sbin/nginx", Args: []string{"-p", topologies.DirPlaceholder, "-c", topologies.DirPlaceholder + "/nginx.conf"}, Check: []string{"-t", "-c", topologies.DirPlaceholder + "/nginx.conf"}},
@@ -116,7 +125,7 @@ func TestEnginePod(t *testing.T) {
 			t.Error("the engine's container can write lbbench's copy")
 		}
 	}
-	delete(d.engineRefs, "nginx")
+	d.engines = driver.NewEngineImages("kubernetes", nil, noEngineImage, nil) // nothing resolved
 	if _, _, _, err := dep.engine(1, proc); err == nil || !strings.Contains(err.Error(), "--engine-image nginx=") {
 		t.Errorf("no image: %v", err)
 	}

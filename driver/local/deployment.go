@@ -10,7 +10,6 @@ import (
 	"github.com/lbbench/lbbench/driver"
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/internal/files"
-	"github.com/lbbench/lbbench/internal/hardstop"
 	"github.com/lbbench/lbbench/internal/proccpu"
 	"github.com/lbbench/lbbench/internal/safepath"
 	"github.com/lbbench/lbbench/loadgen"
@@ -131,12 +130,21 @@ func (p *proc) stats(ctx context.Context, st *harness.Stats) error {
 	return nil
 }
 
-// downAfterFailure takes what Up started so far down after a failure,
-// under a teardown context of ctx (a hard stop kills at once).
-func (dep *deployment) downAfterFailure(ctx context.Context) {
-	tctx, cancel := hardstop.Teardown(ctx, harness.DefaultTeardown)
-	defer cancel()
-	dep.Down(tctx)
+// Start implements driver.Starting: it starts the plan's processes in
+// order, each ready before the next starts.
+func (dep *deployment) Start(ctx context.Context) error {
+	p := dep.plan
+	for _, spec := range p.Processes {
+		proc, err := dep.d.start(ctx, p.ID, spec)
+		if err != nil {
+			return err
+		}
+		dep.procs = append(dep.procs, proc)
+		if err := proc.waitReady(ctx, driver.DefaultReadyTimeout); err != nil {
+			return fmt.Errorf("local: %s: %s did not become ready: %w%s", p.ID, spec.Role, err, proc.logTail())
+		}
+	}
+	return nil
 }
 
 // Down implements harness.Deployment: it stops processes in reverse order

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -19,10 +20,6 @@ import (
 	"github.com/lbbench/lbbench/topologies"
 )
 
-// MaxGenerators bounds WithGenerators: each generator is a process on
-// this machine, and more only compete for its CPUs.
-const MaxGenerators = 64
-
 // Driver starts a plan's processes as children of this process on the
 // loopback interface. Each child runs in its own process group with
 // Pdeathsig set, so even if lbbench is killed outright its children die
@@ -35,7 +32,10 @@ type Driver struct {
 	logDir string
 	pin    *Pinning // nil: no pinning
 
-	generators int                     // WithGenerators; 0 or 1: this process
+	placement    string            // WithPlacement; "" is none
+	engineImages map[string]string // WithEngineImages; must be empty
+
+	generators int                     // WithGenerators; 1: this process
 	genDir     string                  // where generator processes keep their files
 	rawDir     string                  // WithRaw; "" for none
 	live       func(loadgen.LiveStats) // WithLive
@@ -44,19 +44,46 @@ type Driver struct {
 	used map[int]bool // ports handed out, so one plan never gets a port twice
 }
 
-var _ harness.Driver = (*Driver)(nil)
+var (
+	_ harness.Driver  = (*Driver)(nil)
+	_ driver.Planner  = (*Driver)(nil)
+	_ driver.Starting = (*deployment)(nil)
+)
 
 // Option configures a Driver. Options only set fields; New validates.
 type Option func(*Driver)
 
 // WithPinning pins this process (the generator) and every process the
-// driver starts (the targets) to p's disjoint CPU sets.
+// driver starts (the targets) to p's disjoint CPU sets, in place of
+// WithPlacement's.
 func WithPinning(p *Pinning) Option { return func(d *Driver) { d.pin = p } }
 
+// Placements WithPlacement knows.
+const (
+	// PlaceAuto pins from MinPinCPUs CPUs on (AutoPinning).
+	PlaceAuto = "auto"
+	// PlaceCpusets pins on any 2 or more CPUs (SplitPinning).
+	PlaceCpusets = "cpusets"
+	// PlaceNone leaves placement to the kernel, as no WithPlacement does.
+	PlaceNone = "none"
+)
+
+// WithPlacement chooses the CPU placement by name: PlaceAuto,
+// PlaceCpusets or PlaceNone ("" is PlaceNone, so that a driver made without
+// options never pins the process that made it). WithPinning overrides it.
+func WithPlacement(mode string) Option { return func(d *Driver) { d.placement = mode } }
+
+// WithEngineImages is for the container drivers' engine images: the local
+// driver runs this machine's nginx and HAProxy, and New refuses any.
+func WithEngineImages(images map[string]string) Option {
+	return func(d *Driver) { d.engineImages = images }
+}
+
 // WithGenerators offers each run's load from k "lbbench attack" child
-// processes (the driver's lbbench binary), each with 1/k of the rate,
-// their histograms merged losslessly; their files go under dir/<run id>.
-// k of 1 or less offers it from this process.
+// processes (the driver's lbbench binary; at most driver.MaxGenerators),
+// each with 1/k of the rate, their histograms merged losslessly; their
+// files go under dir/<run id>. k of 1, the default, offers it from this
+// process.
 func WithGenerators(k int, dir string) Option {
 	return func(d *Driver) { d.generators, d.genDir = k, dir }
 }
@@ -74,15 +101,24 @@ func WithLive(f func(loadgen.LiveStats)) Option { return func(d *Driver) { d.liv
 // New returns a driver that runs the lbbench binary at exe and writes each
 // process's output under logDir.
 func New(exe, logDir string, opts ...Option) (*Driver, error) {
-	d := &Driver{exe: exe, logDir: logDir, used: map[int]bool{}}
+	d := &Driver{exe: exe, logDir: logDir, used: map[int]bool{}, generators: 1}
 	for _, o := range opts {
 		o(d)
 	}
 	if _, err := os.Stat(exe); err != nil {
 		return nil, fmt.Errorf("local: lbbench binary: %w", err)
 	}
-	if d.generators < 0 || d.generators > MaxGenerators {
-		return nil, fmt.Errorf("local: generators: must be between 1 and %d (each is a process on this machine; more only compete for its CPUs), got %d", MaxGenerators, d.generators)
+	if err := driver.CheckGeneratorCount(d.generators); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	if len(d.engineImages) > 0 {
+		return nil, errors.New("local: --engine-image is for --driver docker; --driver local runs this machine's nginx and HAProxy")
+	}
+	if d.pin == nil {
+		var err error
+		if d.pin, err = pinningFor(d.placement); err != nil {
+			return nil, err
+		}
 	}
 	if d.generators > 1 && d.rawDir != "" {
 		return nil, fmt.Errorf("local: raw per-request lines need the generator in this process, not %d generator processes", d.generators)
@@ -100,6 +136,24 @@ func New(exe, logDir string, opts ...Option) (*Driver, error) {
 	return d, nil
 }
 
+// pinningFor is the pinning of a WithPlacement mode; nil for none.
+func pinningFor(mode string) (*Pinning, error) {
+	switch mode {
+	case PlaceAuto:
+		p, _ := AutoPinning()
+		return p, nil
+	case PlaceCpusets:
+		p, ok := SplitPinning(2)
+		if !ok {
+			return nil, errors.New("local: --pin cpusets needs at least 2 CPUs")
+		}
+		return p, nil
+	case PlaceNone, "":
+		return nil, nil
+	}
+	return nil, fmt.Errorf("local: --pin must be auto, cpusets or none with --driver local (limits is for --driver docker), got %q", mode)
+}
+
 // Name implements harness.Driver.
 func (d *Driver) Name() string { return "local" }
 
@@ -108,10 +162,8 @@ func (d *Driver) Name() string { return "local" }
 // from one generator in this process, without raw lines.
 func (d *Driver) Describe(ctx context.Context, s scenario.Scenario, env *results.Env) error {
 	if d.generators > 1 || d.rawDir != "" {
-		for _, v := range s.Variants {
-			if s.WorkloadFor(v).Deterministic() {
-				return fmt.Errorf("local: variant %s: a closed-loop or burst workload runs from one generator and has no raw per-request file (drop --generators and --raw)", v.Name)
-			}
+		if err := driver.OneGenerator(s); err != nil {
+			return fmt.Errorf("local: %w and has no raw per-request file (drop --generators and --raw)", err)
 		}
 	}
 	env.Pinning = d.pin.String()
@@ -179,31 +231,14 @@ func ephemeralLow() int {
 }
 
 // Up implements harness.Driver: it renders r's plan on loopback and brings
-// it up (UpPlan).
+// it up (driver.Up, UpPlan).
 func (d *Driver) Up(ctx context.Context, r harness.Bring) (harness.Deployment, error) {
-	p, err := topologies.RenderRun(r.ID, r.Variant, r.Workers, d, r.Exe)
-	if err != nil {
-		return nil, err
-	}
-	return d.UpPlan(ctx, p)
+	return driver.Up(ctx, d, r)
 }
 
 // UpPlan starts p's processes in order, waiting for each to be ready
 // before starting the next. On any failure it stops what it started and
 // returns an error that includes the failed process's output.
 func (d *Driver) UpPlan(ctx context.Context, p topologies.Plan) (harness.Deployment, error) {
-	dep := &deployment{d: d, plan: p}
-	for _, spec := range p.Processes {
-		proc, err := d.start(ctx, p.ID, spec)
-		if err != nil {
-			dep.downAfterFailure(ctx)
-			return nil, err
-		}
-		dep.procs = append(dep.procs, proc)
-		if err := proc.waitReady(ctx, driver.DefaultReadyTimeout); err != nil {
-			dep.downAfterFailure(ctx)
-			return nil, fmt.Errorf("local: %s: %s did not become ready: %w%s", p.ID, spec.Role, err, proc.logTail())
-		}
-	}
-	return dep, nil
+	return driver.Start(ctx, &deployment{d: d, plan: p})
 }

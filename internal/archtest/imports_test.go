@@ -122,6 +122,7 @@ var rules = []rule{
 	{name: "harness knows interfaces, not targets, drivers or the generator, not even through another package", pkg: "harness", deps: true, forbidden: []string{"targets/*", "driver/**", "loadgen", "engines", "topologies"}},
 	{name: "loadgen imports only workloads, results, internal and vegeta", pkg: "loadgen", allowed: []string{"workloads", "results", "internal/*"}, thirdParty: []string{"github.com/tsenart/vegeta/"}},
 	{name: "drivers do not reach the readers of numbers", pkg: "driver/**", deps: true, forbidden: []string{"reports", "compare", "claims", "model", "cmd/*"}},
+	{name: "a driver shares code through the driver kit, never with another driver", pkg: "driver/*", deps: true, forbidden: []string{"driver/*"}},
 	{name: "only programs use the CLI", pkg: "**", noCLI: true},
 }
 

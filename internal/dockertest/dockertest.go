@@ -33,6 +33,6 @@ func AssertGone(t testing.TB, c *docker.Client, session string) {
 		t.Fatalf("list session %s: %v", session, err)
 	}
 	if !rep.Empty() {
-		t.Errorf("session %s left behind: containers %v, networks %v, volumes %v", session, rep.Containers, rep.Networks, rep.Volumes)
+		t.Errorf("session %s left behind: %s", session, rep)
 	}
 }

@@ -242,5 +242,5 @@ func Managed(t testing.TB, c *Cluster, ns string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(rep.Pods) + len(rep.Services) + len(rep.ConfigMaps)
+	return rep.Count()
 }
