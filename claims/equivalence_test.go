@@ -124,3 +124,71 @@ func TestEquivalenceParse(t *testing.T) {
 		}
 	}
 }
+
+// TestRatioClaimCalibration: a ratio claim "a < 0.8 × b" whose truth is
+// exactly 0.8 holds, and fails, each in at most alpha plus two standard
+// errors of 2000 seeded comparisons (400 with -short), over 3, 5 and 10
+// paired rounds of normal, heavy-tailed (t, 3 df) and skewed (10% of
+// rounds 4 sd off, both signs; 30% 4 sd lower) noise of sd 0.08, with a
+// drift the rounds share.
+func TestRatioClaimCalibration(t *testing.T) {
+	chk, err := scenario.ParseCheck("p99(a) < 0.8 * p99(b)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials := 2000
+	if testing.Short() {
+		trials = 400
+	}
+	const alpha, sd = 0.05, 0.08
+	limit := alpha + 2*math.Sqrt(alpha*(1-alpha)/float64(trials))
+	type noiseFn func(rng *rand.Rand) float64
+	mixture := func(p, d float64) noiseFn {
+		c := sd / math.Sqrt(1+d*d*p*(1-p))
+		return func(rng *rand.Rand) float64 {
+			x := rng.NormFloat64() - d*p
+			if rng.Float64() < p {
+				x += d
+			}
+			return c * x
+		}
+	}
+	noises := map[string]noiseFn{
+		"normal": func(rng *rand.Rand) float64 { return sd * rng.NormFloat64() },
+		"t3": func(rng *rand.Rand) float64 {
+			z, chi := rng.NormFloat64(), 0.0
+			for range 3 {
+				g := rng.NormFloat64()
+				chi += g * g
+			}
+			return sd * z / math.Sqrt(chi/3) / math.Sqrt(3)
+		},
+		"10% 4 sd lower":  mixture(0.1, -4),
+		"10% 4 sd higher": mixture(0.1, 4),
+		"30% 4 sd lower":  mixture(0.3, -4),
+	}
+	for name, noise := range noises {
+		for _, rounds := range []int{3, 5, 10} {
+			rng := rand.New(rand.NewPCG(uint64(rounds), uint64(len(name))))
+			held, failed := 0, 0
+			for range trials {
+				a, b := map[int]float64{}, map[int]float64{}
+				for r := 1; r <= rounds; r++ {
+					drift := math.Exp(0.3 * rng.NormFloat64())
+					a[r], b[r] = 0.8*drift*math.Exp(noise(rng)), drift
+				}
+				switch o, _, _, _, _ := decideRatio(chk, a, b, alpha); o {
+				case Holds:
+					held++
+				case Fails:
+					failed++
+				}
+			}
+			h, f := float64(held)/float64(trials), float64(failed)/float64(trials)
+			t.Logf("%-16s %2d rounds: held %.4f, failed %.4f (limit %.4f)", name, rounds, h, f, limit)
+			if h > limit || f > limit {
+				t.Errorf("%s, %d rounds, truth on the factor: held %.4f, failed %.4f, above %.4f", name, rounds, h, f, limit)
+			}
+		}
+	}
+}
