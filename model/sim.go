@@ -81,7 +81,7 @@ func Simulable(s scenario.Scenario) error {
 		if !slices.Contains(Topologies, v.Topology) {
 			return fmt.Errorf("%w: variants[%d] (%s) has topology %q (simulated: %s)", ErrUnsupported, i, v.Name, v.Topology, strings.Join(Topologies, ", "))
 		}
-		if s.WorkloadFor(v).Deterministic() {
+		if s.WorkloadFor(v, 0).Deterministic() {
 			return fmt.Errorf("%w: variants[%d] (%s): closed-loop and burst workloads are not simulated (lbbench model balls answers bursts exactly)", ErrUnsupported, i, v.Name)
 		}
 	}
@@ -145,13 +145,6 @@ func Simulate(ctx context.Context, s scenario.Scenario, opts ...Option) (*result
 	return res, err
 }
 
-// repSeed is the workload seed of repetition rep (from 1) of a workload
-// seeded with seed: seed itself for the first, a distinct one for each
-// later repetition.
-func repSeed(seed uint64, rep int) uint64 {
-	return seed + uint64(rep-1)*0x9e3779b97f4a7c15
-}
-
 // SimulateRun simulates variant v of scenario s (defaulted and validated)
 // once, as repetition rep (from 1), and returns the run in the measured
 // schema (its ID is left for the caller) and its exact means. The run is
@@ -166,11 +159,10 @@ func SimulateRun(ctx context.Context, s scenario.Scenario, v scenario.Variant, r
 	if s.Workers.Target != nil {
 		return nil, Stats{}, fmt.Errorf("%w: workers.target runs a foreign server, whose service times the model cannot know", ErrUnsupported)
 	}
-	spec := s.WorkloadFor(v)
+	spec := s.WorkloadFor(v, rep)
 	if spec.Deterministic() {
 		return nil, Stats{}, fmt.Errorf("%w: variant %s: closed-loop and burst workloads are not simulated (lbbench model balls answers bursts exactly)", ErrUnsupported, v.Name)
 	}
-	spec.Seed = repSeed(spec.Seed, rep)
 	e, err := newEngine(s.Workers, v, spec)
 	if err != nil {
 		return nil, Stats{}, fmt.Errorf("model: variant %s: %w", v.Name, err)
@@ -191,6 +183,7 @@ func SimulateRun(ctx context.Context, s scenario.Scenario, v scenario.Variant, r
 	run := &results.Run{
 		Variant:     v.Name,
 		Rep:         rep,
+		Seed:        spec.Seed,
 		Started:     started,
 		Entry:       Driver + "://" + v.Topology,
 		Measurement: *m,

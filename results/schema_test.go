@@ -288,7 +288,7 @@ func fullResults(t *testing.T) *results.Results {
 	m := fullMeasurement(t, s)
 	run := func(id, variant string) results.Run {
 		return results.Run{
-			ID: id, Variant: variant, Rep: 1, Started: started.Add(time.Second),
+			ID: id, Variant: variant, Rep: 1, Seed: 7, Started: started.Add(time.Second),
 			Entry:   "http://127.0.0.1:8080",
 			BringUp: 300 * time.Millisecond, TearDown: 200 * time.Millisecond, Saturated: "the target could not keep up",
 			CPU:         []results.ProcessCPU{{Role: results.RoleWorkers, Name: "worker 0", Worker: 0, Time: 300 * time.Millisecond}, {Role: results.RoleProxy, Name: "nginx", Worker: -1, Time: time.Second}},

@@ -180,7 +180,7 @@ func (d *Driver) Pinning() string { return d.place.desc }
 func (d *Driver) Describe(ctx context.Context, s scenario.Scenario, e *results.Env) error {
 	if d.generators > 1 {
 		for _, v := range s.Variants {
-			if s.WorkloadFor(v).Deterministic() {
+			if s.WorkloadFor(v, 0).Deterministic() {
 				return fmt.Errorf("docker: variant %s: a closed-loop or burst workload runs from one generator (drop --generators)", v.Name)
 			}
 		}

@@ -331,7 +331,7 @@ func (d *Driver) Ports(n int) (int, error) {
 // no image.
 func (d *Driver) Describe(ctx context.Context, s scenario.Scenario, e *results.Env) error {
 	for _, v := range s.Variants {
-		if d.cfg.Generators > 1 && s.WorkloadFor(v).Deterministic() {
+		if d.cfg.Generators > 1 && s.WorkloadFor(v, 0).Deterministic() {
 			return fmt.Errorf("kubernetes: variant %s: a closed-loop or burst workload runs from one generator (drop --generators)", v.Name)
 		}
 	}

@@ -109,7 +109,7 @@ func (d *Driver) Name() string { return "local" }
 func (d *Driver) Describe(ctx context.Context, s scenario.Scenario, env *results.Env) error {
 	if d.generators > 1 || d.rawDir != "" {
 		for _, v := range s.Variants {
-			if s.WorkloadFor(v).Deterministic() {
+			if s.WorkloadFor(v, 0).Deterministic() {
 				return fmt.Errorf("local: variant %s: a closed-loop or burst workload runs from one generator and has no raw per-request file (drop --generators and --raw)", v.Name)
 			}
 		}
