@@ -108,6 +108,9 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 		Env:      results.CaptureEnv(d.Name(), c.version, c.commit),
 		Started:  time.Now(),
 	}
+	if sim, ok := d.(Simulator); ok {
+		res.Simulated = sim.Simulated()
+	}
 	rounds := s.Repeat
 	if c.rounds != nil {
 		rounds = c.rounds.Max

@@ -20,6 +20,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/results"
@@ -460,7 +462,7 @@ func TestSchemaSimulated(t *testing.T) {
 			if err := model.Simulable(s); errors.Is(err, model.ErrUnsupported) {
 				res = &results.Results{Schema: results.SchemaVersion, Scenario: s,
 					Env: results.CaptureEnv("local", "", ""), Started: time.Now(), Finished: time.Now(), Error: err.Error()}
-			} else if res, err = model.Simulate(context.Background(), s, model.WithVersion("test", "")); err != nil {
+			} else if res, err = harness.Run(context.Background(), s, job.Simulator{}, harness.WithVersion("test", "")); err != nil {
 				t.Fatal(err)
 			}
 			path := filepath.Join(t.TempDir(), "results.json")
