@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -164,37 +163,22 @@ func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout
 }
 
 // apply sets the flags the user gave on s: the overrides run has too,
-// and the scale and the variants of model sim.
+// and the scale and the variants of model sim (scenario.Overrides).
 func (o simOptions) apply(s *scenario.Scenario, changed func(string) bool) error {
-	if err := o.overrides.apply(s, changed); err != nil {
-		return err
-	}
+	ov := o.overrides.of(changed)
 	if changed("workers") {
-		s.Workers.Count = o.workers
+		ov.Workers = &o.workers
 	}
 	if changed("concurrency") {
-		s.Workers.Concurrency = o.concurrency
+		ov.Concurrency = &o.concurrency
 	}
 	if changed("connections") {
-		s.Workload.Clients.Connections = o.connections
-		for _, v := range s.Variants {
-			if v.Clients != nil {
-				v.Clients.Connections = o.connections
-			}
-		}
+		ov.Connections = &o.connections
 	}
 	if len(o.variants) > 0 {
-		var keep []scenario.Variant
-		for _, name := range o.variants {
-			i := slices.IndexFunc(s.Variants, func(v scenario.Variant) bool { return v.Name == name })
-			if i < 0 {
-				return fmt.Errorf("--variant: scenario %s has no variant %q", s.Name, name)
-			}
-			keep = append(keep, s.Variants[i])
-		}
-		s.Variants = keep
+		ov.Variants = o.variants
 	}
-	return nil
+	return ov.Apply(s)
 }
 
 // simProgress prints a line for every simulated run.
