@@ -26,7 +26,7 @@ func CheckGeneratorCount(k int) error {
 // refuses s with it, adding what the user should drop.
 func OneGenerator(s scenario.Scenario) error {
 	for _, v := range s.Variants {
-		if s.WorkloadFor(v).Deterministic() {
+		if s.WorkloadFor(v, 0).Deterministic() {
 			return fmt.Errorf("variant %s: a closed-loop or burst workload runs from one generator", v.Name)
 		}
 	}

@@ -58,6 +58,14 @@ type Deployment interface {
 	Down(ctx context.Context) error
 }
 
+// Simulator is a Driver whose deployments are simulated, not measured
+// (the model's simulator, through package job): Run marks its results
+// Simulated, so that no report takes them for a measurement.
+type Simulator interface {
+	Driver
+	Simulated() bool
+}
+
 // Placed is a Deployment that can say where its processes ran: the pods of
 // a cluster, with their nodes and resources, recorded in the run.
 type Placed interface {

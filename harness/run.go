@@ -110,6 +110,9 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 		Env:      results.CaptureEnv(d.Name(), c.version, c.commit),
 		Started:  time.Now(),
 	}
+	if sim, ok := d.(Simulator); ok {
+		res.Simulated = sim.Simulated()
+	}
 	rounds := s.Repeat
 	if c.rounds != nil {
 		rounds = c.rounds.Max
@@ -176,7 +179,7 @@ func runSlot(ctx context.Context, c *config, s scenario.Scenario, d Driver, slot
 		if c.progress != nil {
 			c.progress(p)
 		}
-		run, err := runOne(ctx, c, s, v, d, id)
+		run, err := runOne(ctx, c, s, v, slot.Round, d, id)
 		if run != nil {
 			run.Rep = slot.Round
 			res.Runs = append(res.Runs, *run)
@@ -213,10 +216,11 @@ func bring(c *config, s scenario.Scenario, v scenario.Variant, id string) (Bring
 	return b, nil
 }
 
-// runOne brings variant v up, offers the workload, collects counters and
-// takes the variant down, whatever happens. A run interrupted by ctx is not
+// runOne brings variant v up, offers its workload of round
+// (scenario.Scenario.WorkloadFor), collects counters and takes the
+// variant down, whatever happens. A run interrupted by ctx is not
 // returned: a partial run would bias the statistics.
-func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Variant, d Driver, id string) (run *results.Run, err error) {
+func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Variant, round int, d Driver, id string) (run *results.Run, err error) {
 	b, err := bring(c, s, v, id)
 	if err != nil {
 		return nil, err
@@ -245,8 +249,9 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 	// from what they report after the load. A driver that cannot tell
 	// reports none.
 	before, _ := dep.Stats(ctx)
+	spec := s.WorkloadFor(v, round)
 	started := time.Now()
-	m, err := dep.Attack(ctx, s.WorkloadFor(v))
+	m, err := dep.Attack(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("harness: %s: attack: %w", id, err)
 	}
@@ -257,9 +262,9 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 	if err != nil && (len(stats.Dead) == 0 || ctx.Err() != nil) {
 		return nil, err
 	}
-	run = &results.Run{ID: id, Variant: v.Name, Started: started, Entry: dep.Entry(), BringUp: bringUp, Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine}
+	run = &results.Run{ID: id, Variant: v.Name, Seed: spec.Seed, Started: started, Entry: dep.Entry(), BringUp: bringUp, Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine}
 	run.Summary = run.Latency.Summarize()
-	judge(run, s.Validity, s.WorkloadFor(v).WarmupTime())
+	judge(run, s.Validity, spec.WarmupTime())
 	if len(stats.Dead) > 0 {
 		failed(run, stats.Dead, err)
 	}

@@ -660,9 +660,11 @@ func TestRunCarriesStats(t *testing.T) {
 
 // TestRunAttackerGetsVariantWorkload checks what Run hands a deployment's
 // Attacker: the workload of each variant (its own client model when it
-// has one).
+// has one) in the run's round (scenario.Scenario.WorkloadFor), the same
+// seed for every variant of a round and another in each round, round 1's
+// the file's; and that each run records its seed.
 func TestRunAttackerGetsVariantWorkload(t *testing.T) {
-	s := testScenario(t, 1, "alpha")
+	s := testScenario(t, 2, "alpha")
 	churn := scenario.Variant{Name: "churn", Topology: scenario.ReusePort,
 		Clients: &workloads.Clients{Connections: 7, RequestsPerConn: 1}}
 	s.Variants = append(s.Variants, churn)
@@ -671,20 +673,40 @@ func TestRunAttackerGetsVariantWorkload(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &fakeDriver{}
-	if _, err := Run(context.Background(), s, d); err != nil {
+	res, err := Run(context.Background(), s, d)
+	if err != nil {
 		t.Fatal(err)
 	}
+	runs := map[string]results.Run{}
+	for _, r := range res.Runs {
+		runs[r.ID] = r
+	}
+	seeds := map[int]uint64{} // by round
 	for _, dep := range d.deps {
 		v := s.Variants[0]
 		if dep.plan.Variant == churn.Name {
 			v = s.Variants[1]
 		}
-		if want := s.WorkloadFor(v); !reflect.DeepEqual(dep.spec, want) {
+		run, ok := runs[dep.plan.ID]
+		if !ok {
+			t.Fatalf("deployment %s has no run in the results", dep.plan.ID)
+		}
+		if want := s.WorkloadFor(v, run.Rep); !reflect.DeepEqual(dep.spec, want) {
 			t.Errorf("%s attacked with %+v, want %+v", dep.plan.ID, dep.spec, want)
 		}
+		if run.Seed != dep.spec.Seed {
+			t.Errorf("%s records seed %d, attacked with %d", run.ID, run.Seed, dep.spec.Seed)
+		}
+		if seed, ok := seeds[run.Rep]; ok && seed != dep.spec.Seed {
+			t.Errorf("round %d: seeds %d and %d, want one per round", run.Rep, seed, dep.spec.Seed)
+		}
+		seeds[run.Rep] = dep.spec.Seed
 	}
-	if len(d.deps) != 2 {
-		t.Errorf("%d deployments, want 2", len(d.deps))
+	if len(d.deps) != 4 {
+		t.Errorf("%d deployments, want 4", len(d.deps))
+	}
+	if seeds[1] != s.Workload.Seed || seeds[2] == seeds[1] {
+		t.Errorf("seeds by round %v: want the file's (%d) in round 1 and another in round 2", seeds, s.Workload.Seed)
 	}
 }
 

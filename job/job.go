@@ -32,6 +32,7 @@ import (
 	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
@@ -77,8 +78,16 @@ type Options struct {
 	// raw, generators), checked with the files before anything runs.
 	Dirs []string
 	// Driver makes the driver, once the outputs have been checked. The
-	// function it returns releases the driver.
+	// function it returns releases the driver. Unused with Simulate.
 	Driver func(ctx context.Context) (harness.Driver, func(), error)
+	// Simulate runs the scenario in the model's simulator (Simulator)
+	// instead of on a Driver, through the same loop: the same schedule,
+	// round workloads, checkpoints, progress and interruption. A scenario
+	// the model cannot simulate is refused before anything is written
+	// (an error wrapping model.ErrUnsupported). The tables are headed
+	// SimNote, and the variants are not compared (lbbench compare reads
+	// simulated results as it reads measured ones).
+	Simulate bool
 	// Harness are the run loop's options: progress, version, builds.
 	Harness []harness.Option
 	// Compare configures the comparison; Calibrate runs an A/A
@@ -127,6 +136,13 @@ type Options struct {
 // (nil when none: the outputs or the driver were refused).
 func Run(ctx context.Context, o Options) (*results.Results, error) {
 	output := reports.Output{Dir: o.Out, Saved: true}
+	if o.Simulate {
+		if err := model.Simulable(o.Scenario); err != nil {
+			return nil, err
+		}
+		output.Note = SimNote
+		o.Driver = func(context.Context) (harness.Driver, func(), error) { return Simulator{}, func() {}, nil }
+	}
 	// Every file and folder the scenario will write, checked before the
 	// first run.
 	if err := output.Preflight(o.Dirs...); err != nil {
@@ -349,12 +365,6 @@ func stoppedEarly(ctx context.Context, err error, res *results.Results, saved in
 	return fmt.Errorf("%w (%s)", err, what)
 }
 
-// StoppedEarly is stoppedEarly for another loop that saves results the
-// same way ("lbbench model sim").
-func StoppedEarly(ctx context.Context, err error, res *results.Results, saved int, path string) error {
-	return stoppedEarly(ctx, err, res, saved, path)
-}
-
 // announce says what the scenario will run, for how long, and where its
 // results go.
 func announce(w io.Writer, o Options) {
@@ -363,6 +373,10 @@ func announce(w io.Writer, o Options) {
 	}
 	s := o.Scenario
 	runs := fmt.Sprintf("%d runs", s.Repeat*len(s.Variants))
+	if o.Simulate {
+		fmt.Fprintf(w, "lbbench: scenario %s: %s, simulated; results in %s\n", s.Name, runs, o.Out)
+		return
+	}
 	rounds := s.Repeat
 	if o.UntilDecided {
 		runs = fmt.Sprintf("rounds of %d runs until decided (%d to %d rounds", len(s.Variants), compare.MinRounds, o.MaxRounds)
@@ -396,7 +410,7 @@ type comparison struct {
 // information. It compares nothing when the scenario did not complete
 // (runErr) or has a single variant.
 func compareRun(res *results.Results, runErr error, o Options) (*comparison, error) {
-	if runErr != nil || !res.Complete {
+	if runErr != nil || !res.Complete || o.Simulate {
 		return nil, nil
 	}
 	c := &comparison{gate: o.Baseline != ""}

@@ -56,7 +56,7 @@ func BenchmarkSimulate1000Workers10M(b *testing.B) {
 			s := scaledDefault(b, 1000, 10_000_000, v)
 			b.ReportAllocs()
 			for b.Loop() {
-				r, _, err := SimulateRun(context.Background(), s, v, 1)
+				r, _, err := SimulateRun(context.Background(), s.Workers, v, s.WorkloadFor(v, 1))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -21,7 +21,7 @@ import (
 // Driver is the results.Env driver name of simulated results.
 const Driver = "sim"
 
-// Topologies lists the topologies Simulate models, sorted. The nginx and
+// Topologies lists the topologies SimulateRun models, sorted. The nginx and
 // HAProxy engines of the proxy and unix topologies are modelled by the
 // built-in policy of the same name; unix is proxy (the hop costs nothing
 // either way). The shared and shared-unix topologies are not modelled:
@@ -52,27 +52,8 @@ type Stats struct {
 	Utilization []float64
 }
 
-type config struct {
-	progress func(results.Progress)
-	version  string
-	commit   string
-}
-
-// Option configures Simulate.
-type Option func(*config)
-
-// WithProgress calls f before and after every simulated run, from
-// Simulate's goroutine.
-func WithProgress(f func(results.Progress)) Option { return func(c *config) { c.progress = f } }
-
-// WithVersion records lbbench's version and commit in the environment.
-func WithVersion(version, commit string) Option {
-	return func(c *config) { c.version, c.commit = version, commit }
-}
-
-// Simulable returns nil when Simulate can model every variant of s, or the
-// first reason it cannot, wrapping
-// ErrUnsupported.
+// Simulable returns nil when SimulateRun can model every variant of s, or
+// the first reason it cannot, wrapping ErrUnsupported.
 func Simulable(s scenario.Scenario) error {
 	if s.Workers.Target != nil {
 		return fmt.Errorf("%w: workers.target runs a foreign server, whose service times the model cannot know", ErrUnsupported)
@@ -81,97 +62,33 @@ func Simulable(s scenario.Scenario) error {
 		if !slices.Contains(Topologies, v.Topology) {
 			return fmt.Errorf("%w: variants[%d] (%s) has topology %q (simulated: %s)", ErrUnsupported, i, v.Name, v.Topology, strings.Join(Topologies, ", "))
 		}
-		if s.WorkloadFor(v).Deterministic() {
+		if s.WorkloadFor(v, 0).Deterministic() {
 			return fmt.Errorf("%w: variants[%d] (%s): closed-loop and burst workloads are not simulated (lbbench model balls answers bursts exactly)", ErrUnsupported, i, v.Name)
 		}
 	}
 	return nil
 }
 
-// Simulate simulates every variant of s (defaulted and validated) s.Repeat
-// times, in the order harness.Run would measure them, and returns results
-// in the measured results' schema, marked Simulated, with Env.Driver
-// Driver. Repetition 1 uses the workload's seed, so it sees exactly the
-// arrivals, classes and service times a measured run asks for; repetition
-// r uses a seed derived from it. Every variant of one repetition sees the
-// same requests. It stops with ctx's error, returning the runs finished so
-// far.
-func Simulate(ctx context.Context, s scenario.Scenario, opts ...Option) (*results.Results, error) {
-	var c config
-	for _, o := range opts {
-		o(&c)
-	}
-	if err := Simulable(s); err != nil {
-		return nil, err
-	}
-	env := results.CaptureEnv(Driver, c.version, c.commit)
-	env.Pinning = "none (simulated)"
-	res := &results.Results{
-		Schema:    results.SchemaVersion,
-		Scenario:  s,
-		Env:       env,
-		Simulated: true,
-		Started:   time.Now(),
-	}
-	sched := s.Schedule(0)
-	for _, slot := range sched {
-		res.Order = append(res.Order, slot.ID)
-	}
-	err := func() error {
-		for _, slot := range sched {
-			v := s.Variants[slot.Variant]
-			p := results.Progress{Index: slot.Index, Total: len(sched), ID: slot.ID, Variant: v.Name, Rep: slot.Round}
-			if c.progress != nil {
-				c.progress(p)
-			}
-			run, _, err := SimulateRun(ctx, s, v, slot.Round)
-			if err != nil {
-				return err
-			}
-			run.ID = slot.ID
-			res.Runs = append(res.Runs, *run)
-			if c.progress != nil {
-				p.Run, p.Done = run, true
-				c.progress(p)
-			}
-		}
-		return nil
-	}()
-	res.Finished = time.Now()
-	res.Complete = err == nil
-	if err != nil {
-		res.Error = err.Error()
-	}
-	return res, err
-}
-
-// repSeed is the workload seed of repetition rep (from 1) of a workload
-// seeded with seed: seed itself for the first, a distinct one for each
-// later repetition.
-func repSeed(seed uint64, rep int) uint64 {
-	return seed + uint64(rep-1)*0x9e3779b97f4a7c15
-}
-
-// SimulateRun simulates variant v of scenario s (defaulted and validated)
-// once, as repetition rep (from 1), and returns the run in the measured
-// schema (its ID is left for the caller) and its exact means. The run is
-// valid unless it has no measured request.
-func SimulateRun(ctx context.Context, s scenario.Scenario, v scenario.Variant, rep int) (*results.Run, Stats, error) {
+// SimulateRun simulates one run of variant v, with workers w, offered
+// spec (defaulted and validated: the run's workload,
+// scenario.Scenario.WorkloadFor, whose seed gives the round its requests),
+// and returns the run in the measured schema (its ID and Rep are left for
+// the caller) and its exact means. With round 1's workload it sees
+// exactly the arrivals, classes and service times a measured run asks
+// for. The run is valid unless it has no measured request. The loop over
+// a scenario's rounds is harness.Run's, with the simulator as its driver
+// (package job).
+func SimulateRun(ctx context.Context, w scenario.Workers, v scenario.Variant, spec workloads.Spec) (*results.Run, Stats, error) {
 	if !slices.Contains(Topologies, v.Topology) {
 		return nil, Stats{}, fmt.Errorf("%w: variant %s has topology %q (simulated: %s)", ErrUnsupported, v.Name, v.Topology, strings.Join(Topologies, ", "))
 	}
-	if rep < 1 {
-		return nil, Stats{}, fmt.Errorf("model: repetition must be >= 1, got %d", rep)
-	}
-	if s.Workers.Target != nil {
+	if w.Target != nil {
 		return nil, Stats{}, fmt.Errorf("%w: workers.target runs a foreign server, whose service times the model cannot know", ErrUnsupported)
 	}
-	spec := s.WorkloadFor(v)
 	if spec.Deterministic() {
 		return nil, Stats{}, fmt.Errorf("%w: variant %s: closed-loop and burst workloads are not simulated (lbbench model balls answers bursts exactly)", ErrUnsupported, v.Name)
 	}
-	spec.Seed = repSeed(spec.Seed, rep)
-	e, err := newEngine(s.Workers, v, spec)
+	e, err := newEngine(w, v, spec)
 	if err != nil {
 		return nil, Stats{}, fmt.Errorf("model: variant %s: %w", v.Name, err)
 	}
@@ -190,7 +107,7 @@ func SimulateRun(ctx context.Context, s scenario.Scenario, v scenario.Variant, r
 	}
 	run := &results.Run{
 		Variant:     v.Name,
-		Rep:         rep,
+		Seed:        spec.Seed,
 		Started:     started,
 		Entry:       Driver + "://" + v.Topology,
 		Measurement: *m,

@@ -49,7 +49,7 @@ var reusePort = scenario.Variant{Name: "reuseport", Topology: scenario.ReusePort
 // simulate runs variant v of s once and returns its exact means.
 func simulate(t *testing.T, s scenario.Scenario, v scenario.Variant) Stats {
 	t.Helper()
-	_, st, err := SimulateRun(context.Background(), s, v, 1)
+	_, st, err := SimulateRun(context.Background(), s.Workers, v, s.WorkloadFor(v, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

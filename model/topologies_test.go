@@ -32,7 +32,7 @@ func defaultScenario(t *testing.T, d time.Duration) scenario.Scenario {
 
 func run(t *testing.T, s scenario.Scenario, v scenario.Variant) (*results.Run, Stats) {
 	t.Helper()
-	r, st, err := SimulateRun(context.Background(), s, v, 1)
+	r, st, err := SimulateRun(context.Background(), s.Workers, v, s.WorkloadFor(v, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,12 +280,12 @@ func TestSameArrivalsAsTheGenerator(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	s := defaultScenario(t, time.Second)
 	v := variant(t, s, "reuseport")
-	a, _, err := SimulateRun(context.Background(), s, v, 1)
+	a, _, err := SimulateRun(context.Background(), s.Workers, v, s.WorkloadFor(v, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, _ := SimulateRun(context.Background(), s, v, 1)
-	c, _, _ := SimulateRun(context.Background(), s, v, 2)
+	b, _, _ := SimulateRun(context.Background(), s.Workers, v, s.WorkloadFor(v, 1))
+	c, _, _ := SimulateRun(context.Background(), s.Workers, v, s.WorkloadFor(v, 2))
 	if !reflect.DeepEqual(a.ByWorker, b.ByWorker) || a.Summary != b.Summary {
 		t.Errorf("two runs of one seed differ: %+v vs %+v", a.Summary, b.Summary)
 	}
@@ -297,17 +297,20 @@ func TestDeterministic(t *testing.T) {
 func TestUnsupportedTopology(t *testing.T) {
 	s := defaultScenario(t, time.Second)
 	v := scenario.Variant{Name: "x", Topology: "shared"}
-	if _, _, err := SimulateRun(context.Background(), s, v, 1); !errors.Is(err, ErrUnsupported) {
+	if _, _, err := SimulateRun(context.Background(), s.Workers, v, s.WorkloadFor(v, 1)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("got %v, want ErrUnsupported", err)
 	}
 	s.Variants = append(s.Variants, v)
-	if _, err := Simulate(context.Background(), s); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "variants[3] (x)") {
+	if err := Simulable(s); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "variants[3] (x)") {
 		t.Errorf("got %v, want ErrUnsupported naming variants[3] (x)", err)
 	}
 	s.Variants = s.Variants[:3]
 	s.Workers.Target = &scenario.Target{Exec: "my-server --port {port}"}
-	if _, err := Simulate(context.Background(), s); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "workers.target") {
+	if err := Simulable(s); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "workers.target") {
 		t.Errorf("got %v, want ErrUnsupported naming workers.target", err)
+	}
+	if _, _, err := SimulateRun(context.Background(), s.Workers, s.Variants[0], s.WorkloadFor(s.Variants[0], 1)); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "workers.target") {
+		t.Errorf("SimulateRun: got %v, want ErrUnsupported naming workers.target", err)
 	}
 }
 
@@ -315,8 +318,8 @@ func TestSimulateCancelled(t *testing.T) {
 	s := defaultScenario(t, time.Minute)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := Simulate(ctx, s)
-	if !errors.Is(err, context.Canceled) || res.Complete || len(res.Runs) != 0 {
-		t.Errorf("got %v, complete %v, %d runs", err, res.Complete, len(res.Runs))
+	v := s.Variants[0]
+	if run, _, err := SimulateRun(ctx, s.Workers, v, s.WorkloadFor(v, 1)); !errors.Is(err, context.Canceled) || run != nil {
+		t.Errorf("got %v and a run %v, want context.Canceled and none", err, run != nil)
 	}
 }

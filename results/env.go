@@ -112,9 +112,9 @@ func cpuModel() string {
 	return ""
 }
 
-// Progress reports a scenario's advance, measured (harness.Run) or
-// simulated (model.Simulate), to the caller: once when a run starts and
-// once when it is done.
+// Progress reports a scenario's advance, measured or simulated
+// (harness.Run), to the caller: once when a run starts and once when it
+// is done.
 type Progress struct {
 	// Index is the run's position (from 1) out of Total.
 	Index, Total int

@@ -86,6 +86,10 @@ type Run struct {
 	// Variant is the variant's name; Rep its repetition, from 1.
 	Variant string `json:"variant"`
 	Rep     int    `json:"rep"`
+	// Seed is the seed of the run's workload (scenario.Scenario.WorkloadFor:
+	// the file's in round 1, one derived from it in later rounds); zero
+	// in results written before it was recorded.
+	Seed uint64 `json:"seed,omitempty"`
 	// Started is when load began.
 	Started time.Time `json:"started"`
 	// Entry is the URL the load went to.

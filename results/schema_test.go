@@ -20,6 +20,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/results"
@@ -289,7 +291,7 @@ func fullResults(t *testing.T) *results.Results {
 	m := fullMeasurement(t, s)
 	run := func(id, variant string) results.Run {
 		return results.Run{
-			ID: id, Variant: variant, Rep: 1, Started: started.Add(time.Second),
+			ID: id, Variant: variant, Rep: 1, Seed: 7, Started: started.Add(time.Second),
 			Entry:   "http://127.0.0.1:8080",
 			BringUp: 300 * time.Millisecond, TearDown: 200 * time.Millisecond, Saturated: "the target could not keep up",
 			CPU:         []results.ProcessCPU{{Role: results.RoleWorkers, Name: "worker 0", Worker: 0, Time: 300 * time.Millisecond}, {Role: results.RoleProxy, Name: "nginx", Worker: -1, Time: time.Second}},
@@ -461,7 +463,7 @@ func TestSchemaSimulated(t *testing.T) {
 			if err := model.Simulable(s); errors.Is(err, model.ErrUnsupported) {
 				res = &results.Results{Schema: results.SchemaVersion, Scenario: s,
 					Env: results.CaptureEnv("local", "", ""), Started: time.Now(), Finished: time.Now(), Error: err.Error()}
-			} else if res, err = model.Simulate(context.Background(), s, model.WithVersion("test", "")); err != nil {
+			} else if res, err = harness.Run(context.Background(), s, job.Simulator{}, harness.WithVersion("test", "")); err != nil {
 				t.Fatal(err)
 			}
 			path := filepath.Join(t.TempDir(), "results.json")

@@ -465,7 +465,7 @@ func (s Scenario) validateStat(c Check) error {
 func (s Scenario) variantClosed(name string) bool {
 	for _, v := range s.Variants {
 		if v.Name == name {
-			return s.WorkloadFor(v).Deterministic()
+			return s.WorkloadFor(v, 0).Deterministic()
 		}
 	}
 	return false

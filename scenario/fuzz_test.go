@@ -76,7 +76,7 @@ func FuzzParse(f *testing.F) {
 			if field.Name("", v.Name) != nil {
 				t.Fatalf("unsafe variant name %q", v.Name)
 			}
-			w := s.WorkloadFor(v)
+			w := s.WorkloadFor(v, 0)
 			if n := w.Arrival.MeanRate(w.Duration) * (w.WarmupTime() + w.Duration).Seconds(); n > workloads.MaxArrivals || math.IsNaN(n) {
 				t.Fatalf("variant %s: %g arrivals per run", v.Name, n)
 			}

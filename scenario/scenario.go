@@ -70,10 +70,16 @@ type Scenario struct {
 	Verdicts []string `yaml:"verdicts,omitempty" json:"verdicts,omitempty"`
 }
 
-// WorkloadFor returns the workload variant v is run with: the scenario's,
-// with v's client model in place of the scenario's when v has one, and
-// its service times scaled by v's ServiceScale.
-func (s Scenario) WorkloadFor(v Variant) workloads.Spec {
+// WorkloadFor returns the workload variant v is run with in round (from
+// 1): the scenario's, with v's client model in place of the scenario's
+// when v has one, its service times scaled by v's ServiceScale, and
+// seeded with a seed derived from Workload.Seed and round, so that every variant of
+// a round sees the same requests and each round different ones. Round 1
+// (and 0, for a caller outside any round) keeps the file's seed. A
+// closed-loop or burst workload keeps the file's seed in every round: it
+// draws nothing per round (bursts are the same every time, by design).
+// The harness and the simulator both take a run's workload from here.
+func (s Scenario) WorkloadFor(v Variant, round int) workloads.Spec {
 	spec := s.Workload
 	if v.Clients != nil {
 		spec.Clients = *v.Clients
@@ -84,7 +90,27 @@ func (s Scenario) WorkloadFor(v Variant) workloads.Spec {
 			spec.Classes[i].Service = spec.Classes[i].Service.Scaled(v.ServiceScale)
 		}
 	}
+	if !spec.Deterministic() {
+		spec.Seed = roundSeed(spec.Seed, round)
+	}
 	return spec
+}
+
+// roundSeedStep separates the seeds of successive rounds (the golden
+// ratio's 64-bit fraction, as the simulator has always used).
+const roundSeedStep = 0x9e3779b97f4a7c15
+
+// roundSeed is the workload seed of round (from 1) of a workload seeded
+// with seed: seed itself for round 1 (and for 0 or less), a distinct one
+// for each later round. A zero seed is workloads.DefaultSeed's.
+func roundSeed(seed uint64, round int) uint64 {
+	if round <= 1 {
+		return seed
+	}
+	if seed == 0 {
+		seed = workloads.DefaultSeed
+	}
+	return seed + uint64(round-1)*roundSeedStep
 }
 
 // Validity holds the bounds beyond which a run is marked invalid and left
@@ -154,7 +180,7 @@ func (s Scenario) Validate(cat Catalog) error {
 			return &FieldError{Field: f + ".name", Msg: fmt.Sprintf("duplicate variant name %q", v.Name)}
 		}
 		if v.Clients != nil {
-			w := s.WorkloadFor(v)
+			w := s.WorkloadFor(v, 0)
 			if err := w.Validate(); err != nil {
 				return field.Prefix(f, err)
 			}
@@ -234,7 +260,7 @@ func checkTitle(name string) error {
 func (s Scenario) checkTotalTime() error {
 	var total float64
 	for _, v := range s.Variants {
-		w := s.WorkloadFor(v)
+		w := s.WorkloadFor(v, 0)
 		total += float64(s.Repeat) * (w.WarmupTime() + w.Duration).Seconds()
 	}
 	if total > MaxScenarioTime.Seconds() {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -112,6 +113,51 @@ func TestScheduleBalanced(t *testing.T) {
 	}
 	if id := scenario.RunID(3, "reuseport", 2); id != "003-reuseport-r2" {
 		t.Errorf("RunID = %q", id)
+	}
+}
+
+// TestWorkloadForRounds: a variant's workload in round r is the file's
+// with a seed of round r: the file's in round 1 (and 0), the same for
+// every variant of a round, distinct across rounds; a closed-loop
+// workload keeps the file's seed in every round.
+func TestWorkloadForRounds(t *testing.T) {
+	data, _ := scenarios.Get(scenarios.Default)
+	s, err := scenario.Parse("default.yaml", data, topologies.Catalog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Variants) < 2 {
+		t.Fatalf("the default scenario has %d variants, want 2 or more", len(s.Variants))
+	}
+	file := s.Workload.Seed
+	seen := map[uint64]int{}
+	for r := 0; r <= 20; r++ {
+		a, b := s.WorkloadFor(s.Variants[0], r), s.WorkloadFor(s.Variants[1], r)
+		if a.Seed != b.Seed {
+			t.Errorf("round %d: variants seeded %d and %d, want one seed per round", r, a.Seed, b.Seed)
+		}
+		if r <= 1 {
+			if a.Seed != file {
+				t.Errorf("round %d: seed %d, want the file's %d", r, a.Seed, file)
+			}
+			continue
+		}
+		if prev, ok := seen[a.Seed]; ok || a.Seed == file {
+			t.Errorf("round %d: seed %d already used (round %d, or the file's)", r, a.Seed, prev)
+		}
+		seen[a.Seed] = r
+		a.Seed = file
+		if want := s.WorkloadFor(s.Variants[0], 1); !reflect.DeepEqual(a, want) {
+			t.Errorf("round %d: workload differs from round 1's beyond the seed:\n%+v\n%+v", r, a, want)
+		}
+	}
+
+	closed := s
+	closed.Workload.Closed = &workloads.Closed{}
+	for r := 0; r <= 3; r++ {
+		if got := closed.WorkloadFor(closed.Variants[0], r).Seed; got != file {
+			t.Errorf("closed loop, round %d: seed %d, want the file's %d", r, got, file)
+		}
 	}
 }
 

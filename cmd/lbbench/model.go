@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,10 +14,8 @@ import (
 	"github.com/lbbench/lbbench/internal/numfmt"
 	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/model"
-	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/scenarios"
-	"github.com/lbbench/lbbench/topologies"
 )
 
 func newModelCmd() *cobra.Command {
@@ -121,8 +117,10 @@ a FIFO queue, and their slowdowns. The proxy hop and connection setup cost
 nothing, and upstream keep-alive does not change a policy's choices, so
 variants that differ only there simulate alike. Workers never share a CPU.
 
-Repetition 1 uses the workload's seed; later ones derived seeds. Every
-variant of a repetition sees the same requests.
+Repetition 1 uses the workload's seed; later ones derived seeds, as "lbbench
+run" does. Every variant of a repetition sees the same requests. Results are
+saved after every run, as by "lbbench run": Ctrl-C stops the simulation
+(exit status 130) and keeps the runs it finished.
 
 SCENARIO is a YAML file or a built-in scenario (default: "default"). The
 flags scale it, for example to 1000 workers:
@@ -148,89 +146,53 @@ flags scale it, for example to 1000 workers:
 	return cmd
 }
 
-// simNote heads the simulated table, so that no one takes it for a
-// measurement.
-const simNote = "SIMULATED by lbbench model sim (discrete-event model, not a measurement; proxy hop and connection setup cost nothing)\n"
-
 func runSim(ctx context.Context, o simOptions, changed func(string) bool, stdout, stderr io.Writer) error {
-	s, err := loadScenario(o.scenario)
+	s, err := prepareScenario(o.scenario, func(s *scenario.Scenario) error { return o.apply(s, changed) })
 	if err != nil {
 		return err
 	}
-	if err := o.overrides.apply(&s, changed); err != nil {
-		return err
+	opts := []harness.Option{harness.WithVersion(version, commit)}
+	if !o.quiet {
+		opts = append(opts, harness.WithProgress(simProgress(stderr)))
 	}
-	if changed("workers") {
-		s.Workers.Count = o.workers
-	}
-	if changed("concurrency") {
-		s.Workers.Concurrency = o.concurrency
-	}
-	if changed("connections") {
-		s.Workload.Clients.Connections = o.connections
-		for _, v := range s.Variants {
-			if v.Clients != nil {
-				v.Clients.Connections = o.connections
-			}
-		}
-	}
-	if len(o.variants) > 0 {
-		var keep []scenario.Variant
-		for _, name := range o.variants {
-			i := slices.IndexFunc(s.Variants, func(v scenario.Variant) bool { return v.Name == name })
-			if i < 0 {
-				return fmt.Errorf("--variant: scenario %s has no variant %q", s.Name, name)
-			}
-			keep = append(keep, s.Variants[i])
-		}
-		s.Variants = keep
-	}
-	if err := s.Validate(topologies.Catalog()); err != nil {
-		return fmt.Errorf("after command-line overrides: %w", err)
-	}
-	if err := model.Simulable(s); err != nil {
+	_, err = job.Run(ctx, job.Options{Scenario: s, Out: outDir(o.out, s.Name, "-sim"), Simulate: true, Harness: opts, Stdout: stdout, Stderr: stderr})
+	if errors.Is(err, model.ErrUnsupported) {
 		return fmt.Errorf("%w (choose others with --variant)", err)
 	}
+	return err
+}
 
-	out := o.out
-	if out == "" {
-		out = filepath.Join("reports", "out", time.Now().Format("20060102-150405")+"-"+s.Name+"-sim")
+// apply sets the flags the user gave on s: the overrides run has too,
+// and the scale and the variants of model sim (scenario.Overrides).
+func (o simOptions) apply(s *scenario.Scenario, changed func(string) bool) error {
+	ov := o.overrides.of(changed)
+	if changed("workers") {
+		ov.Workers = &o.workers
 	}
-	opts := []model.Option{model.WithVersion(version, commit)}
-	if !o.quiet {
-		start := time.Now()
-		var runStart time.Time
-		opts = append(opts, model.WithProgress(func(p harness.Progress) {
-			if !p.Done {
-				runStart = time.Now()
-				return
-			}
-			r := p.Run
-			fmt.Fprintf(stderr, "[%d/%d] %s rep %d: %d requests, p99 %s, skew %s (simulated in %s, elapsed %s)\n",
-				p.Index, p.Total, p.Variant, p.Rep, r.Requests, numfmt.Dur(r.Summary.P99), numfmt.Skew(r.Skew()),
-				time.Since(runStart).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-		}))
+	if changed("concurrency") {
+		ov.Concurrency = &o.concurrency
 	}
-	res, simErr := model.Simulate(ctx, s, opts...)
-	if res == nil {
-		return simErr
+	if changed("connections") {
+		ov.Connections = &o.connections
 	}
-	output := reports.Output{Dir: out, Note: simNote}
-	saved := -1 // runs results.json holds
-	if err := res.WriteFile(output.ResultsPath()); err != nil {
-		simErr = errors.Join(simErr, err)
-	} else {
-		saved, output.Saved = len(res.Runs), true
+	if len(o.variants) > 0 {
+		ov.Variants = o.variants
 	}
-	doc, err := job.Report(res, nil, nil)
-	if err == nil {
-		err = output.Write(stdout, doc)
+	return ov.Apply(s)
+}
+
+// simProgress prints a line for every simulated run.
+func simProgress(stderr io.Writer) func(harness.Progress) {
+	start := time.Now()
+	var runStart time.Time
+	return func(p harness.Progress) {
+		if !p.Done {
+			runStart = time.Now()
+			return
+		}
+		r := p.Run
+		fmt.Fprintf(stderr, "[%d/%d] %s rep %d: %d requests, p99 %s, skew %s (simulated in %s, elapsed %s)\n",
+			p.Index, p.Total, p.Variant, p.Rep, r.Requests, numfmt.Dur(r.Summary.P99), numfmt.Skew(r.Skew()),
+			time.Since(runStart).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	}
-	if err != nil {
-		simErr = errors.Join(simErr, err)
-	}
-	if simErr != nil {
-		return job.StoppedEarly(ctx, simErr, res, saved, output.ResultsPath())
-	}
-	return nil
 }

@@ -4,11 +4,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/results"
@@ -104,6 +106,47 @@ func TestModelSim(t *testing.T) {
 	html, err := os.ReadFile(filepath.Join(both, "report.html"))
 	if err != nil || !strings.Contains(string(html), "sim/reuseport") || !strings.Contains(string(html), "measured/reuseport") {
 		t.Errorf("combined report lacks sim/reuseport or measured/reuseport (%v)", err)
+	}
+}
+
+// TestModelSimInterrupt: Ctrl-C (SIGINT to the real "lbbench model sim")
+// once its first run is done stops the simulation: exit status 130, the
+// runs finished before it saved in results.json (simulated, incomplete)
+// and named in the message, and the report written as after a measured
+// run's Ctrl-C. Each run simulates about a million requests, so the
+// signal lands while a later one is being simulated.
+func TestModelSimInterrupt(t *testing.T) {
+	t.Parallel() // calls no waitNoProcs, as TestModelSim
+	out := filepath.Join(t.TempDir(), "sim")
+	cmd := exec.Command(bin, "model", "sim", "default", "--variant", "reuseport", "--repeat", "3",
+		"--duration", "20s", "--rate", "50000", "--workers", "64", "--connections", "512", "-o", out)
+	stderr, done := startWatched(t, cmd)
+	t.Cleanup(func() { cmd.Process.Kill() })
+	var log lockedBuffer
+	waitLine(t, stderr, "[1/3]", &log, 2*time.Minute)
+	cmd.Process.Signal(os.Interrupt)
+	exitWithin(t, cmd, done, time.Minute, "Ctrl-C in model sim", "", &log)
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit code %d after Ctrl-C, want 130\n%s", code, log.String())
+	}
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatalf("no results saved after Ctrl-C: %v\n%s", err, log.String())
+	}
+	n := len(res.Runs)
+	if !res.Simulated || res.Complete || n < 1 || n > 2 {
+		t.Fatalf("results after Ctrl-C: simulated %v complete %v, %d runs (want the 1 or 2 finished of 3)\n%s", res.Simulated, res.Complete, n, log.String())
+	}
+	for _, r := range res.Runs {
+		if r.Requests == 0 || !r.Valid {
+			t.Errorf("saved run %s: %d requests, valid %v: want a whole run", r.ID, r.Requests, r.Valid)
+		}
+	}
+	if want := fmt.Sprintf("interrupted: %d of 3 runs saved", n); !strings.Contains(log.String(), want) {
+		t.Errorf("message does not say %q:\n%s", want, log.String())
+	}
+	if summary, err := os.ReadFile(filepath.Join(out, "summary.txt")); err != nil || !strings.HasPrefix(string(summary), "SIMULATED") {
+		t.Errorf("summary.txt after Ctrl-C: %v\n%s", err, summary)
 	}
 }
 

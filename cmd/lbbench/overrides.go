@@ -3,9 +3,7 @@ package main
 import (
 	"time"
 
-	"github.com/lbbench/lbbench/internal/field"
 	"github.com/lbbench/lbbench/scenario"
-	"github.com/lbbench/lbbench/workloads"
 	"github.com/spf13/pflag"
 )
 
@@ -26,41 +24,25 @@ func (v *overrides) bind(f *pflag.FlagSet, what string) {
 	f.Var(&v.rate, "rate", "intended request rate: per second (960) or per duration (50/1s, 1/100ms); overrides the scenario")
 }
 
-// check validates the flags the user gave, each on its own, so the error
-// names the flag; the scenario's Validate then checks them together with
-// the rest (products, arrivals per run).
-func (v *overrides) check(changed func(string) bool) error {
-	if changed("repeat") && (v.repeat < 1 || v.repeat > scenario.MaxRepeat) {
-		return field.Errorf("--repeat", "must be between 1 and %d (past a few dozen runs the confidence intervals barely narrow), got %d", scenario.MaxRepeat, v.repeat)
-	}
-	if changed("duration") && (v.duration < workloads.MinDuration || v.duration > workloads.MaxRunTime) {
-		return field.Errorf("--duration", "must be between %s and %s, got %s", workloads.MinDuration, workloads.MaxRunTime, v.duration)
-	}
-	if changed("warmup") && (v.warmup < 0 || v.warmup > workloads.MaxRunTime) {
-		return field.Errorf("--warmup", "must be between 0 and %s, got %s", workloads.MaxRunTime, v.warmup)
-	}
-	if r := float64(v.rate.perSec); changed("rate") && (!(r > 0) || r > workloads.MaxRate) {
-		return field.Errorf("--rate", "must be > 0 and at most %.0e requests per second, got %g", workloads.MaxRate, r)
-	}
-	return nil
-}
-
-// apply checks the flags the user gave and sets them on s.
-func (v *overrides) apply(s *scenario.Scenario, changed func(string) bool) error {
-	if err := v.check(changed); err != nil {
-		return err
-	}
+// of is the scenario.Overrides of the flags the user gave.
+func (v *overrides) of(changed func(string) bool) scenario.Overrides {
+	var o scenario.Overrides
 	if changed("repeat") {
-		s.Repeat = v.repeat
+		o.Repeat = &v.repeat
 	}
 	if changed("duration") {
-		s.Workload.Duration = v.duration
+		o.Duration = &v.duration
 	}
 	if changed("warmup") {
-		s.Workload.Warmup = noneIfZero(v.warmup)
+		o.Warmup = &v.warmup
 	}
 	if changed("rate") {
-		s.Workload.Arrival.RatePerSec = v.rate.perSec
+		o.RatePerSec = &v.rate.perSec
 	}
-	return nil
+	return o
+}
+
+// apply sets the flags the user gave on s (scenario.Overrides.Apply).
+func (v *overrides) apply(s *scenario.Scenario, changed func(string) bool) error {
+	return v.of(changed).Apply(s)
 }

@@ -116,16 +116,36 @@ func loadScenario(arg string) (scenario.Scenario, error) {
 	return scenario.Parse("scenarios/"+arg+".yaml", data, topologies.Catalog())
 }
 
-func runScenario(ctx context.Context, o runOptions, changed func(string) bool, stdout, stderr io.Writer) error {
-	s, err := loadScenario(o.scenario)
+// prepareScenario loads the scenario named (a file or a built-in one),
+// applies the command line's overrides and validates the result: what
+// run and model sim do before their job.
+func prepareScenario(name string, apply func(*scenario.Scenario) error) (scenario.Scenario, error) {
+	s, err := loadScenario(name)
 	if err != nil {
-		return err
+		return s, err
 	}
-	if err := o.overrides.apply(&s, changed); err != nil {
-		return err
+	if err := apply(&s); err != nil {
+		return s, err
 	}
 	if err := s.Validate(topologies.Catalog()); err != nil {
-		return fmt.Errorf("after command-line overrides: %w", err)
+		return s, fmt.Errorf("after command-line overrides: %w", err)
+	}
+	return s, nil
+}
+
+// outDir is the output directory out, or by default
+// reports/out/<time>-<scenario><suffix>.
+func outDir(out, scenarioName, suffix string) string {
+	if out != "" {
+		return out
+	}
+	return filepath.Join("reports", "out", time.Now().Format("20060102-150405")+"-"+scenarioName+suffix)
+}
+
+func runScenario(ctx context.Context, o runOptions, changed func(string) bool, stdout, stderr io.Writer) error {
+	s, err := prepareScenario(o.scenario, func(s *scenario.Scenario) error { return o.overrides.apply(s, changed) })
+	if err != nil {
+		return err
 	}
 	copts, err := o.compare.options()
 	if err != nil {
@@ -134,10 +154,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if len(copts.Metrics) == 0 {
 		copts.Metrics = s.Verdicts
 	}
-	out := o.out
-	if out == "" {
-		out = filepath.Join("reports", "out", time.Now().Format("20060102-150405")+"-"+s.Name)
-	}
+	out := outDir(o.out, s.Name, "")
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find the lbbench binary: %w", err)
