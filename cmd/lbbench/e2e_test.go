@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/internal/kubetest"
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
@@ -53,59 +54,6 @@ func TestMain(m *testing.M) {
 	}
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// freePort returns a port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// distinctFreePorts returns n different ports that were free: each is held
-// until all are chosen (two calls of freePort may get the same port back).
-func distinctFreePorts(t *testing.T, n int) []int {
-	t.Helper()
-	ports := make([]int, n)
-	for i := range ports {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		ports[i] = ln.Addr().(*net.TCPAddr).Port
-	}
-	return ports
-}
-
-// freePorts returns the first of n consecutive ports that were free.
-func freePorts(t *testing.T, n int) int {
-	t.Helper()
-	for range 100 {
-		base := 20000 + int(time.Now().UnixNano()%10000)
-		ok := true
-		var lns []net.Listener
-		for p := base; p < base+n; p++ {
-			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-			if err != nil {
-				ok = false
-				break
-			}
-			lns = append(lns, ln)
-		}
-		for _, ln := range lns {
-			ln.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free ports")
-	return 0
 }
 
 // start runs the binary in the background, in its own process group, and
@@ -181,7 +129,7 @@ func lbbenchProcs(t *testing.T) []string {
 }
 
 func TestServeReusePortSpreadsConnections(t *testing.T) {
-	ps := distinctFreePorts(t, 2)
+	ps := testkit.FreePorts(t, 2)
 	port, admin := ps[0], ps[1]
 	cmd, out := start(t, "serve", "--workers", "4", "--listen", "reuseport",
 		"--port", strconv.Itoa(port), "--admin", "127.0.0.1:"+strconv.Itoa(admin))
@@ -340,8 +288,8 @@ func TestProxyLeastConnAvoidsBusyWorker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: targets/balancer's TestLeastConnAvoidsBusyBackend checks the policy in-process")
 	}
-	base := freePorts(t, 4)
-	ps := distinctFreePorts(t, 3)
+	base := testkit.ConsecutivePorts(t, 4)
+	ps := testkit.FreePorts(t, 3)
 	wadmin, listen, padmin := ps[0], ps[1], ps[2]
 	start(t, "serve", "--workers", "4", "--listen", "ports", "--port", strconv.Itoa(base),
 		"--admin", "127.0.0.1:"+strconv.Itoa(wadmin))

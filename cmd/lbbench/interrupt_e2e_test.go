@@ -13,12 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
 )
 
 // waitLine reads r until a line starts with prefix (copying everything to
 // log), then copies the rest to log in the background.
-func waitLine(t *testing.T, r io.Reader, prefix string, log *lockedBuffer, timeout time.Duration) {
+func waitLine(t *testing.T, r io.Reader, prefix string, log *testkit.Buffer, timeout time.Duration) {
 	t.Helper()
 	found := make(chan bool, 1)
 	go func() {
@@ -71,7 +72,7 @@ func startWatched(t *testing.T, cmd *exec.Cmd) (io.Reader, <-chan error) {
 // failure says where it was stuck, its goroutines and those of the
 // processes it started (SIGQUIT makes the Go runtime print every stack
 // before it exits; theirs go to their logs in logDir).
-func exitWithin(t *testing.T, cmd *exec.Cmd, done <-chan error, limit time.Duration, what, logDir string, log *lockedBuffer) time.Duration {
+func exitWithin(t *testing.T, cmd *exec.Cmd, done <-chan error, limit time.Duration, what, logDir string, log *testkit.Buffer) time.Duration {
 	t.Helper()
 	start := time.Now()
 	select {
@@ -174,7 +175,7 @@ func TestRunInterruptLowRate(t *testing.T) {
 	cmd := exec.Command(bin, "run", scen, "-o", out)
 	stderr, done := startWatched(t, cmd)
 	t.Cleanup(func() { cmd.Process.Kill() })
-	var log lockedBuffer
+	var log testkit.Buffer
 	// The second run's line: the first one is finished and saved.
 	waitLine(t, stderr, "[2/2]", &log, 60*time.Second)
 	// Its first request served: the generator now waits for the second,
@@ -268,7 +269,7 @@ repeat: 1
 			}
 		}
 	})
-	var log lockedBuffer
+	var log testkit.Buffer
 	waitLine(t, stderr, "[1/1]", &log, 30*time.Second)
 	deadline := time.Now().Add(20 * time.Second)
 	for len(procsMatching(script)) == 0 {

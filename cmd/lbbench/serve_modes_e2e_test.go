@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
@@ -41,7 +42,7 @@ func startServe(t *testing.T, args ...string) *serveProc {
 	t.Helper()
 	dir := t.TempDir()
 	sp := &serveProc{
-		admin:  "127.0.0.1:" + strconv.Itoa(freePort(t)),
+		admin:  "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t)),
 		stdout: filepath.Join(dir, "stdout"),
 		stderr: filepath.Join(dir, "stderr"),
 	}
@@ -172,11 +173,11 @@ func listenArgs(t *testing.T, mode string, n int) []string {
 	args := []string{"--workers", strconv.Itoa(n), "--listen", mode}
 	switch mode {
 	case "ports":
-		args = append(args, "--port", strconv.Itoa(freePorts(t, n)))
+		args = append(args, "--port", strconv.Itoa(testkit.ConsecutivePorts(t, n)))
 	case "unix":
 		args = append(args, "--socket-dir", filepath.Join(shortTempDir(t), "s"))
 	default:
-		args = append(args, "--port", strconv.Itoa(freePort(t)))
+		args = append(args, "--port", strconv.Itoa(testkit.FreePort(t)))
 	}
 	return args
 }
@@ -221,7 +222,7 @@ func TestServeEveryListenMode(t *testing.T) {
 
 func TestServeReusePortOnUnixSocket(t *testing.T) {
 	out, err := exec.Command(bin, "serve", "--listen", "reuseport", "--socket-dir", shortTempDir(t)).CombinedOutput()
-	if code := exitCodeOf(err); code != 2 {
+	if code := testkit.ExitStatus(err); code != 2 {
 		t.Fatalf("exit %d, want 2:\n%s", code, out)
 	}
 	for _, want := range []string{"SO_REUSEPORT", "the kernel refuses SO_REUSEPORT on Unix sockets", "operation not supported", "--listen unix"} {
@@ -230,16 +231,6 @@ func TestServeReusePortOnUnixSocket(t *testing.T) {
 		}
 	}
 	waitNoProcs(t)
-}
-
-func exitCodeOf(err error) int {
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
 }
 
 func TestServeSharedAcceptStrategies(t *testing.T) {
@@ -431,7 +422,7 @@ func TestServePrintConfig(t *testing.T) {
 					}
 				}
 				dir := t.TempDir()
-				listen := "127.0.0.1:" + strconv.Itoa(freePort(t))
+				listen := "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
 				conf := filepath.Join(dir, format+".conf")
 				var check *exec.Cmd
 				if format == "nginx" {
