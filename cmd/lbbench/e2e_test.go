@@ -109,23 +109,7 @@ func get(t *testing.T, url string) string {
 // lbbenchProcs lists live processes running the test's binary.
 func lbbenchProcs(t *testing.T) []string {
 	t.Helper()
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	var found []string
-	for _, d := range dirs {
-		exe, err := os.Readlink(filepath.Join(d, "exe"))
-		if err != nil || exe != bin {
-			continue
-		}
-		// A zombie awaiting its parent's wait is not a live process.
-		if stat, err := os.ReadFile(filepath.Join(d, "stat")); err == nil {
-			if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] == "Z" {
-				continue
-			}
-		}
-		cmdline, _ := os.ReadFile(filepath.Join(d, "cmdline"))
-		found = append(found, filepath.Base(d)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-	}
-	return found
+	return testkit.Strings(testkit.LiveProcs(func(p testkit.Proc) bool { return p.Exe == bin }))
 }
 
 func TestServeReusePortSpreadsConnections(t *testing.T) {
@@ -218,40 +202,15 @@ func servedRequests(admin string) (uint64, error) {
 	return n, nil
 }
 
-// parentPID returns the parent's pid of the process whose /proc directory
-// is dir, or false when it is gone.
-func parentPID(dir string) (int, bool) {
-	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
-	if err != nil {
-		return 0, false
-	}
-	// After "pid (comm)": state, then the parent's pid.
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(f) < 2 {
-		return 0, false
-	}
-	pp, err := strconv.Atoi(f[1])
-	return pp, err == nil
-}
-
 // serveAdmins returns the --admin addresses of the "lbbench serve"
 // processes whose parent is pid (those a running "lbbench run" started).
 func serveAdmins(pid int) []string {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	var admins []string
-	for _, d := range dirs {
-		if pp, ok := parentPID(d); !ok || pp != pid {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join(d, "cmdline"))
-		args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
-		if len(args) < 2 || args[1] != prefork.ServeSubcommand {
-			continue
-		}
-		for i, a := range args[:len(args)-1] {
-			if a == "--"+prefork.FlagAdmin {
-				admins = append(admins, args[i+1])
-			}
+	for _, p := range testkit.Procs(func(p testkit.Proc) bool {
+		return p.PPID == pid && p.Subcommand() == prefork.ServeSubcommand
+	}) {
+		if a := p.Arg("--" + prefork.FlagAdmin); a != "" {
+			admins = append(admins, a)
 		}
 	}
 	return admins

@@ -134,24 +134,7 @@ func TestRunWorkerKilledIsAFailedRun(t *testing.T) {
 // childrenOf returns the pids of the live processes whose parent is pid
 // and whose executable is exe ("" for any).
 func childrenOf(pid int, exe string) []int {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	var out []int
-	for _, d := range dirs {
-		stat, err := os.ReadFile(filepath.Join(d, "stat"))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 2 || f[0] == "Z" || f[1] != strconv.Itoa(pid) {
-			continue
-		}
-		if e, _ := os.Readlink(filepath.Join(d, "exe")); exe != "" && e != exe {
-			continue
-		}
-		n, _ := strconv.Atoi(filepath.Base(d))
-		out = append(out, n)
-	}
-	return out
+	return testkit.PIDs(testkit.LiveProcs(func(p testkit.Proc) bool { return p.PPID == pid && (exe == "" || p.Exe == exe) }))
 }
 
 // TestRunNginxMasterKilledIsAFailedRun: SIGKILL of nginx's master during

@@ -81,7 +81,7 @@ func exitWithin(t *testing.T, cmd *exec.Cmd, done <-chan error, limit time.Durat
 	case <-time.After(limit):
 		// The processes the run started first: they write their stacks to
 		// their logs, which lbbench then still has open.
-		for _, p := range descendants(cmd.Process.Pid) {
+		for _, p := range testkit.Descendants(cmd.Process.Pid) {
 			syscall.Kill(p, syscall.SIGQUIT)
 		}
 		time.Sleep(300 * time.Millisecond)
@@ -104,43 +104,9 @@ func exitWithin(t *testing.T, cmd *exec.Cmd, done <-chan error, limit time.Durat
 	return 0
 }
 
-// descendants lists the pids of pid's children, their children and so on.
-func descendants(pid int) []int {
-	parent := map[int]int{}
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		p, err := strconv.Atoi(filepath.Base(d))
-		if pp, ok := parentPID(d); ok && err == nil {
-			parent[p] = pp
-		}
-	}
-	var found []int
-	for p := range parent {
-		for q := parent[p]; q > 1; q = parent[q] {
-			if q == pid {
-				found = append(found, p)
-				break
-			}
-		}
-	}
-	return found
-}
-
 // procsMatching lists live processes whose command line contains s.
 func procsMatching(s string) []string {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	var found []string
-	for _, d := range dirs {
-		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), s) {
-			continue
-		}
-		if stat, err := os.ReadFile(filepath.Join(d, "stat")); err == nil && strings.Contains(string(stat), ") Z ") {
-			continue
-		}
-		found = append(found, filepath.Base(d)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-	}
-	return found
+	return testkit.Strings(testkit.LiveProcs(func(p testkit.Proc) bool { return strings.Contains(strings.Join(p.Args, "\x00"), s) }))
 }
 
 // lowRateScenario sends at 0.05 requests per second: a request at the
