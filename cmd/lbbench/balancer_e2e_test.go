@@ -283,7 +283,7 @@ func TestBalancerUnixUpstreams(t *testing.T) {
 			entry, _ := balProxy(t, "--mode", mode, "--policy", "round_robin", "--upstreams", strings.Join(ups, ","))
 			seen := map[string]int{}
 			for range 4 {
-				seen[get(t, entry+"/work?ms=0")]++ // a new connection each
+				seen[testkit.ServedBy(t, entry+"/work?ms=0")]++ // a new connection each
 			}
 			if seen["0"] != 2 || seen["1"] != 2 {
 				t.Errorf("workers %v, want 0 and 1 twice each", seen)
@@ -300,7 +300,7 @@ func TestBalancerRetriesSkipDeadWorker(t *testing.T) {
 	entry, padmin := balProxy(t, "--policy", "round_robin", "--retries", "1", "--down-for", "1m",
 		"--upstreams", strings.Join([]string{dead, ups[0], ups[1]}, ","))
 	for range 12 {
-		get(t, entry+"/work?ms=0")
+		testkit.ServedBy(t, entry+"/work?ms=0")
 	}
 	var st balancer.Stats
 	getJSON(t, "http://"+padmin+"/stats", &st)

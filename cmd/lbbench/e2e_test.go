@@ -90,22 +90,6 @@ func waitHealthy(t *testing.T, url string) {
 	t.Fatalf("%s not healthy", url)
 }
 
-// get sends one request on a fresh connection and returns the X-Worker header.
-func get(t *testing.T, url string) string {
-	t.Helper()
-	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %s", url, resp.Status)
-	}
-	return resp.Header.Get("X-Worker")
-}
-
 // lbbenchProcs lists live processes running the test's binary.
 func lbbenchProcs(t *testing.T) []string {
 	t.Helper()
@@ -121,7 +105,7 @@ func TestServeReusePortSpreadsConnections(t *testing.T) {
 
 	seen := map[string]int{}
 	for range 200 {
-		seen[get(t, fmt.Sprintf("http://127.0.0.1:%d/work?ms=0", port))]++
+		seen[testkit.ServedBy(t, fmt.Sprintf("http://127.0.0.1:%d/work?ms=0", port))]++
 	}
 	for i := range 4 {
 		if seen[strconv.Itoa(i)] == 0 {
@@ -257,7 +241,7 @@ func TestProxyLeastConnAvoidsBusyWorker(t *testing.T) {
 	for i := range 4 {
 		ups = append(ups, "127.0.0.1:"+strconv.Itoa(base+i))
 		// Each worker answers on its own port with its own index.
-		if got := get(t, fmt.Sprintf("http://127.0.0.1:%d/work", base+i)); got != strconv.Itoa(i) {
+		if got := testkit.ServedBy(t, fmt.Sprintf("http://127.0.0.1:%d/work", base+i)); got != strconv.Itoa(i) {
 			t.Fatalf("port %d answered as worker %s, want %d", base+i, got, i)
 		}
 	}
@@ -292,7 +276,7 @@ func TestProxyLeastConnAvoidsBusyWorker(t *testing.T) {
 		t.Fatal("the long request never showed as active")
 	}
 	for i := range 30 {
-		if got := get(t, entry+"/work?ms=1"); got == busyWorker {
+		if got := testkit.ServedBy(t, entry+"/work?ms=1"); got == busyWorker {
 			t.Fatalf("short request %d went to worker %s, busy with the long request", i, got)
 		}
 	}

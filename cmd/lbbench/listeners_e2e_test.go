@@ -56,7 +56,7 @@ func TestServeReusePortRefusesHeldPort(t *testing.T) {
 	refused("a first lbbench serve")
 	// The first serve still serves the port, alone.
 	for range 10 {
-		if w := get(t, "http://127.0.0.1:"+port+"/"); w != "0" && w != "1" {
+		if w := testkit.ServedBy(t, "http://127.0.0.1:"+port+"/"); w != "0" && w != "1" {
 			t.Errorf("X-Worker %q from the port, want the first serve's 0 or 1\n%s", w, log.String())
 		}
 	}
@@ -125,7 +125,7 @@ func TestServeHeaderTimeoutClosesSlowClient(t *testing.T) {
 	// Meanwhile, normal requests are served at once.
 	for range 20 {
 		start := time.Now()
-		get(t, "http://"+addr+"/")
+		testkit.ServedBy(t, "http://"+addr+"/")
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("a normal request took %v while slow clients were connected", d)
 		}
@@ -195,7 +195,7 @@ func TestL4ProxyClosesSilentAndSlowClients(t *testing.T) {
 	}()
 	for range 20 {
 		start := time.Now()
-		get(t, entry+"/")
+		testkit.ServedBy(t, entry+"/")
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("a normal request took %v", d)
 		}
