@@ -5,11 +5,8 @@ package main
 // built binary with real child processes.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -136,24 +133,10 @@ func (sp *serveProc) wait(t *testing.T, timeout time.Duration) {
 // fetch sends one GET on a fresh connection to a "host:port" or
 // "unix:/path" endpoint and returns the status and X-Worker.
 func fetch(ep, path string) (int, string, error) {
-	network, addr := "tcp", ep
 	if p, ok := strings.CutPrefix(ep, prefork.UnixPrefix); ok {
-		network, addr = "unix", p
+		return testkit.Probe("unix", p, path)
 	}
-	c := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{
-		DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		},
-	}}
-	resp, err := c.Get("http://lbbench" + path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, resp.Header.Get("X-Worker"), nil
+	return testkit.Probe("tcp", ep, path)
 }
 
 // shortTempDir is a directory short enough for Unix socket paths.
