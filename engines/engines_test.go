@@ -333,3 +333,30 @@ func TestRenderThreads(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseVersion reads arbitrary version output: what it accepts has a
+// trimmed version line that says "version", and only nginx may have
+// stub_status.
+func FuzzParseVersion(f *testing.F) {
+	f.Add(Nginx, []byte("nginx version: nginx/1.22.1\nbuilt with OpenSSL 3.0.9\nconfigure arguments: --with-http_stub_status_module\n"))
+	f.Add(HAProxy, []byte("HAProxy version 2.6.12-1+deb12u1 2023/12/16 - https://haproxy.org/\nStatus: long-term supported branch\n"))
+	f.Add(Nginx, []byte("nginx: [emerg] unknown option\n"))
+	f.Add("envoy", []byte("VERSION\r\n"))
+	f.Add(HAProxy, []byte("\n\n  version  \n"))
+	f.Add(Nginx, []byte("\xff\xfeversion\x00"))
+	f.Fuzz(func(t *testing.T, engine string, out []byte) {
+		b, err := ParseVersion(engine, "/usr/sbin/"+engine, out)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "engines: ") {
+				t.Fatalf("error %q lacks the package prefix", err)
+			}
+			return
+		}
+		if b.Version == "" || b.Version != strings.TrimSpace(b.Version) || !strings.Contains(strings.ToLower(b.Version), "version") {
+			t.Fatalf("%q read as version %q", out, b.Version)
+		}
+		if b.Engine != engine || (b.StubStatus && engine != Nginx) {
+			t.Fatalf("%q for %s read as %+v", out, engine, b)
+		}
+	})
+}

@@ -29,3 +29,38 @@ func TestTimesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseTimes reads arbitrary header values: a value it accepts holds
+// positive stamps in order (the accept stamp, when given, before the
+// request was received) and a clock name within bounds, and it reads back
+// unchanged after FormatTimes.
+func FuzzParseTimes(f *testing.F) {
+	f.Add("10 20 30")
+	f.Add("10 20 30 5 d606dd9e")
+	f.Add("10 20 30 - d606dd9e@-2000000000")
+	f.Add("1 2 3 -")
+	f.Add("+1 +2 +3")
+	f.Add("9223372036854775807 9223372036854775807 9223372036854775807")
+	f.Add("9223372036854775808 1 2")
+	f.Add("NaN Inf -Inf")
+	f.Add("1e3 2e3 3e3")
+	f.Fuzz(func(t *testing.T, v string) {
+		st, ok := ParseTimes(v)
+		if !ok {
+			if st != (Times{}) {
+				t.Fatalf("%q refused but read as %+v", v, st)
+			}
+			return
+		}
+		if st.Received <= 0 || st.Began < st.Received || st.Done < st.Began || st.Accepted < 0 || st.Accepted > st.Received {
+			t.Fatalf("%q accepted as %+v", v, st)
+		}
+		if len(st.Clock) > maxClock {
+			t.Fatalf("%q accepted with a clock of %d bytes", v, len(st.Clock))
+		}
+		w := FormatTimes(st)
+		if back, ok := ParseTimes(w); !ok || back != st {
+			t.Fatalf("%q read as %+v, written as %q, read back as %+v (ok %v)", v, st, w, back, ok)
+		}
+	})
+}

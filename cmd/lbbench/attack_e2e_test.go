@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -61,7 +62,7 @@ func vegetaCLI(t *testing.T) string {
 // startAttackWorkers runs "lbbench serve" with two workers and returns its port.
 func startAttackWorkers(t *testing.T) int {
 	t.Helper()
-	ps := distinctFreePorts(t, 2)
+	ps := testkit.FreePorts(t, 2)
 	port, admin := ps[0], ps[1]
 	start(t, "serve", "--workers", "2", "--listen", "reuseport",
 		"--port", strconv.Itoa(port), "--admin", "127.0.0.1:"+strconv.Itoa(admin))

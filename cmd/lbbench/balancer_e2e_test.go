@@ -17,6 +17,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/balancer"
 	"github.com/lbbench/lbbench/targets/prefork"
@@ -26,8 +27,8 @@ import (
 // upstream addresses and admin address.
 func balWorkers(t *testing.T, n int) (ups []string, admin string) {
 	t.Helper()
-	base := freePorts(t, n)
-	admin = "127.0.0.1:" + strconv.Itoa(freePort(t))
+	base := testkit.ConsecutivePorts(t, n)
+	admin = "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
 	start(t, "serve", "--workers", strconv.Itoa(n), "--listen", "ports", "--port", strconv.Itoa(base), "--admin", admin)
 	waitHealthy(t, "http://"+admin+"/healthz")
 	for i := range n {
@@ -40,8 +41,8 @@ func balWorkers(t *testing.T, n int) (ups []string, admin string) {
 // admin address.
 func balProxy(t *testing.T, args ...string) (entry, admin string) {
 	t.Helper()
-	listen := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	admin = "127.0.0.1:" + strconv.Itoa(freePort(t))
+	listen := "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
+	admin = "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
 	start(t, append([]string{"proxy", "--listen", listen, "--admin", admin}, args...)...)
 	waitHealthy(t, "http://"+admin+"/healthz")
 	return "http://" + listen, admin
@@ -273,7 +274,7 @@ func TestBalancerUnixUpstreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	admin := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	admin := "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
 	start(t, "serve", "--workers", "2", "--listen", "unix", "--socket-dir", dir, "--admin", admin)
 	waitHealthy(t, "http://"+admin+"/healthz")
 	ups := []string{"unix:" + filepath.Join(dir, "worker-0.sock"), "unix:" + filepath.Join(dir, "worker-1.sock")}
@@ -282,7 +283,7 @@ func TestBalancerUnixUpstreams(t *testing.T) {
 			entry, _ := balProxy(t, "--mode", mode, "--policy", "round_robin", "--upstreams", strings.Join(ups, ","))
 			seen := map[string]int{}
 			for range 4 {
-				seen[get(t, entry+"/work?ms=0")]++ // a new connection each
+				seen[testkit.ServedBy(t, entry+"/work?ms=0")]++ // a new connection each
 			}
 			if seen["0"] != 2 || seen["1"] != 2 {
 				t.Errorf("workers %v, want 0 and 1 twice each", seen)
@@ -295,11 +296,11 @@ func TestBalancerUnixUpstreams(t *testing.T) {
 // down and skipped; with --retries 1 no client sees an error.
 func TestBalancerRetriesSkipDeadWorker(t *testing.T) {
 	ups, _ := balWorkers(t, 2)
-	dead := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	dead := "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
 	entry, padmin := balProxy(t, "--policy", "round_robin", "--retries", "1", "--down-for", "1m",
 		"--upstreams", strings.Join([]string{dead, ups[0], ups[1]}, ","))
 	for range 12 {
-		get(t, entry+"/work?ms=0")
+		testkit.ServedBy(t, entry+"/work?ms=0")
 	}
 	var st balancer.Stats
 	getJSON(t, "http://"+padmin+"/stats", &st)

@@ -5,14 +5,12 @@ package main
 // normal run, Ctrl-C, or kill -9 followed by "lbbench clean".
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/lbbench/lbbench/driver/docker"
 	"github.com/lbbench/lbbench/internal/dockertest"
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/topologies"
@@ -142,30 +141,12 @@ func TestDockerEveryTopology(t *testing.T) {
 	}
 }
 
-// lockedBuffer is an output buffer the test reads while the process writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 var sessionRE = regexp.MustCompile(`session ([0-9a-f]{8})`)
 
 // startDockerRun starts a long docker run and returns it, its output and its
 // session once the load is flowing: the generator container runs "lbbench
 // attack".
-func startDockerRun(t *testing.T, out string) (*exec.Cmd, *lockedBuffer, string) {
+func startDockerRun(t *testing.T, out string) (*exec.Cmd, *testkit.Buffer, string) {
 	t.Helper()
 	c := dockertest.Connect(t)
 	// The daemon lists a container's processes (docker top), wherever it runs.
@@ -175,7 +156,7 @@ func startDockerRun(t *testing.T, out string) (*exec.Cmd, *lockedBuffer, string)
 	}
 	defer api.Close()
 	cmd := exec.Command(bin, "run", "--driver", "docker", writeDockerScenario(t, "30s", "  - {name: proxy, topology: proxy}"), "-o", out)
-	var buf lockedBuffer
+	var buf testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

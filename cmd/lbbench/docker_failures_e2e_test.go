@@ -12,6 +12,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/lbbench/lbbench/internal/dockertest"
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/results"
 )
@@ -75,7 +76,7 @@ func dockerFault(t *testing.T, fault func(api *client.Client, victim string) err
 	os.WriteFile(scen, []byte(strings.Replace(string(b), "repeat: 1", "repeat: 2", 1)), 0o644)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd := exec.Command(bin, "run", "--driver", "docker", scen, "-o", out)
-	var buf lockedBuffer
+	var buf testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func dockerFault(t *testing.T, fault func(api *client.Client, victim string) err
 	}
 	select {
 	case err := <-done:
-		if code := exitStatus(err); code != job.ExitFailedRuns {
+		if code := testkit.ExitStatus(err); code != job.ExitFailedRuns {
 			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s", code, err, buf.String())
 		}
 	case <-time.After(120 * time.Second):

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/lbbench/lbbench/internal/testkit"
+
 	"fmt"
 	"net"
 	"os/exec"
@@ -20,8 +22,8 @@ func TestStopNotHeldBySilentConnections(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	base := freePorts(t, 2)
-	ps := distinctFreePorts(t, 3)
+	base := testkit.ConsecutivePorts(t, 2)
+	ps := testkit.FreePorts(t, 3)
 	wadmin, listen, padmin := ps[0], ps[1], ps[2]
 	serve, serveOut := start(t, "serve", "--workers", "2", "--listen", "ports", "--port", strconv.Itoa(base),
 		"--admin", "127.0.0.1:"+strconv.Itoa(wadmin))

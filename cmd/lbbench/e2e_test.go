@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/internal/kubetest"
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
@@ -53,59 +54,6 @@ func TestMain(m *testing.M) {
 	}
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// freePort returns a port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// distinctFreePorts returns n different ports that were free: each is held
-// until all are chosen (two calls of freePort may get the same port back).
-func distinctFreePorts(t *testing.T, n int) []int {
-	t.Helper()
-	ports := make([]int, n)
-	for i := range ports {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		ports[i] = ln.Addr().(*net.TCPAddr).Port
-	}
-	return ports
-}
-
-// freePorts returns the first of n consecutive ports that were free.
-func freePorts(t *testing.T, n int) int {
-	t.Helper()
-	for range 100 {
-		base := 20000 + int(time.Now().UnixNano()%10000)
-		ok := true
-		var lns []net.Listener
-		for p := base; p < base+n; p++ {
-			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-			if err != nil {
-				ok = false
-				break
-			}
-			lns = append(lns, ln)
-		}
-		for _, ln := range lns {
-			ln.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free ports")
-	return 0
 }
 
 // start runs the binary in the background, in its own process group, and
@@ -142,46 +90,14 @@ func waitHealthy(t *testing.T, url string) {
 	t.Fatalf("%s not healthy", url)
 }
 
-// get sends one request on a fresh connection and returns the X-Worker header.
-func get(t *testing.T, url string) string {
-	t.Helper()
-	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %s", url, resp.Status)
-	}
-	return resp.Header.Get("X-Worker")
-}
-
 // lbbenchProcs lists live processes running the test's binary.
 func lbbenchProcs(t *testing.T) []string {
 	t.Helper()
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	var found []string
-	for _, d := range dirs {
-		exe, err := os.Readlink(filepath.Join(d, "exe"))
-		if err != nil || exe != bin {
-			continue
-		}
-		// A zombie awaiting its parent's wait is not a live process.
-		if stat, err := os.ReadFile(filepath.Join(d, "stat")); err == nil {
-			if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] == "Z" {
-				continue
-			}
-		}
-		cmdline, _ := os.ReadFile(filepath.Join(d, "cmdline"))
-		found = append(found, filepath.Base(d)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-	}
-	return found
+	return testkit.Strings(testkit.LiveProcs(func(p testkit.Proc) bool { return p.Exe == bin }))
 }
 
 func TestServeReusePortSpreadsConnections(t *testing.T) {
-	ps := distinctFreePorts(t, 2)
+	ps := testkit.FreePorts(t, 2)
 	port, admin := ps[0], ps[1]
 	cmd, out := start(t, "serve", "--workers", "4", "--listen", "reuseport",
 		"--port", strconv.Itoa(port), "--admin", "127.0.0.1:"+strconv.Itoa(admin))
@@ -189,7 +105,7 @@ func TestServeReusePortSpreadsConnections(t *testing.T) {
 
 	seen := map[string]int{}
 	for range 200 {
-		seen[get(t, fmt.Sprintf("http://127.0.0.1:%d/work?ms=0", port))]++
+		seen[testkit.ServedBy(t, fmt.Sprintf("http://127.0.0.1:%d/work?ms=0", port))]++
 	}
 	for i := range 4 {
 		if seen[strconv.Itoa(i)] == 0 {
@@ -270,40 +186,15 @@ func servedRequests(admin string) (uint64, error) {
 	return n, nil
 }
 
-// parentPID returns the parent's pid of the process whose /proc directory
-// is dir, or false when it is gone.
-func parentPID(dir string) (int, bool) {
-	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
-	if err != nil {
-		return 0, false
-	}
-	// After "pid (comm)": state, then the parent's pid.
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(f) < 2 {
-		return 0, false
-	}
-	pp, err := strconv.Atoi(f[1])
-	return pp, err == nil
-}
-
 // serveAdmins returns the --admin addresses of the "lbbench serve"
 // processes whose parent is pid (those a running "lbbench run" started).
 func serveAdmins(pid int) []string {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	var admins []string
-	for _, d := range dirs {
-		if pp, ok := parentPID(d); !ok || pp != pid {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join(d, "cmdline"))
-		args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
-		if len(args) < 2 || args[1] != prefork.ServeSubcommand {
-			continue
-		}
-		for i, a := range args[:len(args)-1] {
-			if a == "--"+prefork.FlagAdmin {
-				admins = append(admins, args[i+1])
-			}
+	for _, p := range testkit.Procs(func(p testkit.Proc) bool {
+		return p.PPID == pid && p.Subcommand() == prefork.ServeSubcommand
+	}) {
+		if a := p.Arg("--" + prefork.FlagAdmin); a != "" {
+			admins = append(admins, a)
 		}
 	}
 	return admins
@@ -340,8 +231,8 @@ func TestProxyLeastConnAvoidsBusyWorker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: targets/balancer's TestLeastConnAvoidsBusyBackend checks the policy in-process")
 	}
-	base := freePorts(t, 4)
-	ps := distinctFreePorts(t, 3)
+	base := testkit.ConsecutivePorts(t, 4)
+	ps := testkit.FreePorts(t, 3)
 	wadmin, listen, padmin := ps[0], ps[1], ps[2]
 	start(t, "serve", "--workers", "4", "--listen", "ports", "--port", strconv.Itoa(base),
 		"--admin", "127.0.0.1:"+strconv.Itoa(wadmin))
@@ -350,7 +241,7 @@ func TestProxyLeastConnAvoidsBusyWorker(t *testing.T) {
 	for i := range 4 {
 		ups = append(ups, "127.0.0.1:"+strconv.Itoa(base+i))
 		// Each worker answers on its own port with its own index.
-		if got := get(t, fmt.Sprintf("http://127.0.0.1:%d/work", base+i)); got != strconv.Itoa(i) {
+		if got := testkit.ServedBy(t, fmt.Sprintf("http://127.0.0.1:%d/work", base+i)); got != strconv.Itoa(i) {
 			t.Fatalf("port %d answered as worker %s, want %d", base+i, got, i)
 		}
 	}
@@ -385,7 +276,7 @@ func TestProxyLeastConnAvoidsBusyWorker(t *testing.T) {
 		t.Fatal("the long request never showed as active")
 	}
 	for i := range 30 {
-		if got := get(t, entry+"/work?ms=1"); got == busyWorker {
+		if got := testkit.ServedBy(t, entry+"/work?ms=1"); got == busyWorker {
 			t.Fatalf("short request %d went to worker %s, busy with the long request", i, got)
 		}
 	}

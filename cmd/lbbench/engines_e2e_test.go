@@ -22,6 +22,7 @@ import (
 
 	"github.com/lbbench/lbbench/driver/local"
 	"github.com/lbbench/lbbench/engines"
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/targets/prefork"
@@ -44,7 +45,7 @@ type workerSet struct {
 // consecutive TCP ports or on Unix sockets in a short directory.
 func startWorkers(t *testing.T, unix bool) workerSet {
 	t.Helper()
-	ws := workerSet{admin: "127.0.0.1:" + strconv.Itoa(freePort(t))}
+	ws := workerSet{admin: "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))}
 	args := []string{"serve", "--workers", strconv.Itoa(engineWorkers), "--admin", ws.admin,
 		"--slowdown", "0=" + strconv.Itoa(slowFactor)}
 	if unix {
@@ -59,7 +60,7 @@ func startWorkers(t *testing.T, unix bool) workerSet {
 			ws.upstreams = append(ws.upstreams, "unix:"+filepath.Join(dir, fmt.Sprintf("worker-%d.sock", i)))
 		}
 	} else {
-		base := freePorts(t, engineWorkers)
+		base := testkit.ConsecutivePorts(t, engineWorkers)
 		args = append(args, "--listen", "ports", "--port", strconv.Itoa(base))
 		for i := range engineWorkers {
 			ws.upstreams = append(ws.upstreams, "127.0.0.1:"+strconv.Itoa(base+i))
@@ -92,7 +93,7 @@ func (ws workerSet) counters(t *testing.T) (reqs, conns [engineWorkers]uint64) {
 // proxy topology renders it.
 func engineProc(t *testing.T, engine, policy string, keepAlive bool, ups []string) topologies.Process {
 	t.Helper()
-	ports := distinctFreePorts(t, 2) // listen, admin
+	ports := testkit.FreePorts(t, 2) // listen, admin
 	p, err := topologies.EngineProcess(scenario.ProxySpec{Engine: engine, Policy: policy, UpstreamKeepAlive: &keepAlive}, ups,
 		"127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1]), nil)
 	if err != nil {

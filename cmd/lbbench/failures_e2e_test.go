@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
@@ -62,7 +62,7 @@ func TestRunWorkerKilledIsAFailedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	var log lockedBuffer
+	var log testkit.Buffer
 	go io.Copy(&log, stderr)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -85,7 +85,7 @@ func TestRunWorkerKilledIsAFailedRun(t *testing.T) {
 
 	select {
 	case err := <-done:
-		if code := exitStatus(err); code != job.ExitFailedRuns {
+		if code := testkit.ExitStatus(err); code != job.ExitFailedRuns {
 			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s\n%s", code, err, stdout.String(), log.String())
 		}
 	case <-time.After(60 * time.Second):
@@ -134,24 +134,7 @@ func TestRunWorkerKilledIsAFailedRun(t *testing.T) {
 // childrenOf returns the pids of the live processes whose parent is pid
 // and whose executable is exe ("" for any).
 func childrenOf(pid int, exe string) []int {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	var out []int
-	for _, d := range dirs {
-		stat, err := os.ReadFile(filepath.Join(d, "stat"))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 2 || f[0] == "Z" || f[1] != strconv.Itoa(pid) {
-			continue
-		}
-		if e, _ := os.Readlink(filepath.Join(d, "exe")); exe != "" && e != exe {
-			continue
-		}
-		n, _ := strconv.Atoi(filepath.Base(d))
-		out = append(out, n)
-	}
-	return out
+	return testkit.PIDs(testkit.LiveProcs(func(p testkit.Proc) bool { return p.PPID == pid && (exe == "" || p.Exe == exe) }))
 }
 
 // TestRunNginxMasterKilledIsAFailedRun: SIGKILL of nginx's master during
@@ -188,18 +171,6 @@ repeat: 2
 	if ok.Requests == 0 || len(ok.Failed) != 0 {
 		t.Errorf("the next run: requests=%d failed=%v (%q), want a completed run with nothing dead", ok.Requests, ok.Failed, ok.Invalid)
 	}
-}
-
-// exitStatus is the exit status of a finished command's Wait error.
-func exitStatus(err error) int {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
 }
 
 // nginxForFaults skips under -short (two runs with nginx) and returns

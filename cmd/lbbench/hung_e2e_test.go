@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
@@ -47,7 +48,7 @@ func faultRun(t *testing.T, scenario string, fault func(t *testing.T, run int) i
 	os.WriteFile(scen, []byte(strings.Replace(scenario, "duration: 1s", "duration: 5s", 1)), 0o644)
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(bin, "run", scen, "-o", out, "-q")
-	var log lockedBuffer
+	var log testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func faultRun(t *testing.T, scenario string, fault func(t *testing.T, run int) i
 	start := time.Now()
 	select {
 	case err := <-done:
-		if code := exitStatus(err); code != job.ExitFailedRuns {
+		if code := testkit.ExitStatus(err); code != job.ExitFailedRuns {
 			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s", code, err, log.String())
 		}
 	case <-time.After(90 * time.Second):

@@ -13,12 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
 )
 
 // waitLine reads r until a line starts with prefix (copying everything to
 // log), then copies the rest to log in the background.
-func waitLine(t *testing.T, r io.Reader, prefix string, log *lockedBuffer, timeout time.Duration) {
+func waitLine(t *testing.T, r io.Reader, prefix string, log *testkit.Buffer, timeout time.Duration) {
 	t.Helper()
 	found := make(chan bool, 1)
 	go func() {
@@ -71,7 +72,7 @@ func startWatched(t *testing.T, cmd *exec.Cmd) (io.Reader, <-chan error) {
 // failure says where it was stuck, its goroutines and those of the
 // processes it started (SIGQUIT makes the Go runtime print every stack
 // before it exits; theirs go to their logs in logDir).
-func exitWithin(t *testing.T, cmd *exec.Cmd, done <-chan error, limit time.Duration, what, logDir string, log *lockedBuffer) time.Duration {
+func exitWithin(t *testing.T, cmd *exec.Cmd, done <-chan error, limit time.Duration, what, logDir string, log *testkit.Buffer) time.Duration {
 	t.Helper()
 	start := time.Now()
 	select {
@@ -80,7 +81,7 @@ func exitWithin(t *testing.T, cmd *exec.Cmd, done <-chan error, limit time.Durat
 	case <-time.After(limit):
 		// The processes the run started first: they write their stacks to
 		// their logs, which lbbench then still has open.
-		for _, p := range descendants(cmd.Process.Pid) {
+		for _, p := range testkit.Descendants(cmd.Process.Pid) {
 			syscall.Kill(p, syscall.SIGQUIT)
 		}
 		time.Sleep(300 * time.Millisecond)
@@ -103,43 +104,9 @@ func exitWithin(t *testing.T, cmd *exec.Cmd, done <-chan error, limit time.Durat
 	return 0
 }
 
-// descendants lists the pids of pid's children, their children and so on.
-func descendants(pid int) []int {
-	parent := map[int]int{}
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		p, err := strconv.Atoi(filepath.Base(d))
-		if pp, ok := parentPID(d); ok && err == nil {
-			parent[p] = pp
-		}
-	}
-	var found []int
-	for p := range parent {
-		for q := parent[p]; q > 1; q = parent[q] {
-			if q == pid {
-				found = append(found, p)
-				break
-			}
-		}
-	}
-	return found
-}
-
 // procsMatching lists live processes whose command line contains s.
 func procsMatching(s string) []string {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	var found []string
-	for _, d := range dirs {
-		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), s) {
-			continue
-		}
-		if stat, err := os.ReadFile(filepath.Join(d, "stat")); err == nil && strings.Contains(string(stat), ") Z ") {
-			continue
-		}
-		found = append(found, filepath.Base(d)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-	}
-	return found
+	return testkit.Strings(testkit.LiveProcs(func(p testkit.Proc) bool { return strings.Contains(strings.Join(p.Args, "\x00"), s) }))
 }
 
 // lowRateScenario sends at 0.05 requests per second: a request at the
@@ -174,7 +141,7 @@ func TestRunInterruptLowRate(t *testing.T) {
 	cmd := exec.Command(bin, "run", scen, "-o", out)
 	stderr, done := startWatched(t, cmd)
 	t.Cleanup(func() { cmd.Process.Kill() })
-	var log lockedBuffer
+	var log testkit.Buffer
 	// The second run's line: the first one is finished and saved.
 	waitLine(t, stderr, "[2/2]", &log, 60*time.Second)
 	// Its first request served: the generator now waits for the second,
@@ -268,7 +235,7 @@ repeat: 1
 			}
 		}
 	})
-	var log lockedBuffer
+	var log testkit.Buffer
 	waitLine(t, stderr, "[1/1]", &log, 30*time.Second)
 	deadline := time.Now().Add(20 * time.Second)
 	for len(procsMatching(script)) == 0 {

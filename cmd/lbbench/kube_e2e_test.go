@@ -18,6 +18,7 @@ import (
 	"github.com/lbbench/lbbench/driver"
 	"github.com/lbbench/lbbench/driver/kube"
 	"github.com/lbbench/lbbench/internal/kubetest"
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
 )
 
@@ -296,7 +297,7 @@ func cordon(t *testing.T, c *kubetest.Cluster, node string, on bool) {
 
 // startKubeRun starts a long run on the cluster (a 6 s warm-up, then 20 s
 // of load) and returns it, its output and its session once its pods run.
-func startKubeRun(t *testing.T, c *kubetest.Cluster, out string) (*exec.Cmd, *lockedBuffer, string) {
+func startKubeRun(t *testing.T, c *kubetest.Cluster, out string) (*exec.Cmd, *testkit.Buffer, string) {
 	t.Helper()
 	scen := writeDockerScenario(t, "20s", "  - {name: proxy, topology: proxy}")
 	b, err := os.ReadFile(scen)
@@ -305,7 +306,7 @@ func startKubeRun(t *testing.T, c *kubetest.Cluster, out string) (*exec.Cmd, *lo
 	}
 	os.WriteFile(scen, []byte(strings.Replace(string(b), "warmup: 300ms", "warmup: 6s", 1)), 0o644)
 	cmd := exec.Command(bin, append([]string{"run", scen, "-o", out}, kubeArgs(c)...)...)
-	var buf lockedBuffer
+	var buf testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/lbbench/lbbench/internal/testkit"
+
 	"context"
 	"errors"
 	"net"
@@ -36,7 +38,7 @@ func TestServeReusePortRefusesHeldPort(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, bin, "serve", "--workers", "2", "--listen", "reuseport", "--port", port, "--admin", "127.0.0.1:"+strconv.Itoa(freePort(t))).CombinedOutput()
+		out, err := exec.CommandContext(ctx, bin, "serve", "--workers", "2", "--listen", "reuseport", "--port", port, "--admin", "127.0.0.1:"+strconv.Itoa(testkit.FreePort(t))).CombinedOutput()
 		if err == nil {
 			t.Fatalf("serve started on a port %s holds with SO_REUSEPORT:\n%s", what, out)
 		}
@@ -48,13 +50,13 @@ func TestServeReusePortRefusesHeldPort(t *testing.T) {
 	ln.Close()
 
 	// Now a first serve holds it: a second one is refused.
-	admin := freePort(t)
+	admin := testkit.FreePort(t)
 	first, log := start(t, "serve", "--workers", "2", "--listen", "reuseport", "--port", port, "--admin", "127.0.0.1:"+strconv.Itoa(admin))
 	waitHealthy(t, "http://127.0.0.1:"+strconv.Itoa(admin)+"/healthz")
 	refused("a first lbbench serve")
 	// The first serve still serves the port, alone.
 	for range 10 {
-		if w := get(t, "http://127.0.0.1:"+port+"/"); w != "0" && w != "1" {
+		if w := testkit.ServedBy(t, "http://127.0.0.1:"+port+"/"); w != "0" && w != "1" {
 			t.Errorf("X-Worker %q from the port, want the first serve's 0 or 1\n%s", w, log.String())
 		}
 	}
@@ -103,7 +105,7 @@ func slowClient(t *testing.T, addr string, limit time.Duration) (time.Duration, 
 // at 1 byte/s is closed by the workers after --header-timeout (1 s here),
 // while a normal client served meanwhile is not affected.
 func TestServeHeaderTimeoutClosesSlowClient(t *testing.T) {
-	ps := distinctFreePorts(t, 2)
+	ps := testkit.FreePorts(t, 2)
 	port, admin := ps[0], ps[1]
 	_, log := start(t, "serve", "--workers", "2", "--listen", "reuseport", "--port", strconv.Itoa(port),
 		"--admin", "127.0.0.1:"+strconv.Itoa(admin), "--header-timeout", "1s")
@@ -123,7 +125,7 @@ func TestServeHeaderTimeoutClosesSlowClient(t *testing.T) {
 	// Meanwhile, normal requests are served at once.
 	for range 20 {
 		start := time.Now()
-		get(t, "http://"+addr+"/")
+		testkit.ServedBy(t, "http://"+addr+"/")
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("a normal request took %v while slow clients were connected", d)
 		}
@@ -167,8 +169,8 @@ func silentClient(t *testing.T, addr string, limit time.Duration) (time.Duration
 // is closed by the workers' --header-timeout (1 s), and normal requests
 // served meanwhile are not affected.
 func TestL4ProxyClosesSilentAndSlowClients(t *testing.T) {
-	base := freePorts(t, 2)
-	wadmin := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	base := testkit.ConsecutivePorts(t, 2)
+	wadmin := "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
 	start(t, "serve", "--workers", "2", "--listen", "ports", "--port", strconv.Itoa(base), "--admin", wadmin, "--header-timeout", "1s")
 	waitHealthy(t, "http://"+wadmin+"/healthz")
 	ups := "127.0.0.1:" + strconv.Itoa(base) + ",127.0.0.1:" + strconv.Itoa(base+1)
@@ -193,7 +195,7 @@ func TestL4ProxyClosesSilentAndSlowClients(t *testing.T) {
 	}()
 	for range 20 {
 		start := time.Now()
-		get(t, entry+"/")
+		testkit.ServedBy(t, entry+"/")
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("a normal request took %v", d)
 		}

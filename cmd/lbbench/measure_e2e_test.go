@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
@@ -51,7 +52,7 @@ func TestStallIsCharged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("4 s load test")
 	}
-	ps := distinctFreePorts(t, 2)
+	ps := testkit.FreePorts(t, 2)
 	port, admin := ps[0], ps[1]
 	start(t, "serve", "--workers", "1", "--listen", "reuseport", "--port", strconv.Itoa(port),
 		"--admin", "127.0.0.1:"+strconv.Itoa(admin), "--concurrency", "1")

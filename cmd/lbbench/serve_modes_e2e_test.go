@@ -5,11 +5,8 @@ package main
 // built binary with real child processes.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
@@ -41,7 +39,7 @@ func startServe(t *testing.T, args ...string) *serveProc {
 	t.Helper()
 	dir := t.TempDir()
 	sp := &serveProc{
-		admin:  "127.0.0.1:" + strconv.Itoa(freePort(t)),
+		admin:  "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t)),
 		stdout: filepath.Join(dir, "stdout"),
 		stderr: filepath.Join(dir, "stderr"),
 	}
@@ -135,24 +133,10 @@ func (sp *serveProc) wait(t *testing.T, timeout time.Duration) {
 // fetch sends one GET on a fresh connection to a "host:port" or
 // "unix:/path" endpoint and returns the status and X-Worker.
 func fetch(ep, path string) (int, string, error) {
-	network, addr := "tcp", ep
 	if p, ok := strings.CutPrefix(ep, prefork.UnixPrefix); ok {
-		network, addr = "unix", p
+		return testkit.Probe("unix", p, path)
 	}
-	c := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{
-		DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		},
-	}}
-	resp, err := c.Get("http://lbbench" + path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, resp.Header.Get("X-Worker"), nil
+	return testkit.Probe("tcp", ep, path)
 }
 
 // shortTempDir is a directory short enough for Unix socket paths.
@@ -172,11 +156,11 @@ func listenArgs(t *testing.T, mode string, n int) []string {
 	args := []string{"--workers", strconv.Itoa(n), "--listen", mode}
 	switch mode {
 	case "ports":
-		args = append(args, "--port", strconv.Itoa(freePorts(t, n)))
+		args = append(args, "--port", strconv.Itoa(testkit.ConsecutivePorts(t, n)))
 	case "unix":
 		args = append(args, "--socket-dir", filepath.Join(shortTempDir(t), "s"))
 	default:
-		args = append(args, "--port", strconv.Itoa(freePort(t)))
+		args = append(args, "--port", strconv.Itoa(testkit.FreePort(t)))
 	}
 	return args
 }
@@ -221,7 +205,7 @@ func TestServeEveryListenMode(t *testing.T) {
 
 func TestServeReusePortOnUnixSocket(t *testing.T) {
 	out, err := exec.Command(bin, "serve", "--listen", "reuseport", "--socket-dir", shortTempDir(t)).CombinedOutput()
-	if code := exitCodeOf(err); code != 2 {
+	if code := testkit.ExitStatus(err); code != 2 {
 		t.Fatalf("exit %d, want 2:\n%s", code, out)
 	}
 	for _, want := range []string{"SO_REUSEPORT", "the kernel refuses SO_REUSEPORT on Unix sockets", "operation not supported", "--listen unix"} {
@@ -230,16 +214,6 @@ func TestServeReusePortOnUnixSocket(t *testing.T) {
 		}
 	}
 	waitNoProcs(t)
-}
-
-func exitCodeOf(err error) int {
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
 }
 
 func TestServeSharedAcceptStrategies(t *testing.T) {
@@ -431,7 +405,7 @@ func TestServePrintConfig(t *testing.T) {
 					}
 				}
 				dir := t.TempDir()
-				listen := "127.0.0.1:" + strconv.Itoa(freePort(t))
+				listen := "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
 				conf := filepath.Join(dir, format+".conf")
 				var check *exec.Cmd
 				if format == "nginx" {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/internal/hardstop"
+	"github.com/lbbench/lbbench/internal/testkit"
 )
 
 // TestInterruptEscalates: the first SIGINT cancels the context, the second
@@ -23,7 +24,7 @@ func TestInterruptEscalates(t *testing.T) {
 		{"grace over", 2, 50 * time.Millisecond, "still running 50ms after the second interrupt: exiting"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var out lockedBuffer
+			var out testkit.Buffer
 			exited := make(chan int, 1)
 			ctx, stop := interruptContext(&out, tc.grace, func(code int) { exited <- code })
 			defer stop()

@@ -99,6 +99,9 @@ type rule struct {
 	noVegeta   bool
 	// noCLI forbids cobra, pflag and os/signal.
 	noCLI bool
+	// programs makes pkg "**" match programs too (package main), which
+	// it otherwise leaves out.
+	programs bool
 }
 
 // machinery is what makes numbers: the readers of numbers must not
@@ -124,13 +127,15 @@ var rules = []rule{
 	{name: "drivers do not reach the readers of numbers", pkg: "driver/**", deps: true, forbidden: []string{"reports", "compare", "claims", "model", "cmd/*"}},
 	{name: "a driver shares code through the driver kit, never with another driver", pkg: "driver/*", deps: true, forbidden: []string{"driver/*"}},
 	{name: "only programs use the CLI", pkg: "**", noCLI: true},
+	{name: "the test kit imports nothing of lbbench", pkg: "internal/testkit", deps: true, allowed: []string{}, noVegeta: true},
+	{name: "only tests import the test kit", pkg: "**", programs: true, deps: true, forbidden: []string{"internal/testkit/**"}},
 }
 
 // applies reports whether r is about the package at path (p.name is
-// "main" for programs, which only the CLI rule skips).
+// "main" for programs, which "**" leaves out unless r.programs).
 func (r rule) applies(path string, p pkg) bool {
 	if r.pkg == "**" {
-		return p.name != "main"
+		return p.name != "main" || r.programs
 	}
 	return matches(path, r.pkg)
 }

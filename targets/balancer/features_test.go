@@ -1,6 +1,8 @@
 package balancer
 
 import (
+	"github.com/lbbench/lbbench/internal/testkit"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -262,7 +264,7 @@ func TestMaxIdle(t *testing.T) {
 		for range burst {
 			wg.Go(func() { tp.get(t, "/") })
 		}
-		waitFor(t, "the burst to arrive", func() bool { return arrived.Load() == n })
+		testkit.WaitFor(t, "the burst to arrive", func() bool { return arrived.Load() == n })
 		gateMu.Lock()
 		close(gate)
 		gate = make(chan struct{})
@@ -293,7 +295,7 @@ func TestStaleIdleConnection(t *testing.T) {
 			t.Fatalf("request %d: %d %q", i, code, body)
 		}
 		// Let the upstream close the pooled connection.
-		waitFor(t, "the upstream to drop the idle connection", func() bool {
+		testkit.WaitFor(t, "the upstream to drop the idle connection", func() bool {
 			pool := tp.Proxy.ups[0].idle
 			uc := pool.take()
 			if uc == nil {
@@ -404,7 +406,7 @@ func TestBackendComesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	startServer(t, ln, workerHandler("late"), nil)
-	waitFor(t, "the late backend to serve", func() bool { return get1(t, tp.url+"/") == "late" })
+	testkit.WaitFor(t, "the late backend to serve", func() bool { return get1(t, tp.url+"/") == "late" })
 }
 
 // TestPeakEWMAPrefersFastBackend runs peak_ewma through the proxy, which
@@ -453,7 +455,7 @@ func TestClientGoneReleases(t *testing.T) {
 	io.ReadFull(resp.Body, buf)
 	cancel()
 	resp.Body.Close()
-	waitFor(t, "the backend to be released", func() bool { return tp.Stats().Backends[0].Active == 0 })
+	testkit.WaitFor(t, "the backend to be released", func() bool { return tp.Stats().Backends[0].Active == 0 })
 	if b := tp.Stats().Backends[0]; b.Errors != 0 || b.IdleConns != 0 {
 		t.Errorf("backend after the client left: %+v", b)
 	}
@@ -501,7 +503,7 @@ func TestL4DecidesPerConnection(t *testing.T) {
 			t.Errorf("backend %d: %+v, want one connection", i, b)
 		}
 	}
-	waitFor(t, "connections to end", func() bool {
+	testkit.WaitFor(t, "connections to end", func() bool {
 		for _, b := range tp.Stats().Backends {
 			if b.Active != 0 {
 				return false
@@ -662,7 +664,7 @@ func TestPreopen(t *testing.T) {
 		if err := tp.Preopen(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the backend to accept the preopened connections", func() bool { return conns.n.Load() == int64(tc.preopen) })
+		testkit.WaitFor(t, "the backend to accept the preopened connections", func() bool { return conns.n.Load() == int64(tc.preopen) })
 		for range 40 {
 			if code, _, _ := tp.get(t, "/"); code != http.StatusOK {
 				t.Fatalf("status %d", code)

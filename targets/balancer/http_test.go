@@ -1,6 +1,8 @@
 package balancer
 
 import (
+	"github.com/lbbench/lbbench/internal/testkit"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -406,7 +408,7 @@ func TestL7UpstreamDiesMidResponse(t *testing.T) {
 	if status, _, body := tp.get(t, "/"); status != 200 || body != "ok" {
 		t.Fatalf("other client: %d %q", status, body)
 	}
-	waitFor(t, "the backend released", func() bool { return tp.Stats().Backends[0].Active == 0 })
+	testkit.WaitFor(t, "the backend released", func() bool { return tp.Stats().Backends[0].Active == 0 })
 }
 
 // TestL7ErrorAfterHeadHasBody: a malformed head after a HEAD request is

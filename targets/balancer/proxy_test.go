@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/balance"
+	"github.com/lbbench/lbbench/internal/testkit"
 )
 
 // startBackends starts n upstream servers whose responses carry X-Worker: i,
@@ -93,17 +94,6 @@ func (tp *testProxy) get(t *testing.T, path string) (int, string, string) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, resp.Header.Get("X-Worker"), string(body)
-}
-
-// waitFor polls cond until it holds, failing the test after a generous
-// deadline (a safety net, not a timing assertion).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
 }
 
 func TestSequentialSpreadIsEven(t *testing.T) {
@@ -191,7 +181,7 @@ func TestLeastConnAvoidsBusyBackend(t *testing.T) {
 	if err != nil || string(body) != "head,tail" {
 		t.Fatalf("streamed body = %q, %v; want head,tail", body, err)
 	}
-	waitFor(t, "the streaming backend to become idle", func() bool { return tp.Stats().Backends[busy].Active == 0 })
+	testkit.WaitFor(t, "the streaming backend to become idle", func() bool { return tp.Stats().Backends[busy].Active == 0 })
 }
 
 func TestUpstreamKeepAlive(t *testing.T) {
@@ -390,7 +380,7 @@ func TestServeDrainsInFlight(t *testing.T) {
 	}()
 	<-started
 	cancel()
-	waitFor(t, "the listener to close", func() bool {
+	testkit.WaitFor(t, "the listener to close", func() bool {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err == nil {
 			c.Close()

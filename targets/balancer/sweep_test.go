@@ -1,6 +1,8 @@
 package balancer
 
 import (
+	"github.com/lbbench/lbbench/internal/testkit"
+
 	"io"
 	"net/http"
 	"testing"
@@ -34,10 +36,10 @@ func TestClientGoneBeforeResponseReleases(t *testing.T) {
 	tp := startProxy(t, Config{Upstreams: addrs, UpstreamKeepAlive: true, Timeout: time.Minute})
 	c, _ := rawConn(t, tp)
 	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-	waitFor(t, "the request to reach the backend", func() bool { return tp.Stats().Backends[0].Active == 1 })
+	testkit.WaitFor(t, "the request to reach the backend", func() bool { return tp.Stats().Backends[0].Active == 1 })
 	left := time.Now()
 	c.Close()
-	waitFor(t, "the backend to be released", func() bool { return tp.Stats().Backends[0].Active == 0 })
+	testkit.WaitFor(t, "the backend to be released", func() bool { return tp.Stats().Backends[0].Active == 0 })
 	if d := time.Since(left); d > 2*time.Second {
 		t.Errorf("backend released %v after the client left, want within a few times %v", d, clientCheckEvery)
 	}

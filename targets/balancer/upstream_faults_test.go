@@ -1,6 +1,8 @@
 package balancer
 
 import (
+	"github.com/lbbench/lbbench/internal/testkit"
+
 	"bufio"
 	"errors"
 	"fmt"
@@ -106,7 +108,7 @@ func TestUnsolicitedBytesNeverReachAnotherClient(t *testing.T) {
 					io.WriteString(c, injected)
 					// Wait until the bytes are in the pooled connection's
 					// socket (looked at without taking them).
-					waitFor(t, "the injected bytes to reach the idle connection", func() bool {
+					testkit.WaitFor(t, "the injected bytes to reach the idle connection", func() bool {
 						pool := tp.Proxy.ups[0].idle
 						uc := pool.take()
 						if uc == nil {

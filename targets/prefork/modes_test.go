@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,39 +22,24 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/targets/prefork"
 	"github.com/lbbench/lbbench/targets/worker"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// unixGet does a GET over the Unix socket at path on a fresh connection and
-// returns the status and the X-Worker header.
-func unixGet(t *testing.T, path, urlPath string) (int, string) {
-	t.Helper()
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
-		},
-	}}
-	resp, err := c.Get("http://unix" + urlPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, resp.Header.Get("X-Worker")
-}
-
 // getEndpoint GETs urlPath from a "host:port" or "unix:/path" endpoint.
 func getEndpoint(t *testing.T, ep, urlPath string) (int, string) {
 	t.Helper()
 	if path, ok := strings.CutPrefix(ep, prefork.UnixPrefix); ok {
-		return unixGet(t, path, urlPath)
+		code, w, err := testkit.Probe("unix", path, urlPath)
+		if err != nil {
+			t.Fatalf("GET %s on %s: %v", urlPath, path, err)
+		}
+		return code, w
 	}
-	return get(t, "http://"+ep+urlPath)
+	return testkit.Worker(t, "http://"+ep+urlPath)
 }
 
 // shortDir is a temporary directory with a path short enough for Unix
@@ -91,7 +75,7 @@ func TestListenModes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := prefork.Config{Workers: workers, Listen: tt.listen}
 			if tt.listen == prefork.Ports {
-				cfg.Port = freePorts(t, workers)
+				cfg.Port = testkit.ConsecutivePorts(t, workers)
 			}
 			if tt.onUnix {
 				cfg.SocketDir = filepath.Join(shortDir(t), "socks")
@@ -267,7 +251,7 @@ func TestStopDrainsInFlightEveryMode(t *testing.T) {
 					errc <- nil
 				}()
 			}
-			waitFor(t, "the requests to be in service", func() bool {
+			testkit.WaitFor(t, "the requests to be in service", func() bool {
 				st, _ := s.Stats(context.Background())
 				var active int64
 				for _, w := range st {
@@ -289,18 +273,8 @@ func TestStopDrainsInFlightEveryMode(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 func TestRestartKilledWorker(t *testing.T) {
-	var stderr lockedBuffer
+	var stderr testkit.Buffer
 	s := start(t, prefork.Config{Workers: 2, Listen: prefork.Shared, Restart: true, Stderr: &stderr, HealthInterval: 50 * time.Millisecond})
 	old := s.Status()[1]
 	if old.State != prefork.StateRunning || old.Restarts != 0 || !old.Healthy {
@@ -309,7 +283,7 @@ func TestRestartKilledWorker(t *testing.T) {
 	if err := syscall.Kill(old.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "worker 1 to be restarted", func() bool {
+	testkit.WaitFor(t, "worker 1 to be restarted", func() bool {
 		st := s.Status()[1]
 		return st.Restarts == 1 && st.State == prefork.StateRunning
 	})
@@ -333,7 +307,7 @@ func TestRestartKilledWorker(t *testing.T) {
 	// supervisor kept.
 	seen := map[string]bool{}
 	for range 40 {
-		_, w := get(t, "http://"+s.Endpoints()[0]+"/work")
+		_, w := testkit.Worker(t, "http://"+s.Endpoints()[0]+"/work")
 		seen[w] = true
 	}
 	if !seen["1"] {
@@ -427,12 +401,12 @@ func TestExec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var stderr lockedBuffer
+			var stderr testkit.Buffer
 			cfg := prefork.Config{Workers: workers, Listen: tt.listen, Stderr: &stderr,
 				Exec: &prefork.Exec{Command: tt.command, Probe: "/healthz"}}
 			switch tt.listen {
 			case prefork.Ports:
-				cfg.Port = freePorts(t, workers)
+				cfg.Port = testkit.ConsecutivePorts(t, workers)
 			case prefork.Unix:
 				cfg.SocketDir = shortDir(t)
 			}
@@ -479,7 +453,7 @@ func TestExec(t *testing.T) {
 }
 
 func TestExecNeverReady(t *testing.T) {
-	_, err := prefork.Start(context.Background(), prefork.Config{Workers: 1, Listen: prefork.Ports, Port: freePorts(t, 1),
+	_, err := prefork.Start(context.Background(), prefork.Config{Workers: 1, Listen: prefork.Ports, Port: testkit.ConsecutivePorts(t, 1),
 		Exec: &prefork.Exec{Command: "sh -c 'exit 7' {port}"}})
 	if err == nil || !strings.Contains(err.Error(), "exited before it was healthy: exit status 7") {
 		t.Errorf("Start = %v, want the exit reported", err)

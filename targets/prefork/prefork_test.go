@@ -1,27 +1,23 @@
 package prefork_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lbbench/lbbench/internal/proccpu"
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/targets/prefork"
 	"golang.org/x/sys/unix"
 )
@@ -81,68 +77,11 @@ func startTimeout(t *testing.T, cfg prefork.Config, timeout time.Duration) *pref
 	return s
 }
 
-// children returns the pids of this process's child processes.
+// children returns the pids of this process's child processes, zombies
+// included.
 func children(t *testing.T) []int {
 	t.Helper()
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	self := strconv.Itoa(os.Getpid())
-	var pids []int
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue // exited meanwhile
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		s := string(b)
-		rest := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(rest) > 1 && rest[1] == self {
-			pid, _ := strconv.Atoi(strings.Fields(s)[0])
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// freePorts returns a port p such that p..p+n-1 were all free just now.
-func freePorts(t *testing.T, n int) int {
-	t.Helper()
-	// Below the kernel's ephemeral range (32768 and up), so that no
-	// outgoing connection of a test running alongside takes one of them
-	// between this check and the worker's bind.
-	for range 50 {
-		p := 10000 + rand.IntN(20000)
-		var lns []net.Listener
-		for i := range n {
-			if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i)); err == nil {
-				lns = append(lns, l)
-			}
-		}
-		for _, l := range lns {
-			l.Close()
-		}
-		if len(lns) == n {
-			return p
-		}
-	}
-	t.Fatalf("no %d consecutive free ports", n)
-	return 0
-}
-
-// get does a GET on a fresh connection and returns the status and the
-// X-Worker header.
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := c.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, resp.Header.Get("X-Worker")
+	return testkit.PIDs(testkit.Procs(func(p testkit.Proc) bool { return p.PPID == os.Getpid() }))
 }
 
 func TestConfig(t *testing.T) {
@@ -240,7 +179,7 @@ func TestReusePortSpreadsConnections(t *testing.T) {
 	}
 	seen := make(map[string]int)
 	for range conns {
-		code, w := get(t, "http://"+eps[0]+"/work")
+		code, w := testkit.Worker(t, "http://"+eps[0]+"/work")
 		if code != http.StatusOK {
 			t.Fatalf("GET /work = %d", code)
 		}
@@ -270,14 +209,14 @@ func TestReusePortSpreadsConnections(t *testing.T) {
 
 func TestPortsMode(t *testing.T) {
 	const workers = 3
-	port := freePorts(t, workers)
+	port := testkit.ConsecutivePorts(t, workers)
 	s := start(t, prefork.Config{Workers: workers, Listen: prefork.Ports, Port: port})
 	for i, ep := range s.Endpoints() {
 		if want := fmt.Sprintf("127.0.0.1:%d", port+i); ep != want {
 			t.Errorf("Endpoints()[%d] = %s, want %s", i, ep, want)
 		}
 		for range 3 {
-			if code, w := get(t, "http://"+ep+"/work"); code != http.StatusOK || w != strconv.Itoa(i) {
+			if code, w := testkit.Worker(t, "http://"+ep+"/work"); code != http.StatusOK || w != strconv.Itoa(i) {
 				t.Errorf("GET %s/work = %d with X-Worker %q, want 200 from worker %d", ep, code, w, i)
 			}
 		}
@@ -298,7 +237,7 @@ func TestPortInUse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			port := freePorts(t, 4)
+			port := testkit.ConsecutivePorts(t, 4)
 			busy := fmt.Sprintf("127.0.0.1:%d", port+tt.occupied)
 			ln, err := net.Listen("tcp", busy)
 			if err != nil {
@@ -439,26 +378,8 @@ func TestStopDrainsInFlight(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestWorkerExitDetected(t *testing.T) {
-	var stderr lockedBuffer
+	var stderr testkit.Buffer
 	s := start(t, prefork.Config{Workers: 2, Stderr: &stderr})
 	admin := httptest.NewServer(s.Handler())
 	defer admin.Close()
@@ -473,7 +394,7 @@ func TestWorkerExitDetected(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK || len(report.Workers) != 2 {
 		t.Fatalf("admin /stats = %d %+v, %v", resp.StatusCode, report, err)
 	}
-	if code, _ := get(t, admin.URL+"/healthz"); code != http.StatusOK {
+	if code, _ := testkit.Worker(t, admin.URL+"/healthz"); code != http.StatusOK {
 		t.Fatalf("admin /healthz = %d before the crash, want 200", code)
 	}
 
@@ -498,7 +419,7 @@ func TestWorkerExitDetected(t *testing.T) {
 		t.Errorf("Stats = %+v, %v; want worker 0's stats and worker 1's error %q", stats, errs, want)
 	}
 	for _, path := range []string{"/healthz", "/stats"} {
-		if code, _ := get(t, admin.URL+path); code != http.StatusServiceUnavailable {
+		if code, _ := testkit.Worker(t, admin.URL+path); code != http.StatusServiceUnavailable {
 			t.Errorf("admin %s = %d after the crash, want 503", path, code)
 		}
 	}

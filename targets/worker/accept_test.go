@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/targets/worker"
 )
 
@@ -177,13 +178,13 @@ func TestBlockingCloseSparesPeers(t *testing.T) {
 				}
 				accepted <- err
 			}()
-			waitFor(t, "the other listener to block in accept", func() bool { return inRawAccept("TestBlockingCloseSparesPeers") })
+			testkit.WaitFor(t, "the other listener to block in accept", func() bool { return inRawAccept("TestBlockingCloseSparesPeers") })
 			if err := a.Close(); err != nil {
 				t.Fatal(err)
 			}
 			// A blocking listener's Close stopped the socket listening;
 			// the other one makes it listen again.
-			waitFor(t, "the socket to listen again", func() bool {
+			testkit.WaitFor(t, "the socket to listen again", func() bool {
 				on, err := unix.GetsockoptInt(probe, unix.SOL_SOCKET, unix.SO_ACCEPTCONN)
 				return err == nil && on == 1
 			})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/internal/monoclock"
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/targets/worker"
 	"github.com/lbbench/lbbench/workloads"
 )
@@ -103,16 +104,6 @@ func get(c *http.Client, url string) (response, error) {
 	return response{resp.StatusCode, string(b), resp.Header.Get("X-Worker")}, err
 }
 
-// waitFor polls cond until it holds, failing the test after 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 func TestRoutes(t *testing.T) {
 	w, err := worker.New(worker.Config{Index: 7})
 	if err != nil {
@@ -172,12 +163,12 @@ func TestConcurrencyLimit(t *testing.T) {
 				done <- name
 			}
 			go send("long", "/work?ms=400")
-			waitFor(t, "the long request to be in service", func() bool { return w.Stats().Active == 1 })
+			testkit.WaitFor(t, "the long request to be in service", func() bool { return w.Stats().Active == 1 })
 			// The short request has a service time of its own, so that its
 			// response trails the long one's by a wide margin when it queues.
 			go send("short", "/work?ms=100")
 			if tt.concurrency == 1 {
-				waitFor(t, "the short request to queue", func() bool { return w.Stats().Queued == 1 })
+				testkit.WaitFor(t, "the short request to queue", func() bool { return w.Stats().Queued == 1 })
 			}
 			if order := <-done + "," + <-done; order != tt.wantOrder {
 				t.Errorf("completion order %s, want %s", order, tt.wantOrder)
@@ -261,7 +252,7 @@ func TestServeDrainsInFlight(t *testing.T) {
 		r, err := get(http.DefaultClient, "http://"+ln.Addr().String()+"/work?ms=300")
 		resc <- result{r, err}
 	}()
-	waitFor(t, "the request to be in service", func() bool { return w.Stats().Active == 1 })
+	testkit.WaitFor(t, "the request to be in service", func() bool { return w.Stats().Active == 1 })
 	cancel()
 	if res := <-resc; res.err != nil || res.resp.code != 200 {
 		t.Errorf("in-flight request = %+v, %v; want 200", res.resp, res.err)
@@ -362,7 +353,7 @@ func TestTimesStamped(t *testing.T) {
 		stamps <- st
 	}
 	go send("/work?ms=200")
-	waitFor(t, "the first request to be in service", func() bool { return w.Stats().Active == 1 })
+	testkit.WaitFor(t, "the first request to be in service", func() bool { return w.Stats().Active == 1 })
 	go send("/work?ms=10")
 	a, b := <-stamps, <-stamps // the first to finish is the first sent
 	if !(b.Received < a.Done && b.Began >= a.Done) {

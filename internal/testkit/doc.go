@@ -1,0 +1,10 @@
+// Package testkit holds the helpers lbbench's tests share, written once:
+// free ports, waiting for a condition with a deadline, a buffer a test
+// reads while a process writes it, "GET and read X-Worker" probes, /proc
+// scanners for the processes a test started or must not leave behind, and
+// a command's exit status.
+//
+// Only _test.go files import it (internal/archtest checks), and it imports
+// nothing of lbbench: a helper that needs a lbbench package belongs beside
+// that package's tests, or in a subpackage such as testkit/fakedriver.
+package testkit

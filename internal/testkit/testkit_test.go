@@ -1,0 +1,127 @@
+package testkit
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestPorts(t *testing.T) {
+	t.Parallel()
+	ports := FreePorts(t, 5)
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if p <= 0 || seen[p] {
+			t.Fatalf("ports %v: not distinct and positive", ports)
+		}
+		seen[p] = true
+	}
+	p := ConsecutivePorts(t, 4)
+	if p < PortsLow || p+4 > PortsLow+PortsSpan {
+		t.Fatalf("consecutive ports from %d, outside %d..%d", p, PortsLow, PortsLow+PortsSpan)
+	}
+	for i := range 4 {
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+i))
+		if err != nil {
+			t.Fatalf("port %d of the run from %d: %v", p+i, p, err)
+		}
+		ln.Close()
+	}
+}
+
+func TestWait(t *testing.T) {
+	t.Parallel()
+	n := 0
+	WaitFor(t, "three tries", func() bool { n++; return n == 3 })
+	if n != 3 {
+		t.Errorf("condition tried %d times, want 3", n)
+	}
+	if Poll(20*time.Millisecond, func() bool { return false }) {
+		t.Error("a condition that never holds held")
+	}
+}
+
+func TestBuffer(t *testing.T) {
+	t.Parallel()
+	var b Buffer
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for range 100 {
+				fmt.Fprint(&b, i)
+				_ = b.String()
+			}
+		})
+	}
+	wg.Wait()
+	if b.Len() != 800 {
+		t.Errorf("%d bytes written, want 800", b.Len())
+	}
+}
+
+func TestProbe(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(WorkerHeader, "3")
+		if r.URL.Path == "/missing" {
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	if got := ServedBy(t, srv.URL+"/work?x=1"); got != "3" {
+		t.Errorf("served by %q, want 3", got)
+	}
+	if status, w := Worker(t, srv.URL+"/missing"); status != http.StatusNotFound || w != "3" {
+		t.Errorf("status %d, worker %q", status, w)
+	}
+	if _, _, err := Probe("unix", filepath.Join(t.TempDir(), "none.sock"), "/"); err == nil {
+		t.Error("a probe of a missing socket succeeded")
+	}
+}
+
+func TestProcsAndExitStatus(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	kids := PIDs(Children(os.Getpid()))
+	found := false
+	for _, k := range kids {
+		found = found || k == pid
+	}
+	if !found || !Alive(pid) {
+		t.Fatalf("child %d not among %v (alive %v)", pid, kids, Alive(pid))
+	}
+	p := LiveProcs(func(p Proc) bool { return p.PID == pid })
+	if len(p) != 1 || p[0].Subcommand() != "30" || p[0].Arg("sleep") != "30" || p[0].PPID != os.Getpid() {
+		t.Fatalf("procs %+v", p)
+	}
+	cmd.Process.Kill()
+	err := cmd.Wait()
+	if Alive(pid) {
+		t.Errorf("%d alive after Wait", pid)
+	}
+	if got := ExitStatus(err); got != -1 {
+		t.Errorf("exit status of a killed command %d, want -1", got)
+	}
+	if got := ExitStatus(exec.Command("sh", "-c", "exit 3").Run()); got != 3 {
+		t.Errorf("exit status %d, want 3", got)
+	}
+	if got := ExitStatus(nil); got != 0 {
+		t.Errorf("exit status of nil %d", got)
+	}
+	if got := ExitStatus(errors.New("no such file")); got != -1 {
+		t.Errorf("exit status of a command that did not start %d", got)
+	}
+}
