@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/results"
 )
@@ -122,7 +123,7 @@ func TestModelSimInterrupt(t *testing.T) {
 		"--duration", "20s", "--rate", "50000", "--workers", "64", "--connections", "512", "-o", out)
 	stderr, done := startWatched(t, cmd)
 	t.Cleanup(func() { cmd.Process.Kill() })
-	var log lockedBuffer
+	var log testkit.Buffer
 	waitLine(t, stderr, "[1/3]", &log, 2*time.Minute)
 	cmd.Process.Signal(os.Interrupt)
 	exitWithin(t, cmd, done, time.Minute, "Ctrl-C in model sim", "", &log)
