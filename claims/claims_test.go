@@ -11,6 +11,7 @@ import (
 	"github.com/lbbench/lbbench/internal/resultstest"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/workloads"
 )
 
 func judgeOne(t *testing.T, r *results.Results) Result {
@@ -85,6 +86,15 @@ func TestJudgeBoundAndExactClaims(t *testing.T) {
 		}
 		if got.Evidence == "" {
 			t.Errorf("%s: no evidence", tc.check)
+		}
+	}
+	// A deterministic workload (closed loop, bursts) repeats itself: its
+	// bounds are judged on every run, and say so.
+	for check, want := range map[string]Outcome{"skew(slow) <= 1.1": Fails, "skew(fast) <= 1.1": Holds} {
+		r := resultstest.ClaimResults(2, scenario.Claim{Say: "x", Check: check})
+		r.Scenario.Workload.Closed = &workloads.Closed{}
+		if got := judgeOne(t, r); got.Outcome != want || !strings.Contains(got.Evidence, "deterministic workload: judged on every run") {
+			t.Errorf("%s, deterministic, 2 runs: %s (%s), want %s", check, got.Outcome, got.Evidence, want)
 		}
 	}
 	// A bound on a figure that varies from run to run is a statistical
