@@ -1,31 +1,30 @@
 #!/usr/bin/env bash
-# Fuzzes every fuzz target of the module, each for FUZZTIME (a count of
-# inputs such as 5000x, or a duration), one after another: go test fuzzes
-# one target of one package at a time. The list comes from
-# "go test -list '^Fuzz'", so a new target is fuzzed without being named
-# here. A failure leaves its input under the package's testdata/fuzz.
+# Fuzzes the fuzz targets given as PACKAGE:Target (a package directory
+# relative to the module, as the Makefile's FUZZ_TARGETS lists them; the
+# list is checked against the tree by internal/archtest), each for
+# FUZZTIME (a count of inputs such as 5000x, or a duration), one after
+# another: go test fuzzes one target of one package at a time. A failure
+# leaves its input under the package's testdata/fuzz.
 #   GO        the go command (go)
 #   FUZZTIME  inputs (or time) per target (5000x)
-#   FUZZPKGS  the packages to look in (./...)
 set -euo pipefail
 
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-5000x}
-FUZZPKGS=${FUZZPKGS:-./...}
 
-# go test -list prints a package's matching names, then its "ok" line.
-listing=$("$GO" test -vet=off -list '^Fuzz' $FUZZPKGS)
-targets=$(awk '/^Fuzz/ {n[++k] = $1; next} /^ok / {for (i = 1; i <= k; i++) print $2 ":" n[i]; k = 0}' <<<"$listing")
-if [ -z "$targets" ]; then
-	echo "fuzz: no fuzz targets in $FUZZPKGS" >&2
-	exit 1
+if [ $# -eq 0 ]; then
+	echo "usage: fuzz.sh PACKAGE:Target ..." >&2
+	exit 2
 fi
-total=$(wc -l <<<"$targets")
 i=0
-for t in $targets; do
+for t in "$@"; do
 	i=$((i + 1))
 	pkg=${t%%:*}
 	name=${t##*:}
-	echo "fuzz [$i/$total] $pkg $name ($FUZZTIME)"
-	"$GO" test -run='^$' -fuzz="^$name\$" -fuzztime="$FUZZTIME" -fuzzminimizetime=200x "$pkg"
+	if [ "$pkg" = "$t" ] || [ -z "$name" ]; then
+		echo "fuzz: $t: want PACKAGE:Target" >&2
+		exit 2
+	fi
+	echo "fuzz [$i/$#] $pkg $name ($FUZZTIME)"
+	"$GO" test -run='^$' -fuzz="^$name\$" -fuzztime="$FUZZTIME" -fuzzminimizetime=200x "./$pkg"
 done
