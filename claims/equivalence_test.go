@@ -27,20 +27,9 @@ func TestEquivalenceCalibration(t *testing.T) {
 	}
 	const alpha, sd = 0.05, 0.05
 	limit := alpha + 2*math.Sqrt(alpha*(1-alpha)/float64(trials))
-	noise := func(rng *rand.Rand, skew float64) float64 {
-		if skew == 0 {
-			return sd * rng.NormFloat64()
-		}
-		const p = 0.1
-		c := sd / math.Sqrt(1+skew*skew*p*(1-p))
-		x := rng.NormFloat64() - skew*p
-		if rng.Float64() < p {
-			x += skew
-		}
-		return c * x
-	}
 	for _, rounds := range []int{3, 5, 10} {
 		for _, skew := range []float64{0, -4, 4} {
+			noise := mixtureNoise(sd, 0.1, skew)
 			for _, truth := range []float64{1.1, 1 / 1.1} {
 				rng := rand.New(rand.NewPCG(uint64(rounds), math.Float64bits(truth+skew)))
 				held, failed := 0, 0
@@ -48,7 +37,7 @@ func TestEquivalenceCalibration(t *testing.T) {
 					a, b := map[int]float64{}, map[int]float64{}
 					for r := 1; r <= rounds; r++ {
 						drift := math.Exp(0.3 * rng.NormFloat64())
-						a[r], b[r] = truth*drift*math.Exp(noise(rng, skew)), drift
+						a[r], b[r] = truth*drift*math.Exp(noise(rng)), drift
 					}
 					switch o := equivalenceOutcome(chk, a, b, alpha); o {
 					case Holds:
@@ -142,19 +131,8 @@ func TestRatioClaimCalibration(t *testing.T) {
 	}
 	const alpha, sd = 0.05, 0.08
 	limit := alpha + 2*math.Sqrt(alpha*(1-alpha)/float64(trials))
-	type noiseFn func(rng *rand.Rand) float64
-	mixture := func(p, d float64) noiseFn {
-		c := sd / math.Sqrt(1+d*d*p*(1-p))
-		return func(rng *rand.Rand) float64 {
-			x := rng.NormFloat64() - d*p
-			if rng.Float64() < p {
-				x += d
-			}
-			return c * x
-		}
-	}
-	noises := map[string]noiseFn{
-		"normal": func(rng *rand.Rand) float64 { return sd * rng.NormFloat64() },
+	noises := map[string]func(*rand.Rand) float64{
+		"normal": mixtureNoise(sd, 0, 0),
 		"t3": func(rng *rand.Rand) float64 {
 			z, chi := rng.NormFloat64(), 0.0
 			for range 3 {
@@ -163,9 +141,9 @@ func TestRatioClaimCalibration(t *testing.T) {
 			}
 			return sd * z / math.Sqrt(chi/3) / math.Sqrt(3)
 		},
-		"10% 4 sd lower":  mixture(0.1, -4),
-		"10% 4 sd higher": mixture(0.1, 4),
-		"30% 4 sd lower":  mixture(0.3, -4),
+		"10% 4 sd lower":  mixtureNoise(sd, 0.1, -4),
+		"10% 4 sd higher": mixtureNoise(sd, 0.1, 4),
+		"30% 4 sd lower":  mixtureNoise(sd, 0.3, -4),
 	}
 	for name, noise := range noises {
 		for _, rounds := range []int{3, 5, 10} {
@@ -190,5 +168,19 @@ func TestRatioClaimCalibration(t *testing.T) {
 				t.Errorf("%s, %d rounds, truth on the factor: held %.4f, failed %.4f, above %.4f", name, rounds, h, f, limit)
 			}
 		}
+	}
+}
+
+// mixtureNoise draws round-to-round noise of sd sd and mean zero: a share
+// p of the rounds d sd of the common part away from the rest (a negative
+// d: below); p or d zero is normal noise.
+func mixtureNoise(sd, p, d float64) func(*rand.Rand) float64 {
+	c := sd / math.Sqrt(1+d*d*p*(1-p))
+	return func(rng *rand.Rand) float64 {
+		x := rng.NormFloat64() - d*p
+		if rng.Float64() < p {
+			x += d
+		}
+		return c * x
 	}
 }

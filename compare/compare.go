@@ -276,6 +276,17 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 	return verdicts, nil
 }
 
+// Looks is the look of a sequential comparison after round rounds, and
+// how many looks at most, when it may go on to maxRounds: looks start
+// after MinRounds rounds, one per round (stats.SpendAlpha gives each its
+// share). Runs until decided, their re-judging (lbbench compare) and
+// their claims all count looks with it.
+func Looks(round, maxRounds int) (look, maxLooks int) {
+	maxLooks = max(maxRounds-MinRounds+1, 1)
+	look = max(round-MinRounds+1, 1)
+	return look, max(maxLooks, look)
+}
+
 // comparePaired compares pairs made in the same rounds, round by round
 // (paired.go), at the level of o's look.
 func comparePaired(pairs []Pair, o Options) []Verdict {

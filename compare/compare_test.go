@@ -463,7 +463,7 @@ func TestOverall(t *testing.T) {
 // slower). Holm corrects the one-sided tests against the tolerance, pass
 // included (before: the no-difference p was corrected, the 95% interval
 // decided, and 10% of such comparisons falsely failed, 11% falsely
-// passed).
+// passed, as issue 42's review measured at 2c414e8).
 func TestUnpairedCalibration(t *testing.T) {
 	const tol = 0.10
 	trials := 1000.0

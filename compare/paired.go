@@ -136,7 +136,7 @@ func newPairedTest(m results.Metric, rs rounds, tol float64) pairedTest {
 		return t
 	}
 	t.mean, _ = stats.MeanInterval(t.bad, 0.5)
-	t.se = flooredSE(t.bad, resolution(m))
+	t.se = stats.FlooredSE(t.bad, resolution(m))
 	t.median = stats.Median(t.bad)
 	z := (t.mean - bound) / t.se
 	t.pFail, t.pPass = stats.SkewSafeP(n, z), stats.SkewSafeP(n, -z)
@@ -160,12 +160,6 @@ func resolution(m results.Metric) float64 {
 		return absoluteResolution
 	}
 	return relativeResolution
-}
-
-// flooredSE is the standard error of the mean of x, its standard
-// deviation taken as at least res.
-func flooredSE(x []float64, res float64) float64 {
-	return max(stats.SD(x), res) / math.Sqrt(float64(len(x)))
 }
 
 // interval is the two-sided interval of the mean badness at one-sided
@@ -322,9 +316,6 @@ func RoundRatio(a, b map[int]float64, alpha float64) (ratio float64, ci stats.In
 	if len(logs) == 0 {
 		return math.NaN(), stats.Interval{Low: math.NaN(), High: math.NaN()}, math.NaN(), nil
 	}
-	t := pairedTest{bad: logs}
-	t.mean, _ = stats.MeanInterval(logs, 0.5)
-	t.se = flooredSE(logs, relativeResolution)
-	iv := t.interval(alpha)
-	return math.Exp(t.mean), stats.Interval{Low: math.Exp(iv.Low), High: math.Exp(iv.High)}, math.Exp(stats.Median(logs)), rounds
+	mean, iv := stats.SkewSafeMean(logs, relativeResolution, alpha)
+	return math.Exp(mean), stats.Interval{Low: math.Exp(iv.Low), High: math.Exp(iv.High)}, math.Exp(stats.Median(logs)), rounds
 }

@@ -258,7 +258,8 @@ func (o *Options) untilDecided() error {
 			if err != nil || !compare.Decided(vs) {
 				return false, ""
 			}
-			return true, fmt.Sprintf("every judged metric decided after %d rounds (look %d of at most %d)", round, round-compare.MinRounds+1, o.MaxRounds-compare.MinRounds+1)
+			look, looks := compare.Looks(round, o.MaxRounds)
+			return true, fmt.Sprintf("every judged metric decided after %d rounds (look %d of at most %d)", round, look, looks)
 		},
 	}))
 	return nil
@@ -269,8 +270,7 @@ func (o *Options) untilDecided() error {
 func (o Options) lookAt(round int) compare.Options {
 	c := o.Compare
 	if o.UntilDecided {
-		c.Look = max(1, round-compare.MinRounds+1)
-		c.MaxLooks = o.MaxRounds - compare.MinRounds + 1
+		c.Look, c.MaxLooks = compare.Looks(round, o.MaxRounds)
 	}
 	return c
 }

@@ -123,6 +123,26 @@ func SkewSafeQuantile(n int, alpha float64) float64 {
 	return math.Exp(skewSafeLnCMin + (float64(i-1)+f)*skewSafeLnCStep)
 }
 
+// FlooredSE is the standard error of the mean of x with its standard
+// deviation taken as at least floor: values known only to a resolution
+// (an HDR histogram's three digits) are not known to agree any closer, so
+// equal values decide nothing by construction.
+func FlooredSE(x []float64, floor float64) float64 {
+	return max(SD(x), floor) / math.Sqrt(float64(len(x)))
+}
+
+// SkewSafeMean is the mean of x and its interval at one-sided level
+// alpha each way by the skew-safe critical value, the spread floored as
+// FlooredSE does; infinite with fewer than 3 values.
+func SkewSafeMean(x []float64, floor, alpha float64) (mean float64, ci Interval) {
+	mean, _ = MeanInterval(x, 0.5)
+	if len(x) < 3 {
+		return mean, Interval{Low: math.Inf(-1), High: math.Inf(1)}
+	}
+	h := SkewSafeQuantile(len(x), alpha) * FlooredSE(x, floor)
+	return mean, Interval{Low: mean - h, High: mean + h}
+}
+
 // skewSafeExact is the exact least favourable tail P(T ≥ c) of n values
 // over the family's grid (the normal included), computed by integration.
 func skewSafeExact(n int, c float64) float64 {
