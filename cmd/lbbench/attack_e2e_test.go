@@ -230,28 +230,14 @@ func TestAttackUntilInterrupted(t *testing.T) {
 		if args[0] != "-rate=100/1s" {
 			args = append([]string{"--rate", "100/1s", "--duration", "0"}, args...)
 		}
-		c := exec.Command(bin, append([]string{"attack"}, args...)...)
-		c.Dir = dir
-		c.Stdin = strings.NewReader(fmt.Sprintf("GET http://127.0.0.1:%d/work?ms=1\n", port))
-		var out bytes.Buffer
-		c.Stdout, c.Stderr = &out, &out
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
+		c := invocation{args: append([]string{"attack"}, args...), dir: dir,
+			stdin: strings.NewReader(fmt.Sprintf("GET http://127.0.0.1:%d/work?ms=1\n", port))}.start(t)
 		time.Sleep(1500 * time.Millisecond)
-		if err := c.Process.Signal(syscall.SIGINT); err != nil {
+		if err := c.signal(syscall.SIGINT); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- c.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("after Ctrl-C: %v: %s", err, out.String())
-			}
-		case <-time.After(10 * time.Second):
-			c.Process.Kill()
-			t.Fatalf("still running 10 s after Ctrl-C: %s", out.String())
+		if code := c.waitWithin(t, 10*time.Second); code != 0 {
+			t.Fatalf("after Ctrl-C: exit %d: %s", code, c.out)
 		}
 	}
 

@@ -340,10 +340,7 @@ repeat: 1
 	dir := t.TempDir()
 	path := filepath.Join(dir, "balancer.yaml")
 	os.WriteFile(path, []byte(scenario), 0o644)
-	out, err := execRun(t, path, filepath.Join(dir, "out"))
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out)
-	}
+	lbOK(t, "run", path, "-o", filepath.Join(dir, "out"), "--quiet")
 	res, err := results.ReadFile(filepath.Join(dir, "out", "results.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -381,12 +378,4 @@ repeat: 1
 		}
 	}
 	waitNoProcs(t)
-}
-
-// execRun runs "lbbench run SCENARIO -o OUT" and returns its output.
-func execRun(t *testing.T, scenario, out string) (string, error) {
-	t.Helper()
-	cmd, buf := start(t, "run", scenario, "-o", out, "--quiet")
-	err := cmd.Wait()
-	return buf.String(), err
 }

@@ -5,7 +5,6 @@ package main
 // target of the shared topology.
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -66,12 +65,7 @@ variants:
 repeat: 1
 `, apps, apps)), 0o644)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", scen, "-o", out)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("run: %v\n%s\n%s", err, stdout.String(), stderr.String())
-	}
+	lbOK(t, "run", scen, "-o", out)
 	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -64,10 +62,7 @@ func TestClaimsDeterministic(t *testing.T) {
 			var first map[string]string
 			for i := range 2 {
 				out := filepath.Join(t.TempDir(), "out")
-				cmd := exec.Command(bin, "run", path, "-q", "-o", out, "--fail-on-claims")
-				if b, err := cmd.CombinedOutput(); err != nil {
-					t.Fatalf("run %d: %v\n%s", i+1, err, b)
-				}
+				lbOK(t, "run", path, "-q", "-o", out, "--fail-on-claims")
 				r, err := results.ReadFile(filepath.Join(out, "results.json"))
 				if err != nil {
 					t.Fatal(err)
@@ -134,13 +129,12 @@ claims:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	b, err := exec.Command(bin, "run", path, "-q", "-o", out, "--fail-on-claims").CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
-		t.Fatalf("exit %v, want status 4\n%s", err, b)
+	r := lb(t, "run", path, "-q", "-o", out, "--fail-on-claims")
+	if r.code != 4 {
+		t.Fatalf("exit %d, want status 4\n%s", r.code, r.out)
 	}
-	if !strings.Contains(string(b), "FAILS") || !strings.Contains(string(b), "[10 10 10]") || !strings.Contains(string(b), "HOLDS") {
-		t.Errorf("the text report does not show the failing claim with its evidence:\n%s", b)
+	if !strings.Contains(r.out, "FAILS") || !strings.Contains(r.out, "[10 10 10]") || !strings.Contains(r.out, "HOLDS") {
+		t.Errorf("the text report does not show the failing claim with its evidence:\n%s", r.out)
 	}
 	for _, f := range []string{"report.html", "summary.md", "junit.xml"} {
 		data, err := os.ReadFile(filepath.Join(out, f))
@@ -158,9 +152,8 @@ claims:
 
 	// The claims suite report over this result fails the same way.
 	suite := filepath.Join(dir, "suite")
-	b, err = exec.Command(bin, "report", "--claims", out, "-o", suite).CombinedOutput()
-	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
-		t.Fatalf("report --claims: exit %v, want status 4\n%s", err, b)
+	if r := lb(t, "report", "--claims", out, "-o", suite); r.code != 4 {
+		t.Fatalf("report --claims: exit %d, want status 4\n%s", r.code, r.out)
 	}
 	for _, f := range []string{"claims.html", "claims.md", "claims.txt", "junit.xml"} {
 		if _, err := os.Stat(filepath.Join(suite, f)); err != nil {
@@ -192,9 +185,7 @@ claims:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	if b, err := exec.Command(bin, "run", path, "-q", "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, b)
-	}
+	lbOK(t, "run", path, "-q", "-o", out)
 	r, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -58,24 +57,6 @@ func validRuns(r *results.Results, variant string) int {
 		}
 	}
 	return n
-}
-
-// runBin runs the binary and returns its combined output and exit status.
-func runBin(t *testing.T, dir string, env []string, args ...string) (string, int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return string(out), 0
-	case errors.As(err, &ee):
-		return string(out), ee.ExitCode()
-	}
-	t.Fatalf("%v: %v\n%s", args, err, out)
-	return "", -1
 }
 
 func TestCompareVerdictEndToEnd(t *testing.T) {

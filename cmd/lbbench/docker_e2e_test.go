@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -146,7 +145,7 @@ var sessionRE = regexp.MustCompile(`session ([0-9a-f]{8})`)
 // startDockerRun starts a long docker run and returns it, its output and its
 // session once the load is flowing: the generator container runs "lbbench
 // attack".
-func startDockerRun(t *testing.T, out string) (*exec.Cmd, *testkit.Buffer, string) {
+func startDockerRun(t *testing.T, out string) (*running, *testkit.Buffer, string) {
 	t.Helper()
 	c := dockertest.Connect(t)
 	// The daemon lists a container's processes (docker top), wherever it runs.
@@ -155,20 +154,12 @@ func startDockerRun(t *testing.T, out string) (*exec.Cmd, *testkit.Buffer, strin
 		t.Fatal(err)
 	}
 	defer api.Close()
-	cmd := exec.Command(bin, "run", "--driver", "docker", writeDockerScenario(t, "30s", "  - {name: proxy, topology: proxy}"), "-o", out)
-	var buf testkit.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
+	cmd := start(t, "run", "--driver", "docker", writeDockerScenario(t, "30s", "  - {name: proxy, topology: proxy}"), "-o", out)
+	buf := cmd.out
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		if m := sessionRE.FindStringSubmatch(buf.String()); m != nil && attacking(api, c, m[1]) {
-			return cmd, &buf, m[1]
+			return cmd, buf, m[1]
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -209,12 +200,10 @@ func TestDockerInterruptLeavesNothing(t *testing.T) {
 	c := dockertest.Connect(t)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd, buf, session := startDockerRun(t, out)
-	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	cmd.signal(syscall.SIGINT)
 	select {
-	case err := <-done:
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+	case <-cmd.done:
+		if err := cmd.err; testkit.ExitStatus(err) != 130 {
 			t.Errorf("exit %v, want 130 (interrupted)\n%s", err, buf.String())
 		}
 	case <-time.After(45 * time.Second):
@@ -237,8 +226,8 @@ func TestDockerKillThenClean(t *testing.T) {
 	}
 	c := dockertest.Connect(t)
 	cmd, _, session := startDockerRun(t, filepath.Join(t.TempDir(), "out"))
-	cmd.Process.Kill()
-	cmd.Wait()
+	cmd.process.Kill()
+	cmd.wait()
 	// kill -9 gives lbbench no chance to clean up: its containers run on.
 	if rep, err := c.Managed(context.Background(), session); err != nil || len(rep.Of(docker.KindContainers)) == 0 {
 		// Another lbbench's start may have removed them already.
@@ -262,15 +251,13 @@ func TestDockerDoubleInterruptLeavesNothing(t *testing.T) {
 	c := dockertest.Connect(t)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd, buf, session := startDockerRun(t, out)
-	cmd.Process.Signal(syscall.SIGINT)
+	cmd.signal(syscall.SIGINT)
 	time.Sleep(100 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
+	cmd.signal(syscall.SIGINT)
 	start := time.Now()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
-	case err := <-done:
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+	case <-cmd.done:
+		if err := cmd.err; testkit.ExitStatus(err) != 130 {
 			t.Errorf("exit %v, want 130 (interrupted)\n%s", err, buf.String())
 		}
 	case <-time.After(45 * time.Second):

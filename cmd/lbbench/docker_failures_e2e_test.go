@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,15 +74,8 @@ func dockerFault(t *testing.T, fault func(api *client.Client, victim string) err
 	b, _ := os.ReadFile(scen)
 	os.WriteFile(scen, []byte(strings.Replace(string(b), "repeat: 1", "repeat: 2", 1)), 0o644)
 	out := filepath.Join(t.TempDir(), "out")
-	cmd := exec.Command(bin, "run", "--driver", "docker", scen, "-o", out)
-	var buf testkit.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	cmd := start(t, "run", "--driver", "docker", scen, "-o", out)
+	buf := cmd.out
 	var session string
 	deadline := time.Now().Add(60 * time.Second)
 	for session == "" {
@@ -100,9 +92,9 @@ func dockerFault(t *testing.T, fault func(api *client.Client, victim string) err
 		t.Fatal(err)
 	}
 	select {
-	case err := <-done:
-		if code := testkit.ExitStatus(err); code != job.ExitFailedRuns {
-			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s", code, err, buf.String())
+	case <-cmd.done:
+		if err := cmd.err; testkit.ExitStatus(err) != job.ExitFailedRuns {
+			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s", testkit.ExitStatus(err), err, buf.String())
 		}
 	case <-time.After(120 * time.Second):
 		t.Fatalf("run did not end:\n%s", buf.String())

@@ -5,7 +5,6 @@ import (
 
 	"fmt"
 	"net"
-	"os/exec"
 	"strconv"
 	"syscall"
 	"testing"
@@ -25,10 +24,10 @@ func TestStopNotHeldBySilentConnections(t *testing.T) {
 	base := testkit.ConsecutivePorts(t, 2)
 	ps := testkit.FreePorts(t, 3)
 	wadmin, listen, padmin := ps[0], ps[1], ps[2]
-	serve, serveOut := start(t, "serve", "--workers", "2", "--listen", "ports", "--port", strconv.Itoa(base),
+	serve := start(t, "serve", "--workers", "2", "--listen", "ports", "--port", strconv.Itoa(base),
 		"--admin", "127.0.0.1:"+strconv.Itoa(wadmin))
 	waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d/healthz", wadmin))
-	proxy, proxyOut := start(t, "proxy", "--listen", "127.0.0.1:"+strconv.Itoa(listen),
+	proxy := start(t, "proxy", "--listen", "127.0.0.1:"+strconv.Itoa(listen),
 		"--admin", "127.0.0.1:"+strconv.Itoa(padmin),
 		"--upstreams", fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d", base, base+1))
 	waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d/healthz", padmin))
@@ -44,17 +43,16 @@ func TestStopNotHeldBySilentConnections(t *testing.T) {
 
 	for _, p := range []struct {
 		name string
-		cmd  *exec.Cmd
+		cmd  *running
 		out  func() string
 	}{
-		{"proxy", proxy, proxyOut.String},
-		{"serve", serve, serveOut.String},
+		{"proxy", proxy, proxy.out.String},
+		{"serve", serve, serve.out.String},
 	} {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- p.cmd.Wait() }()
+		p.cmd.signal(syscall.SIGTERM)
 		select {
-		case err := <-done:
+		case <-p.cmd.done:
+			err := p.cmd.err
 			if err != nil {
 				t.Errorf("lbbench %s after SIGTERM: %v:\n%s", p.name, err, p.out())
 			}

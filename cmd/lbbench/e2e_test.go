@@ -5,8 +5,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -56,24 +54,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// start runs the binary in the background, in its own process group, and
-// stops the group at the end of the test.
-func start(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
-	return cmd, &out
-}
-
 func waitHealthy(t *testing.T, url string) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
@@ -90,16 +70,17 @@ func waitHealthy(t *testing.T, url string) {
 	t.Fatalf("%s not healthy", url)
 }
 
-// lbbenchProcs lists live processes running the test's binary.
+// lbbenchProcs lists the live lbbench processes the test started
+// (testProcs), as lines for a message.
 func lbbenchProcs(t *testing.T) []string {
 	t.Helper()
-	return testkit.Strings(testkit.LiveProcs(func(p testkit.Proc) bool { return p.Exe == bin }))
+	return testkit.Strings(testProcs(t))
 }
 
 func TestServeReusePortSpreadsConnections(t *testing.T) {
 	ps := testkit.FreePorts(t, 2)
 	port, admin := ps[0], ps[1]
-	cmd, out := start(t, "serve", "--workers", "4", "--listen", "reuseport",
+	cmd := start(t, "serve", "--workers", "4", "--listen", "reuseport",
 		"--port", strconv.Itoa(port), "--admin", "127.0.0.1:"+strconv.Itoa(admin))
 	waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d/healthz", admin))
 
@@ -137,13 +118,12 @@ func TestServeReusePortSpreadsConnections(t *testing.T) {
 	}
 
 	// SIGTERM drains and exits; no worker is left.
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	cmd.signal(syscall.SIGTERM)
 	select {
-	case err := <-done:
+	case <-cmd.done:
+		err := cmd.err
 		if err != nil {
-			t.Errorf("serve exited with %v after SIGTERM\n%s", err, out)
+			t.Errorf("serve exited with %v after SIGTERM\n%s", err, cmd.out)
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not exit after SIGTERM")
@@ -323,14 +303,12 @@ func TestPortInUse(t *testing.T) {
 		{"proxy", "--listen", "127.0.0.1:" + port, "--upstreams", "127.0.0.1:1"},
 	} {
 		t.Run(args[0]+"-"+args[4], func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
-			if err == nil {
-				t.Fatalf("started on a port in use:\n%s", out)
+			r := invocation{args: args, limit: 20 * time.Second}.run(t)
+			if r.code == 0 {
+				t.Fatalf("started on a port in use:\n%s", r.out)
 			}
-			if !strings.Contains(string(out), "address already in use") {
-				t.Errorf("message does not say the address is in use:\n%s", out)
+			if !strings.Contains(r.out, "address already in use") {
+				t.Errorf("message does not say the address is in use:\n%s", r.out)
 			}
 			waitNoProcs(t)
 		})
@@ -362,19 +340,14 @@ func TestRunWritesResults(t *testing.T) {
 	scen := filepath.Join(dir, "small.yaml")
 	os.WriteFile(scen, []byte(smallScenario), 0o644)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", scen, "-o", out)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("run: %v\n%s\n%s", err, stdout.String(), stderr.String())
-	}
+	r := lbOK(t, "run", scen, "-o", out)
 	for _, want := range []string{"variant", "rp", "lc", "p99", "results: " + filepath.Join(out, "results.json")} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if !strings.Contains(stderr.String(), "[2/2]") {
-		t.Errorf("no progress lines:\n%s", stderr.String())
+	if !strings.Contains(r.stderr, "[2/2]") {
+		t.Errorf("no progress lines:\n%s", r.stderr)
 	}
 	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
@@ -437,13 +410,12 @@ func TestRunBadScenario(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, "bad.yaml")
 			os.WriteFile(path, []byte(tc.yaml), 0o644)
-			cmd := exec.Command(bin, "run", path, "-o", filepath.Join(dir, "out"))
-			out, err := cmd.CombinedOutput()
-			if cmd.ProcessState.ExitCode() != 2 {
-				t.Fatalf("exit %v, want 2:\n%s", err, out)
+			r := lb(t, "run", path, "-o", filepath.Join(dir, "out"))
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2:\n%s", r.code, r.out)
 			}
-			if !strings.Contains(string(out), tc.want) {
-				t.Errorf("message lacks %q:\n%s", tc.want, out)
+			if !strings.Contains(r.out, tc.want) {
+				t.Errorf("message lacks %q:\n%s", tc.want, r.out)
 			}
 		})
 	}
@@ -454,7 +426,7 @@ func TestRunInterruptLeavesNothing(t *testing.T) {
 	scen := filepath.Join(dir, "long.yaml")
 	os.WriteFile(scen, []byte(strings.Replace(smallScenario, "duration: 1s", "duration: 60s", 1)), 0o644)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", scen, "-o", out)
+	cmd := invocation{args: []string{"run", scen, "-o", out}}.cmdOf(t)
 	stderr, _ := cmd.StderrPipe()
 	cmd.Stdout = io.Discard
 	if err := cmd.Start(); err != nil {

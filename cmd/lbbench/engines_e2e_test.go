@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -442,12 +441,7 @@ func TestRunEnginesScenario(t *testing.T) {
 	scen := filepath.Join(dir, "engines.yaml")
 	os.WriteFile(scen, []byte(enginesScenario), 0o644)
 	out := filepath.Join(dir, "out")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", scen, "-o", out, "-q")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("run: %v\n%s", err, b)
-	}
+	invocation{args: []string{"run", scen, "-o", out, "-q"}, limit: 2 * time.Minute}.mustRun(t)
 	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -523,11 +517,7 @@ func TestKilledRunLeavesNoEngine(t *testing.T) {
 			yaml = strings.Replace(yaml, "engine: nginx", "engine: "+engine, 1)
 			os.WriteFile(scen, []byte(yaml), 0o644)
 			out := filepath.Join(dir, "out")
-			cmd := exec.Command(bin, "run", scen, "-o", out, "-q")
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			cmd := start(t, "run", scen, "-o", out, "-q")
 			// Wait until the engine serves: its processes run in out.
 			deadline := time.Now().Add(20 * time.Second)
 			want := map[string]int{engines.Nginx: 3, engines.HAProxy: 1}[engine] // nginx: master and 2 workers (2 CPUs) or more
@@ -538,10 +528,10 @@ func TestKilledRunLeavesNoEngine(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			// The load flows: through the engine, the workers served some.
-			waitRunServes(t, cmd.Process.Pid, 20, 20*time.Second, nil)
+			waitRunServes(t, cmd.process.Pid, 20, 20*time.Second, nil)
 			t.Logf("before SIGKILL: %v", engineProcs(t, out))
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
+			cmd.signal(syscall.SIGKILL) // lbbench alone, not its group
+			cmd.wait()
 			waitNoEngineProcs(t, out)
 			waitNoProcs(t)
 		})
@@ -564,10 +554,9 @@ func TestGuard(t *testing.T) {
 		{"missing", []string{"guard", "--", "/nonexistent/engine"}, 2, "no such file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(bin, tc.args...)
-			b, _ := cmd.CombinedOutput()
-			if code := cmd.ProcessState.ExitCode(); code != tc.code || !strings.Contains(string(b), tc.out) {
-				t.Errorf("%v: exit %d, output %q; want %d and %q", tc.args, code, b, tc.code, tc.out)
+			r := lb(t, tc.args...)
+			if r.code != tc.code || !strings.Contains(r.out, tc.out) {
+				t.Errorf("%v: exit %d, output %q; want %d and %q", tc.args, r.code, r.out, tc.code, tc.out)
 			}
 		})
 	}
@@ -578,11 +567,9 @@ func TestGuard(t *testing.T) {
 // with it: re-parented to guard, a subreaper, and killed before guard
 // exits.
 func TestGuardTakesOrphansDown(t *testing.T) {
-	out, err := exec.Command(bin, "guard", "--", "sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!").Output()
-	if err != nil {
-		t.Fatalf("guard: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	r := lbOK(t, "guard", "--", "sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!")
+	out := r.stdout
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
 	if err != nil {
 		t.Fatalf("guard printed %q", out)
 	}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -54,23 +52,13 @@ func TestRunWorkerKilledIsAFailedRun(t *testing.T) {
 	scen := filepath.Join(dir, "kill.yaml")
 	os.WriteFile(scen, []byte(strings.Replace(smallScenario, "duration: 1s", "duration: 5s", 1)), 0o644)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", scen, "-o", out, "-q")
-	stderr, _ := cmd.StderrPipe()
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	var log testkit.Buffer
-	go io.Copy(&log, stderr)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	cmd := start(t, "run", scen, "-o", out, "-q")
+	stdout, log := cmd.stdout, cmd.stderr
 
 	// The first run's workers serve (the order is randomized: rp or lc);
 	// kill worker 1.
-	waitRunServes(t, cmd.Process.Pid, 50, 30*time.Second, log.String)
-	admins := serveAdmins(cmd.Process.Pid)
+	waitRunServes(t, cmd.process.Pid, 50, 30*time.Second, log.String)
+	admins := serveAdmins(cmd.process.Pid)
 	if len(admins) != 1 {
 		t.Fatalf("serve admins %v, want 1", admins)
 	}
@@ -84,9 +72,9 @@ func TestRunWorkerKilledIsAFailedRun(t *testing.T) {
 	}
 
 	select {
-	case err := <-done:
-		if code := testkit.ExitStatus(err); code != job.ExitFailedRuns {
-			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s\n%s", code, err, stdout.String(), log.String())
+	case <-cmd.done:
+		if err := cmd.err; testkit.ExitStatus(err) != job.ExitFailedRuns {
+			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s\n%s", testkit.ExitStatus(err), err, stdout.String(), log.String())
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatalf("run did not end:\n%s", log.String())

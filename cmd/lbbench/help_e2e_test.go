@@ -52,9 +52,10 @@ func TestEveryCommandHelp(t *testing.T) {
 		for _, h := range []string{"--help", "-h"} {
 			name := strings.Join(append([]string{"lbbench"}, p...), " ") + " " + h
 			t.Run(name, func(t *testing.T) {
-				out, err := exec.Command(bin, append(append([]string{}, p...), h)...).CombinedOutput()
-				if err != nil {
-					t.Fatalf("%s: %v\n%s", name, err, out)
+				r := lb(t, append(append([]string{}, p...), h)...)
+				out := r.out
+				if r.code != 0 {
+					t.Fatalf("%s: exit %d\n%s", name, r.code, out)
 				}
 				if !strings.Contains(string(out), "Usage:") {
 					t.Fatalf("%s printed no usage:\n%s", name, out)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,27 +46,20 @@ func faultRun(t *testing.T, scenario string, fault func(t *testing.T, run int) i
 	scen := filepath.Join(dir, "hung.yaml")
 	os.WriteFile(scen, []byte(strings.Replace(scenario, "duration: 1s", "duration: 5s", 1)), 0o644)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", scen, "-o", out, "-q")
-	var log testkit.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	waitRunServes(t, cmd.Process.Pid, 50, 30*time.Second, log.String)
-	pid := fault(t, cmd.Process.Pid)
-	start := time.Now()
+	cmd := start(t, "run", scen, "-o", out, "-q")
+	log := cmd.out
+	waitRunServes(t, cmd.process.Pid, 50, 30*time.Second, log.String)
+	pid := fault(t, cmd.process.Pid)
+	begun := time.Now()
 	select {
-	case err := <-done:
-		if code := testkit.ExitStatus(err); code != job.ExitFailedRuns {
-			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s", code, err, log.String())
+	case <-cmd.done:
+		if code := testkit.ExitStatus(cmd.err); code != job.ExitFailedRuns {
+			t.Fatalf("run: exit %d (%v), want 5: a run failed\n%s", code, cmd.err, log.String())
 		}
 	case <-time.After(90 * time.Second):
 		t.Fatalf("run did not end 90 s after the fault:\n%s", log.String())
 	}
-	t.Logf("run ended %s after the fault", time.Since(start).Round(time.Millisecond))
+	t.Logf("run ended %s after the fault", time.Since(begun).Round(time.Millisecond))
 	waitNoProcs(t)
 	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); pid != 0 && err == nil {
 		t.Errorf("the stopped process %d is still there", pid)

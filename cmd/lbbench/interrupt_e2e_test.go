@@ -138,7 +138,7 @@ func TestRunInterruptLowRate(t *testing.T) {
 	scen := filepath.Join(dir, "low.yaml")
 	os.WriteFile(scen, []byte(lowRateScenario), 0o644)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", scen, "-o", out)
+	cmd := binCmd(t, "run", scen, "-o", out)
 	stderr, done := startWatched(t, cmd)
 	t.Cleanup(func() { cmd.Process.Kill() })
 	var log testkit.Buffer
@@ -225,7 +225,7 @@ variants:
 repeat: 1
 `), 0o644)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", scen, "-o", out)
+	cmd := binCmd(t, "run", scen, "-o", out)
 	stderr, done := startWatched(t, cmd)
 	t.Cleanup(func() {
 		cmd.Process.Kill()

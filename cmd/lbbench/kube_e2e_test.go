@@ -305,7 +305,7 @@ func startKubeRun(t *testing.T, c *kubetest.Cluster, out string) (*exec.Cmd, *te
 		t.Fatal(err)
 	}
 	os.WriteFile(scen, []byte(strings.Replace(string(b), "warmup: 300ms", "warmup: 6s", 1)), 0o644)
-	cmd := exec.Command(bin, append([]string{"run", scen, "-o", out}, kubeArgs(c)...)...)
+	cmd := binCmd(t, append([]string{"run", scen, "-o", out}, kubeArgs(c)...)...)
 	var buf testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Start(); err != nil {

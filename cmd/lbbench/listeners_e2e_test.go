@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,10 +35,9 @@ func TestServeReusePortRefusesHeldPort(t *testing.T) {
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	refused := func(what string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, bin, "serve", "--workers", "2", "--listen", "reuseport", "--port", port, "--admin", "127.0.0.1:"+strconv.Itoa(testkit.FreePort(t))).CombinedOutput()
-		if err == nil {
+		r := invocation{args: []string{"serve", "--workers", "2", "--listen", "reuseport", "--port", port, "--admin", "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))}, limit: 20 * time.Second}.run(t)
+		out := r.out
+		if r.code == 0 {
 			t.Fatalf("serve started on a port %s holds with SO_REUSEPORT:\n%s", what, out)
 		}
 		if !strings.Contains(string(out), "address already in use") {
@@ -51,17 +49,17 @@ func TestServeReusePortRefusesHeldPort(t *testing.T) {
 
 	// Now a first serve holds it: a second one is refused.
 	admin := testkit.FreePort(t)
-	first, log := start(t, "serve", "--workers", "2", "--listen", "reuseport", "--port", port, "--admin", "127.0.0.1:"+strconv.Itoa(admin))
+	first := start(t, "serve", "--workers", "2", "--listen", "reuseport", "--port", port, "--admin", "127.0.0.1:"+strconv.Itoa(admin))
 	waitHealthy(t, "http://127.0.0.1:"+strconv.Itoa(admin)+"/healthz")
 	refused("a first lbbench serve")
 	// The first serve still serves the port, alone.
 	for range 10 {
 		if w := testkit.ServedBy(t, "http://127.0.0.1:"+port+"/"); w != "0" && w != "1" {
-			t.Errorf("X-Worker %q from the port, want the first serve's 0 or 1\n%s", w, log.String())
+			t.Errorf("X-Worker %q from the port, want the first serve's 0 or 1\n%s", w, first.out)
 		}
 	}
-	first.Process.Signal(syscall.SIGTERM)
-	first.Wait()
+	first.signal(syscall.SIGTERM)
+	first.wait()
 	waitNoProcs(t)
 }
 
@@ -107,7 +105,7 @@ func slowClient(t *testing.T, addr string, limit time.Duration) (time.Duration, 
 func TestServeHeaderTimeoutClosesSlowClient(t *testing.T) {
 	ps := testkit.FreePorts(t, 2)
 	port, admin := ps[0], ps[1]
-	_, log := start(t, "serve", "--workers", "2", "--listen", "reuseport", "--port", strconv.Itoa(port),
+	log := start(t, "serve", "--workers", "2", "--listen", "reuseport", "--port", strconv.Itoa(port),
 		"--admin", "127.0.0.1:"+strconv.Itoa(admin), "--header-timeout", "1s")
 	waitHealthy(t, "http://127.0.0.1:"+strconv.Itoa(admin)+"/healthz")
 	addr := "127.0.0.1:" + strconv.Itoa(port)
@@ -135,7 +133,7 @@ func TestServeHeaderTimeoutClosesSlowClient(t *testing.T) {
 		r := <-slow
 		t.Logf("slow client closed=%v after %v", r.ok, r.took)
 		if !r.ok || r.took < 900*time.Millisecond || r.took > 4*time.Second {
-			t.Errorf("slow client closed=%v after %v, want closed after about 1 s\n%s", r.ok, r.took, log.String())
+			t.Errorf("slow client closed=%v after %v, want closed after about 1 s\n%s", r.ok, r.took, log.out)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -213,29 +212,6 @@ func TestReportOutputsWriteThrough(t *testing.T) {
 	}
 }
 
-// lbbenchWithin runs the binary with extra environment and kills it if it
-// has not ended within d, which fails the test: a hang is the fault.
-func lbbenchWithin(t *testing.T, d time.Duration, env []string, args ...string) (out string, code int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var b strings.Builder
-	cmd.Stdout, cmd.Stderr = &b, &b
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(d):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("lbbench %s: still running after %v: %s", strings.Join(args, " "), d, b.String())
-	}
-	return b.String(), cmd.ProcessState.ExitCode()
-}
-
 // TestFIFOInputsRefused: a scenario, results.json or verdicts.json that is
 // a FIFO nobody writes is refused at once with exit 2 and a message naming
 // it (an earlier lbbench blocked in read for ever, beyond Ctrl-C); a
@@ -332,7 +308,7 @@ func TestRunSurvivesAClosedPipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "run", scen, "-o", out)
+	cmd := binCmd(t, "run", scen, "-o", out)
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

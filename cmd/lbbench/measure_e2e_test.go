@@ -10,7 +10,6 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -68,7 +67,7 @@ classes: [{name: noop, weight: 1, service: {value: 0s}}]
 clients: {connections: 1}
 `), 0o644)
 	out, raw := filepath.Join(dir, "m.json"), filepath.Join(dir, "raw.csv")
-	cmd := exec.Command(bin, "attack", "--target", fmt.Sprintf("http://127.0.0.1:%d", port), "--spec", spec, "--out", out, "--raw", raw)
+	cmd := binCmd(t, "attack", "--target", fmt.Sprintf("http://127.0.0.1:%d", port), "--spec", spec, "--out", out, "--raw", raw)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -182,7 +181,7 @@ repeat: 1
 	var out string
 	for try := 1; ; try++ {
 		out = filepath.Join(dir, "out"+strconv.Itoa(try))
-		cmd := exec.Command(bin, "run", scen, "-o", out, "--generators", "2", "-q")
+		cmd := binCmd(t, "run", scen, "-o", out, "--generators", "2", "-q")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("run --generators 2: %v\n%s", err, b)
 		}
@@ -253,7 +252,7 @@ func TestOverdrivenGeneratorIsInvalid(t *testing.T) {
 		t.Skip("load test")
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	cmd := exec.Command(bin, "run", "generator-headroom", "-o", out, "--rate", "60000", "--duration", "500ms", "--warmup", "0", "-q")
+	cmd := binCmd(t, "run", "generator-headroom", "-o", out, "--rate", "60000", "--duration", "500ms", "--warmup", "0", "-q")
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, b)

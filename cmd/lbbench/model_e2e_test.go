@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,20 +15,6 @@ import (
 	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/results"
 )
-
-// lbbench runs the built binary to completion and returns its stdout,
-// stderr and exit code.
-func lbbench(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	var o, e strings.Builder
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), cmd.ProcessState.ExitCode()
-}
 
 func TestModelBalls(t *testing.T) {
 	out, errOut, code := lbbench(t, "model", "balls", "--tasks", "5", "--workers", "3", "--json", "--trials", "5000")
@@ -119,7 +104,7 @@ func TestModelSim(t *testing.T) {
 func TestModelSimInterrupt(t *testing.T) {
 	t.Parallel() // calls no waitNoProcs, as TestModelSim
 	out := filepath.Join(t.TempDir(), "sim")
-	cmd := exec.Command(bin, "model", "sim", "default", "--variant", "reuseport", "--repeat", "3",
+	cmd := binCmd(t, "model", "sim", "default", "--variant", "reuseport", "--repeat", "3",
 		"--duration", "20s", "--rate", "50000", "--workers", "64", "--connections", "512", "-o", out)
 	stderr, done := startWatched(t, cmd)
 	t.Cleanup(func() { cmd.Process.Kill() })

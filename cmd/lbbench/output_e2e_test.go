@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -62,7 +61,7 @@ func TestRunOutputCheckedUpFront(t *testing.T) {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			msg, err := exec.Command(bin, "run", scen, "-o", out).CombinedOutput()
+			msg, err := binCmd(t, "run", scen, "-o", out).CombinedOutput()
 			took := time.Since(start)
 			if err == nil || !strings.Contains(string(msg), tc.want) {
 				t.Errorf("run: %v, want an error saying %q:\n%s", err, tc.want, msg)
@@ -88,7 +87,7 @@ func TestRunOutputFailsMidRun(t *testing.T) {
 	scen := filepath.Join(dir, "small.yaml")
 	os.WriteFile(scen, []byte(smallScenario), 0o644)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", scen, "-o", out)
+	cmd := binCmd(t, "run", scen, "-o", out)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	stderr, _ := cmd.StderrPipe()

@@ -14,7 +14,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -53,7 +52,7 @@ func runReportScenario(t *testing.T) string {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", scen, "-o", out)
+	cmd := binCmd(t, "run", scen, "-o", out)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -261,7 +260,7 @@ func TestReportInChromium(t *testing.T) {
 	t.Run("report command", func(t *testing.T) {
 		// lbbench report on the same results writes the same page.
 		again := filepath.Join(t.TempDir(), "again")
-		outb, err := exec.Command(bin, "report", out, "-o", again).CombinedOutput()
+		outb, err := binCmd(t, "report", out, "-o", again).CombinedOutput()
 		if err != nil {
 			t.Fatalf("report: %v\n%s", err, outb)
 		}
@@ -282,7 +281,7 @@ func TestReportInChromium(t *testing.T) {
 		vs, _ := json.Marshal(compare.VerdictFile{Verdicts: []compare.Verdict{{Variant: "lc", Baseline: "rp", Metric: "p99", Outcome: compare.Fail, Ratio: 1.3}}})
 		vpath := filepath.Join(t.TempDir(), "v.json")
 		os.WriteFile(vpath, vs, 0o644)
-		if outb, err := exec.Command(bin, "report", out, "-o", again, "--verdicts", vpath).CombinedOutput(); err != nil {
+		if outb, err := binCmd(t, "report", out, "-o", again, "--verdicts", vpath).CombinedOutput(); err != nil {
 			t.Fatalf("report --verdicts: %v\n%s", err, outb)
 		}
 		p := openClean(t, exe, filepath.Join(again, "report.html"))
@@ -295,7 +294,7 @@ func TestReportInChromium(t *testing.T) {
 	})
 	t.Run("publish", func(t *testing.T) {
 		site := filepath.Join(t.TempDir(), "site")
-		outb, err := exec.Command(bin, "publish", filepath.Dir(out), site).CombinedOutput()
+		outb, err := binCmd(t, "publish", filepath.Dir(out), site).CombinedOutput()
 		if err != nil {
 			t.Fatalf("publish: %v\n%s", err, outb)
 		}
@@ -326,7 +325,7 @@ func TestReportCommandErrors(t *testing.T) {
 		"publish nothing": {[]string{"publish", dir, filepath.Join(dir, "site")}, "no results.json"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(bin, tc.args...)
+			cmd := binCmd(t, tc.args...)
 			out, _ := cmd.CombinedOutput()
 			if cmd.ProcessState.ExitCode() != 2 {
 				t.Errorf("exit %d, want 2:\n%s", cmd.ProcessState.ExitCode(), out)
@@ -374,7 +373,7 @@ func TestRunLiveProgressOnTerminal(t *testing.T) {
 	os.WriteFile(scen, []byte(live), 0o644)
 	master, slave := openPTY(t)
 	defer master.Close()
-	cmd := exec.Command(bin, "run", scen, "-o", filepath.Join(dir, "out"))
+	cmd := binCmd(t, "run", scen, "-o", filepath.Join(dir, "out"))
 	cmd.Stdout, cmd.Stderr = io.Discard, slave
 	cmd.Env = append(os.Environ(), "TERM=xterm")
 	if err := cmd.Start(); err != nil {

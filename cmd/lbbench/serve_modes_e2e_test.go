@@ -53,7 +53,7 @@ func startServe(t *testing.T, args ...string) *serveProc {
 		t.Fatal(err)
 	}
 	defer errf.Close()
-	sp.cmd = exec.Command(bin, append([]string{"serve", "--admin", sp.admin}, args...)...)
+	sp.cmd = binCmd(t, append([]string{"serve", "--admin", sp.admin}, args...)...)
 	sp.cmd.Stdout, sp.cmd.Stderr = outf, errf
 	sp.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := sp.cmd.Start(); err != nil {
@@ -204,7 +204,7 @@ func TestServeEveryListenMode(t *testing.T) {
 }
 
 func TestServeReusePortOnUnixSocket(t *testing.T) {
-	out, err := exec.Command(bin, "serve", "--listen", "reuseport", "--socket-dir", shortTempDir(t)).CombinedOutput()
+	out, err := binCmd(t, "serve", "--listen", "reuseport", "--socket-dir", shortTempDir(t)).CombinedOutput()
 	if code := testkit.ExitStatus(err); code != 2 {
 		t.Fatalf("exit %d, want 2:\n%s", code, out)
 	}
@@ -517,7 +517,7 @@ func TestRunExecTarget(t *testing.T) {
 	// relative to where run starts (this directory).
 	os.WriteFile(path, []byte(strings.Replace(scen, "exec: python3 ", "exec: "+pythonInterpreter(t)+" ", 1)), 0o644)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", path, "-o", out, "--quiet")
+	cmd := binCmd(t, "run", path, "-o", out, "--quiet")
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, b)

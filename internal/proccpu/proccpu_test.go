@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParse(t *testing.T) {
@@ -105,5 +107,27 @@ func TestParseSteal(t *testing.T) {
 	}
 	if _, err := c.Now(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestProcessPrecise: a process's time is its CPU-time clock, to the
+// nanosecond: Process of this process lies between two readings of its
+// own CPU clock taken around it (ticks of 10 ms would fall below the
+// first by up to a tick).
+func TestProcessPrecise(t *testing.T) {
+	for i := range 5 {
+		var before, after unix.Timespec
+		unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &before)
+		got, err := Process(os.Getpid())
+		unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lo, hi := time.Duration(before.Nano()), time.Duration(after.Nano()); got < lo || got > hi {
+			t.Fatalf("try %d: Process(self) = %v, outside its own clock's [%v, %v]", i, got, lo, hi)
+		}
+	}
+	if _, err := Process(1 << 30); err == nil {
+		t.Error("no error for a pid that does not exist")
 	}
 }

@@ -125,3 +125,26 @@ func TestProcsAndExitStatus(t *testing.T) {
 		t.Errorf("exit status of a command that did not start %d", got)
 	}
 }
+
+// TestEnviron: a child started with a marker in its environment shows it
+// in Environ; a pid that is gone gives nil.
+func TestEnviron(t *testing.T) {
+	cmd := exec.Command("sleep", "10")
+	cmd.Env = append(os.Environ(), "TESTKIT_MARK=one", "TESTKIT_MARK=two")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	env := Environ(cmd.Process.Pid)
+	if got := Getenv(env, "TESTKIT_MARK"); got != "two" {
+		t.Errorf("TESTKIT_MARK = %q in %d variables, want the last one given, two", got, len(env))
+	}
+	if got := Getenv(env, "TESTKIT_MAR"); got != "" {
+		t.Errorf("a prefix of a key matched: %q", got)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if env := Environ(cmd.Process.Pid); env != nil {
+		t.Errorf("environment of a reaped process: %v", env)
+	}
+}
