@@ -73,6 +73,7 @@ FUZZ_TARGETS = \
 	targets/balancer:FuzzProxyRequest \
 	targets/worker:FuzzParseService \
 	workloads:FuzzClassOf \
+	workloads:FuzzOverridesApply \
 	workloads:FuzzParseTimes
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh $(FUZZ_TARGETS)

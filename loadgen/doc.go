@@ -12,7 +12,8 @@
 // stamps each request's wire send time (client.go), the recorders that
 // turn vegeta's results into HDR histograms (recorder.go), the in-flight
 // cap (inflight.go), live figures for a progress display (live.go),
-// literal vegeta targets (targets.go), and K generator processes whose
+// literal vegeta targets (targets.go), what "lbbench attack" is told
+// beside its workload, checked (config.go), and K generator processes whose
 // measurements are merged losslessly (generators.go), launched as
 // "lbbench attack" (command.go) on this machine (LocalExec) or in a
 // driver's container.

@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/lbbench/lbbench/internal/field"
 	"github.com/lbbench/lbbench/workloads"
@@ -13,15 +12,14 @@ import (
 // apply them alike (Apply). A nil field, or nil Variants, leaves the
 // scenario's value. Each error names the flag it comes from.
 type Overrides struct {
-	// Repeat is --repeat, Duration --duration, RatePerSec --rate.
-	Repeat     *int
-	Duration   *time.Duration
-	RatePerSec *workloads.Rate
-	// Warmup is --warmup; zero means no warm-up.
-	Warmup *time.Duration
-	// Workers, Concurrency and Connections are --workers, --concurrency
-	// and --connections (every variant's client model too).
-	Workers, Concurrency, Connections *int
+	// Repeat is --repeat.
+	Repeat *int
+	// Workload are the workload's overrides (--duration, --warmup,
+	// --rate, --connections): set on the scenario's workload, and those
+	// of the client model on every variant's own client model too.
+	Workload workloads.Overrides
+	// Workers and Concurrency are --workers and --concurrency.
+	Workers, Concurrency *int
 	// Variants, --variant, keeps only the variants named, in this order.
 	Variants []string
 }
@@ -35,40 +33,21 @@ func (o Overrides) Apply(s *Scenario) error {
 		}
 		s.Repeat = *o.Repeat
 	}
-	if o.Duration != nil {
-		if d := *o.Duration; d < workloads.MinDuration || d > workloads.MaxRunTime {
-			return field.Errorf("--duration", "must be between %s and %s, got %s", workloads.MinDuration, workloads.MaxRunTime, d)
-		}
-		s.Workload.Duration = *o.Duration
+	if err := o.Workload.Apply(&s.Workload); err != nil {
+		return err
 	}
-	if o.Warmup != nil {
-		if d := *o.Warmup; d < 0 || d > workloads.MaxRunTime {
-			return field.Errorf("--warmup", "must be between 0 and %s, got %s", workloads.MaxRunTime, d)
+	for _, v := range s.Variants {
+		if v.Clients != nil {
+			if err := o.Workload.ApplyClients(v.Clients); err != nil {
+				return err
+			}
 		}
-		s.Workload.Warmup = *o.Warmup
-		if *o.Warmup == 0 {
-			s.Workload.Warmup = -1 // a spec's "no warm-up"; zero there is the default
-		}
-	}
-	if o.RatePerSec != nil {
-		if r := float64(*o.RatePerSec); !(r > 0) || r > workloads.MaxRate {
-			return field.Errorf("--rate", "must be > 0 and at most %.0e requests per second, got %g", workloads.MaxRate, r)
-		}
-		s.Workload.Arrival.RatePerSec = *o.RatePerSec
 	}
 	if o.Workers != nil {
 		s.Workers.Count = *o.Workers
 	}
 	if o.Concurrency != nil {
 		s.Workers.Concurrency = *o.Concurrency
-	}
-	if o.Connections != nil {
-		s.Workload.Clients.Connections = *o.Connections
-		for _, v := range s.Variants {
-			if v.Clients != nil {
-				v.Clients.Connections = *o.Connections
-			}
-		}
 	}
 	if o.Variants != nil {
 		var keep []Variant

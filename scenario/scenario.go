@@ -374,7 +374,7 @@ func Parse(name string, data []byte, cat Catalog) (Scenario, error) {
 // warmup gets (the zero value of Spec.Warmup).
 func explicitNoWarmup(n *yaml.Node, spec *workloads.Spec) {
 	if v := mapValue(n, "warmup"); v != nil && v.Tag != "!!null" && spec.Warmup == 0 {
-		spec.Warmup = -1
+		spec.Warmup = workloads.NoWarmup
 	}
 }
 

@@ -109,8 +109,8 @@ type Spec struct {
 	// or for steps the sum of the steps' durations.
 	Duration time.Duration `yaml:"duration" json:"duration"`
 	// Warmup is sent before Duration on the same processes and connections
-	// and not recorded; zero means DefaultWarmup, a negative value none
-	// (see WarmupTime). In a scenario file, "warmup: 0s" is none: only an
+	// and not recorded; zero means DefaultWarmup, a negative value
+	// (NoWarmup) none (see WarmupTime). In a scenario file, "warmup: 0s" is none: only an
 	// absent warmup gets the default.
 	Warmup time.Duration `yaml:"warmup" json:"warmup"`
 	// Classes is the weighted mix of request kinds; each request draws one.
@@ -359,7 +359,7 @@ func (s Spec) WithDefaults() Spec {
 	}
 	if s.Deterministic() {
 		// No warm-up: every request counts.
-		s.Warmup = -1
+		s.Warmup = NoWarmup
 	}
 	if s.Timeout == 0 {
 		s.Timeout = DefaultTimeout

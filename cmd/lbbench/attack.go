@@ -7,10 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,20 +22,18 @@ import (
 )
 
 type attackOptions struct {
-	target   string
-	targets  string
-	spec     string
-	scenario string
-	out      string
-	format   string
-	raw      string
-	rate     rateFlag
-	duration time.Duration
-	warmup   time.Duration
-	insecure bool
-	quiet    bool
-	live     bool
-	inFlight int
+	target        string
+	targets       string
+	spec          string
+	scenario      string
+	out           string
+	format        string
+	raw           string
+	workloadFlags // --duration, --warmup, --rate
+	insecure      bool
+	quiet         bool
+	live          bool
+	inFlight      int
 	// vegeta's flags (see vegetaflags.go)
 	headers       []string
 	body          string
@@ -53,14 +48,6 @@ type attackOptions struct {
 	// terminal or /dev/null): targets may be waiting there.
 	stdinHasData bool
 }
-
-// The --format values of attack.
-const (
-	formatLbbench    = "lbbench"
-	formatVegeta     = "vegeta"
-	formatVegetaJSON = "vegeta-json"
-	formatVegetaCSV  = "vegeta-csv"
-)
 
 // literalRate is the rate of an attack on literal targets when neither
 // --rate nor a scenario gives one: vegeta's default, 50/1s.
@@ -125,7 +112,7 @@ Exit status: 0, or 1 when every measured request failed, 2 for bad input,
 	f.StringVar(&o.targets, "targets", "", "read targets in vegeta's http format from `FILE` (\"-\": standard input)")
 	f.StringVar(&o.spec, loadgen.FlagSpec, "", "workload spec `FILE` (YAML or JSON; - for standard input) instead of a scenario")
 	f.StringVarP(&o.out, loadgen.FlagOut, "o", "", "write the results to `FILE` (default: standard output; vegeta's -output too)")
-	f.StringVar(&o.format, "format", formatLbbench, "results format: lbbench (measurement JSON), vegeta (vegeta's gob, what \"vegeta attack\" writes), vegeta-json or vegeta-csv (vegeta's JSON lines or CSV); vegeta's -format is --targets-format")
+	f.StringVar(&o.format, "format", loadgen.FormatLbbench, "results format: lbbench (measurement JSON), vegeta (vegeta's gob, what \"vegeta attack\" writes), vegeta-json or vegeta-csv (vegeta's JSON lines or CSV); vegeta's -format is --targets-format")
 	f.StringVar(&o.targetsFormat, "targets-format", loadgen.TargetsHTTP, "format of --targets and standard input: http (\"METHOD URL\", header lines, @body) or json (a JSON object a line: method, url, header, body in base64), as vegeta's -format")
 	f.StringArrayVarP(&o.headers, "header", "H", nil, "add the request `HEADER`, written \"NAME: VALUE\", to every request (repeatable)")
 	f.StringVar(&o.body, "body", "", "request body `FILE` of every literal target that has none of its own")
@@ -183,37 +170,28 @@ func (r *rateFlag) Set(v string) error {
 }
 
 func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, stdout, stderr io.Writer) (err error) {
-	switch o.format {
-	case formatLbbench, formatVegeta, formatVegetaJSON, formatVegetaCSV:
-	case loadgen.TargetsHTTP, loadgen.TargetsJSON:
-		return fmt.Errorf("attack: --format %s: --format is the results' format; the targets' format (vegeta's -format %s) is --targets-format %s", o.format, o.format, o.format)
-	default:
-		return fmt.Errorf("attack: --format %q: want %s, %s, %s or %s", o.format, formatLbbench, formatVegeta, formatVegetaJSON, formatVegetaCSV)
+	entry, opts, err := o.config().Resolve()
+	if err != nil {
+		return fmt.Errorf("attack: %w", err)
 	}
-	req, err := requestExtras(o)
+	literal := len(opts.Targets) > 0
+	spec, err := attackWorkload(o, literal)
 	if err != nil {
 		return err
 	}
-	entry, tgts, err := attackTargets(o, req)
-	if err != nil {
-		return err
+	ov := o.overrides(changed, literal)
+	if err := ov.Apply(&spec); err != nil {
+		return fmt.Errorf("attack: %w", err)
 	}
-	if tgts == nil && req.body != nil {
-		return errors.New("attack: --body is the body of literal targets; the workload's classes (--target with a base URL) have none")
+	spec = spec.WithDefaults()
+	if err := spec.Validate(); err != nil {
+		return fmt.Errorf("attack: workload: %w", err)
 	}
-
-	spec, forever, err := attackSpec(o, changed, tgts != nil)
-	if err != nil {
-		return err
-	}
+	forever := ov.UntilInterrupted
 	if forever && !changed("duration") && !o.quiet {
 		fmt.Fprintln(stderr, "attack: no --duration: running until interrupted, as vegeta does (Ctrl-C writes the results)")
 	}
 
-	opts := loadgen.Options{Targets: tgts, Insecure: o.insecure, Name: o.name, MaxBody: req.maxBody}
-	if tgts == nil {
-		opts.Header = req.header
-	}
 	if o.raw != "" {
 		f, err := files.Create(o.raw)
 		if err != nil {
@@ -268,6 +246,42 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 	return attackErr
 }
 
+// config is what the flags say of the attack beside its workload.
+func (o attackOptions) config() loadgen.AttackConfig {
+	return loadgen.AttackConfig{
+		Target: o.target, Targets: o.targets, TargetsFormat: o.targetsFormat,
+		Stdin: o.stdin, StdinHasData: o.stdinHasData, SpecOnStdin: o.spec == "-",
+		Headers: o.headers, Body: o.body, MaxBody: o.maxBody, Format: o.format,
+		Insecure: o.insecure, Name: o.name,
+	}
+}
+
+// overrides are the flags' adjustments of the workload. --duration 0
+// runs until interrupted, and so do literal targets without --duration,
+// a scenario or a spec, as vegeta's do.
+func (o attackOptions) overrides(changed func(string) bool, literal bool) workloads.Overrides {
+	ov := o.workloadFlags.of(changed)
+	if (changed("duration") && o.duration == 0) || (literal && !changed("duration") && !o.namesWorkload()) {
+		ov.Duration, ov.UntilInterrupted = nil, true
+	}
+	if changed("timeout") {
+		ov.Timeout = &o.timeout
+	}
+	if changed("connections") {
+		ov.Connections = &o.connections
+	}
+	if changed("keepalive") {
+		ov.KeepAlive = &o.keepAlive
+	}
+	if changed("max-in-flight") {
+		ov.MaxInFlight = &o.inFlight
+	}
+	return ov
+}
+
+// namesWorkload says whether a scenario or a spec was given.
+func (o attackOptions) namesWorkload() bool { return o.spec != "" || o.scenario != "" }
+
 // resultsOut is where attack's results go: lbbench's measurement as JSON
 // (to -o or standard output, written at the end), or one of vegeta's
 // encodings, streamed as requests end.
@@ -284,7 +298,7 @@ type resultsOut struct {
 // the attack starts.
 func openResults(o attackOptions, stdout io.Writer) (*resultsOut, error) {
 	r := &resultsOut{path: o.out, stdout: stdout}
-	if o.format == formatLbbench {
+	if o.format == loadgen.FormatLbbench {
 		return r, nil
 	}
 	out := stdout
@@ -296,14 +310,7 @@ func openResults(o attackOptions, stdout io.Writer) (*resultsOut, error) {
 		r.file, out = f, f
 	}
 	r.bw = bufio.NewWriterSize(out, 64<<10)
-	switch o.format {
-	case formatVegeta:
-		r.enc = vegeta.NewEncoder(r.bw)
-	case formatVegetaJSON:
-		r.enc = vegeta.NewJSONEncoder(r.bw)
-	default:
-		r.enc = vegeta.NewCSVEncoder(r.bw)
-	}
+	r.enc = loadgen.ResultsEncoder(o.format, r.bw)
 	return r, nil
 }
 
@@ -342,29 +349,27 @@ func (r *resultsOut) close() {
 	}
 }
 
-// attackSpec is the workload attack offers: the named spec or scenario's
-// (the default scenario's without either), with literal targets in place
-// of its classes, and the flags applied. forever is --duration 0.
-func attackSpec(o attackOptions, changed func(string) bool, literal bool) (spec workloads.Spec, forever bool, err error) {
+// attackWorkload is the workload attack offers before its flags adjust
+// it: the named spec or scenario's (the default scenario's without
+// either), with literal targets in place of its classes.
+func attackWorkload(o attackOptions, literal bool) (spec workloads.Spec, err error) {
 	switch {
 	case o.spec != "" && o.scenario != "":
-		return spec, false, errors.New("attack: give a scenario or --spec, not both")
+		return spec, errors.New("attack: give a scenario or --spec, not both")
 	case o.spec == "-":
 		// A driver that shares no directory with its generator (a pod)
 		// hands it the spec on standard input.
 		data, err := io.ReadAll(io.LimitReader(o.stdin, scenario.MaxFileBytes+1))
 		if err != nil {
-			return spec, false, fmt.Errorf("attack: --spec -: %w", err)
+			return spec, fmt.Errorf("attack: --spec -: %w", err)
 		}
 		if spec, err = scenario.ParseWorkload("standard input", data); err != nil {
-			return spec, false, err
+			return spec, err
 		}
 	case o.spec != "":
-		s, err := scenario.LoadWorkload(o.spec)
-		if err != nil {
-			return spec, false, err
+		if spec, err = scenario.LoadWorkload(o.spec); err != nil {
+			return spec, err
 		}
-		spec = s
 	default:
 		name := o.scenario
 		if name == "" {
@@ -372,7 +377,7 @@ func attackSpec(o attackOptions, changed func(string) bool, literal bool) (spec 
 		}
 		s, err := loadScenario(name)
 		if err != nil {
-			return spec, false, err
+			return spec, err
 		}
 		spec = s.Workload
 	}
@@ -380,160 +385,10 @@ func attackSpec(o attackOptions, changed func(string) bool, literal bool) (spec 
 		// Literal targets replace the workload's classes; the scenario's
 		// arrival stays only when a scenario or spec was named.
 		spec.Classes = []workloads.Class{{Name: "targets", Weight: 1, Service: workloads.Service{Dist: workloads.Fixed}}}
-		if o.spec == "" && o.scenario == "" {
+		if !o.namesWorkload() {
 			spec.Arrival = workloads.Arrival{Kind: workloads.Constant, RatePerSec: literalRate}
-			spec.Warmup = noneIfZero(0) // vegeta has no warm-up
+			spec.Warmup = workloads.NoWarmup // vegeta has no warm-up
 		}
 	}
-	if changed("rate") {
-		spec.Arrival.RatePerSec = o.rate.perSec
-	}
-	// Literal targets on their own run until interrupted, as vegeta's do.
-	forever = (changed("duration") && o.duration == 0) || (literal && !changed("duration") && o.spec == "" && o.scenario == "")
-	if changed("duration") {
-		if o.duration < 0 {
-			return spec, false, fmt.Errorf("attack: --duration must not be negative, got %s", o.duration)
-		}
-		spec.Duration = o.duration
-	}
-	if changed("warmup") {
-		spec.Warmup = noneIfZero(o.warmup)
-	}
-	if forever {
-		spec.Duration = untilInterrupted(spec)
-	}
-	if changed("timeout") {
-		if o.timeout <= 0 {
-			return spec, false, fmt.Errorf("attack: --timeout must be positive, got %s", o.timeout)
-		}
-		spec.Timeout = o.timeout
-	}
-	if changed("connections") {
-		if o.connections < 1 {
-			return spec, false, fmt.Errorf("attack: --connections must be at least 1, got %d", o.connections)
-		}
-		spec.Clients.Connections = o.connections
-	}
-	if changed("keepalive") {
-		spec.Clients.KeepAlive = &o.keepAlive
-	}
-	if changed("max-in-flight") {
-		if o.inFlight < 1 {
-			return spec, false, fmt.Errorf("attack: --max-in-flight must be at least 1, got %d", o.inFlight)
-		}
-		spec.Clients.MaxInFlight = o.inFlight
-	}
-	spec = spec.WithDefaults()
-	if err := spec.Validate(); err != nil {
-		return spec, false, fmt.Errorf("attack: workload: %w", err)
-	}
-	return spec, forever, nil
+	return spec, nil
 }
-
-// untilInterrupted is the measured duration of --duration 0: the longest
-// run the workload limits allow (a day, or fewer arrivals than
-// workloads.MaxArrivals at a high rate), so the attack ends on Ctrl-C long
-// before it ends on its own.
-func untilInterrupted(spec workloads.Spec) time.Duration {
-	d := workloads.MaxRunTime - spec.WarmupTime()
-	if r := spec.Arrival.MeanRate(d); r > 0 {
-		// Arrivals count over warm-up + duration; keep one percent of
-		// margin under the bound.
-		if byArrivals := time.Duration(0.99*workloads.MaxArrivals/r*float64(time.Second)) - spec.WarmupTime(); byArrivals < d {
-			d = byArrivals
-		}
-	}
-	return d
-}
-
-// attackTargets returns the entry to attack and, for literal targets,
-// the targets: from --targets, standard input, or a --target URL with a
-// path or query. tgts is nil when the workload's classes are sent to the
-// base URL entry.
-func attackTargets(o attackOptions, req extras) (entry string, tgts []vegeta.Target, err error) {
-	fromStdin := o.targets == "-" || (o.targets == "" && o.target == "" && o.stdinHasData)
-	switch {
-	case o.target != "" && o.targets != "":
-		return "", nil, errors.New("attack: give --target or --targets, not both")
-	case o.target != "" && o.stdinHasData && o.spec != "-":
-		return "", nil, errors.New("attack: --target given and standard input is a pipe or file: give targets one way (--target URL, or targets on standard input without --target; redirect standard input from /dev/null to keep it)")
-	case o.target == "" && o.targets == "" && !o.stdinHasData:
-		return "", nil, errors.New("attack: no target: give --target URL, --targets FILE, or targets on standard input (\"GET http://127.0.0.1:8080/work?ms=1\")")
-	}
-	if o.target != "" {
-		u, err := url.Parse(o.target)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return "", nil, fmt.Errorf("attack: --target %q is not an http:// or https:// URL", o.target)
-		}
-		if (u.Path == "" || u.Path == "/") && u.RawQuery == "" {
-			return o.target, nil, nil // a base URL: the workload's classes
-		}
-		tgts = []vegeta.Target{{Method: "GET", URL: o.target, Header: req.header, Body: req.body}}
-	} else {
-		var src io.Reader = o.stdin
-		name := "standard input"
-		if !fromStdin {
-			f, err := os.Open(o.targets)
-			if err != nil {
-				return "", nil, fmt.Errorf("attack: --targets: %w", err)
-			}
-			defer f.Close()
-			src, name = f, o.targets
-		}
-		tgts, err = loadgen.ReadTargetsAs(src, o.targetsFormat, req.body, req.header)
-		if err != nil {
-			return "", nil, fmt.Errorf("attack: %s: %w", name, err)
-		}
-	}
-	entry, err = loadgen.TargetsEntry(tgts)
-	if err != nil {
-		return "", nil, fmt.Errorf("attack: %w", err)
-	}
-	return entry, tgts, nil
-}
-
-// extras are what vegeta's -header, -body and -max-body add to requests
-// and results.
-type extras struct {
-	header  http.Header
-	body    []byte // nil: none
-	maxBody int64
-}
-
-// requestExtras reads --header, --body and --max-body.
-func requestExtras(o attackOptions) (extras, error) {
-	var x extras
-	for _, h := range o.headers {
-		k, v, ok := strings.Cut(h, ":")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if !ok || k == "" {
-			return x, fmt.Errorf("attack: --header %q: want \"NAME: VALUE\"", h)
-		}
-		if x.header == nil {
-			x.header = http.Header{}
-		}
-		x.header.Add(k, v)
-	}
-	if o.body != "" {
-		b, err := files.Read(o.body, maxBodyFile)
-		if err != nil {
-			return x, fmt.Errorf("attack: --body: %w", err)
-		}
-		x.body = b
-	}
-	switch {
-	case o.maxBody == -1:
-		x.maxBody = loadgen.MaxBodyCap
-	case o.maxBody < -1 || o.maxBody > loadgen.MaxBodyCap:
-		return x, fmt.Errorf("attack: --max-body %d: want 0 to %d bytes (-1: %d)", o.maxBody, loadgen.MaxBodyCap, loadgen.MaxBodyCap)
-	default:
-		x.maxBody = o.maxBody
-	}
-	if x.maxBody > 0 && o.format == formatLbbench {
-		return x, errors.New("attack: --max-body keeps bodies in vegeta's results: give --format vegeta, vegeta-json or vegeta-csv")
-	}
-	return x, nil
-}
-
-// maxBodyFile bounds a --body file: every request holds it.
-const maxBodyFile = 16 << 20

@@ -173,7 +173,7 @@ func (o simOptions) apply(s *scenario.Scenario, changed func(string) bool) error
 		ov.Concurrency = &o.concurrency
 	}
 	if changed("connections") {
-		ov.Connections = &o.connections
+		ov.Workload.Connections = &o.connections
 	}
 	if len(o.variants) > 0 {
 		ov.Variants = o.variants

@@ -4,40 +4,54 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/workloads"
 	"github.com/spf13/pflag"
 )
 
-// overrides are the flags that adjust a scenario from the command line;
-// run and model sim share them.
-type overrides struct {
-	repeat   int
+// workloadFlags are the flags that override a workload's rate, duration
+// and warm-up. run and model sim bind them (overrides.bind), attack with
+// its own words; all three map them alike (of).
+type workloadFlags struct {
 	duration time.Duration
 	warmup   time.Duration
 	rate     rateFlag
 }
 
+// of is the workloads.Overrides of the flags the user gave.
+func (w *workloadFlags) of(changed func(string) bool) workloads.Overrides {
+	var o workloads.Overrides
+	if changed("duration") {
+		o.Duration = &w.duration
+	}
+	if changed("warmup") {
+		o.Warmup = &w.warmup
+	}
+	if changed("rate") {
+		o.Rate = &w.rate.perSec
+	}
+	return o
+}
+
+// overrides are the flags that adjust a scenario from the command line;
+// run and model sim share them.
+type overrides struct {
+	repeat   int
+	workload workloadFlags
+}
+
 // bind registers the flags; what names the durations' kind of time.
 func (v *overrides) bind(f *pflag.FlagSet, what string) {
 	f.IntVar(&v.repeat, "repeat", 0, "runs per variant (overrides the scenario)")
-	f.DurationVar(&v.duration, "duration", 0, "measured duration of each run"+what+" (overrides the scenario)")
-	f.DurationVar(&v.warmup, "warmup", 0, "warm-up of each run, not recorded; 0 for none (overrides the scenario)")
-	f.Var(&v.rate, "rate", "intended request rate: per second (960) or per duration (50/1s, 1/100ms); overrides the scenario")
+	f.DurationVar(&v.workload.duration, "duration", 0, "measured duration of each run"+what+" (overrides the scenario)")
+	f.DurationVar(&v.workload.warmup, "warmup", 0, "warm-up of each run, not recorded; 0 for none (overrides the scenario)")
+	f.Var(&v.workload.rate, "rate", "intended request rate: per second (960) or per duration (50/1s, 1/100ms); overrides the scenario")
 }
 
 // of is the scenario.Overrides of the flags the user gave.
 func (v *overrides) of(changed func(string) bool) scenario.Overrides {
-	var o scenario.Overrides
+	o := scenario.Overrides{Workload: v.workload.of(changed)}
 	if changed("repeat") {
 		o.Repeat = &v.repeat
-	}
-	if changed("duration") {
-		o.Duration = &v.duration
-	}
-	if changed("warmup") {
-		o.Warmup = &v.warmup
-	}
-	if changed("rate") {
-		o.RatePerSec = &v.rate.perSec
 	}
 	return o
 }

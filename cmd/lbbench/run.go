@@ -183,15 +183,6 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	return err
 }
 
-// noneIfZero maps a --warmup of 0 to the spec's "no warm-up" (a negative
-// value; zero in a spec means the default).
-func noneIfZero(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}
-
 // newDriver returns the driver o names, writing under the output
 // directory out, and a function that releases it. live, if not nil, gets
 // the generator's live figures. Each driver validates the options it is

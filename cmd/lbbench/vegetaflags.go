@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/lbbench/lbbench/loadgen"
 )
 
 // vegetaUnsupported are "vegeta attack" flags lbbench attack does not
@@ -132,7 +134,7 @@ func rootArgs(root *cobra.Command, args []string) ([]string, error) {
 		return nil, err
 	}
 	if vegeta && !hasFlag(fs, rest, "format") {
-		rest = append([]string{"--format", formatVegeta}, rest...)
+		rest = append([]string{"--format", loadgen.FormatVegeta}, rest...)
 	}
 	return append([]string{args[0]}, rest...), nil
 }
