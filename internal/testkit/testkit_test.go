@@ -126,13 +126,7 @@ func TestFetch(t *testing.T) {
 	if got, err := Fetch(c, srv.URL+"/short"); err == nil || got.Status != http.StatusOK || got.Body != "ab" {
 		t.Errorf("a body cut short: %+v, %v; want the error with what was read", got, err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	if got, err := Fetch(c, "http://"+addr+"/"); err == nil {
+	if got, err := Fetch(c, "http://127.0.0.1:"+strconv.Itoa(FreePort(t))+"/"); err == nil {
 		t.Errorf("a fetch from a closed port: %+v", got)
 	}
 }

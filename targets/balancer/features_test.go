@@ -663,9 +663,7 @@ func TestPreopen(t *testing.T) {
 	}
 
 	// A backend that cannot be reached fails the preopen, naming it.
-	ln := listen(t)
-	dead := ln.Addr().String()
-	ln.Close()
+	dead := deadAddr(t)
 	p, err := New(Config{Upstreams: []string{dead}, UpstreamKeepAlive: true, Preopen: 2})
 	if err != nil {
 		t.Fatal(err)

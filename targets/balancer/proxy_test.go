@@ -254,10 +254,7 @@ func TestUpstreamFailures(t *testing.T) {
 // deadAddr returns a loopback address nothing listens on.
 func deadAddr(t *testing.T) string {
 	t.Helper()
-	down := listen(t)
-	addr := down.Addr().String()
-	down.Close()
-	return addr
+	return "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
 }
 
 // nonePolicy never finds a backend.
