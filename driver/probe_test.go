@@ -3,7 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
-	"net"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/targets/prefork"
 )
 
@@ -42,13 +43,7 @@ func TestWaitHTTPReady(t *testing.T) {
 // just free and has nothing listening.
 func closedURL(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String() + "/healthz"
-	ln.Close()
-	return url
+	return fmt.Sprintf("http://127.0.0.1:%d/healthz", testkit.FreePort(t))
 }
 
 // TestWaitHTTPGivesUp checks that WaitHTTP stops polling a URL that never

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lbbench/lbbench/internal/testkit"
 )
 
 // backend is an HTTP server standing in for one worker: it answers with
@@ -76,16 +78,6 @@ func startBackends(t *testing.T, n int, unix bool) []*backend {
 	return bs
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // startEngine renders spec, checks it with the engine and runs the engine
 // in its own process group until the test ends. It returns the Config with
 // placeholders replaced.
@@ -93,7 +85,8 @@ func startEngine(t *testing.T, spec Spec) Config {
 	t.Helper()
 	bin := findOrFail(t, spec.Engine)
 	spec.StubStatus, spec.User = bin.StubStatus, currentUser()
-	spec.Listen, spec.Admin = freeAddr(t), freeAddr(t)
+	ports := testkit.FreePorts(t, 2)
+	spec.Listen, spec.Admin = "127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
 	cfg, err := Render(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -128,13 +121,11 @@ func startEngine(t *testing.T, spec Spec) Config {
 		}
 		out.Close()
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(cfg.Health)
-		if err == nil {
+	testkit.WaitFor(t, fmt.Sprintf("%s: %s to be healthy", spec.Engine, cfg.Health), func() bool {
+		if resp, err := http.Get(cfg.Health); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				break
+				return true
 			}
 		}
 		select {
@@ -143,11 +134,8 @@ func startEngine(t *testing.T, spec Spec) Config {
 			t.Fatalf("%s exited early:\n%s", spec.Engine, b)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s not healthy", spec.Engine, cfg.Health)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 	sub := func(s string) string { return strings.ReplaceAll(s, DirPlaceholder, dir) }
 	cfg.Stats = sub(cfg.Stats)
 	cfg.Args = run

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -7,217 +7,21 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/testkit/fakedriver"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
 
-// The tests in this file exercise Run's loop alone: fakeDriver starts
-// nothing and its deployments are Attackers that send no load, so every
-// test is pure logic and fast. That Run drives real processes is shown by
-// the drivers' own tests, not here.
-
-// fakeDriver is a Driver whose deployments run nothing. It logs every Up,
-// Down and progress event in order, and its hooks make a chosen call fail
-// or block.
-type fakeDriver struct {
-	// upErr, when set, is asked before the n-th Up (from 1); a non-nil
-	// error fails that Up.
-	upErr func(n int) error
-	// attack, when set, replaces the n-th attack (from 1); nil means
-	// syntheticMeasurement(time.Millisecond).
-	attack func(ctx context.Context, n int) (*results.Measurement, error)
-	// stats, when set, answers the n-th Stats call (from 1); nil means
-	// empty Stats.
-	stats func(n int) (Stats, error)
-	// describeErr, when set, is Describe's error.
-	describeErr error
-
-	mu      sync.Mutex
-	port    int
-	log     []string          // "up <id>", "up-failed <id>", "down <id>", "start <id>", "done <id>"
-	plans   []topologies.Plan // every plan Up was given, in order
-	deps    []*fakeDeployment // deployments that came up, in order
-	live    *fakeDeployment   // the deployment up now, if any
-	overlap []string          // Ups called while another deployment was up
-	attacks int
-	nstats  int
-}
-
-var (
-	_ Driver     = (*fakeDriver)(nil)
-	_ Deployment = (*fakeDeployment)(nil)
-)
-
-// fakeContainers is what fakeDriver.Describe adds to the environment.
-const fakeContainers = "fake generator"
-
-func (d *fakeDriver) Name() string { return "fake" }
-func (d *fakeDriver) Host() string { return "127.0.0.1" }
-
-// Ports hands out consecutive numbers; nothing listens on them.
-func (d *fakeDriver) Ports(n int) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.port == 0 {
-		d.port = 20000
-	}
-	p := d.port
-	d.port += n
-	return p, nil
-}
-
-func (d *fakeDriver) Describe(_ context.Context, _ scenario.Scenario, e *results.Env) error {
-	e.Containers = &results.ContainerEnv{Generator: fakeContainers}
-	return d.describeErr
-}
-
-func (d *fakeDriver) Up(ctx context.Context, b Bring) (Deployment, error) {
-	p, err := topologies.RenderRun(b.ID, b.Variant, b.Workers, d, b.Exe)
-	if err != nil {
-		return nil, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.plans = append(d.plans, p)
-	if d.live != nil {
-		d.overlap = append(d.overlap, fmt.Sprintf("%s while %s was up", p.ID, d.live.plan.ID))
-	}
-	err = ctx.Err()
-	if err == nil && d.upErr != nil {
-		err = d.upErr(len(d.plans))
-	}
-	if err != nil {
-		d.log = append(d.log, "up-failed "+p.ID)
-		return nil, err
-	}
-	d.log = append(d.log, "up "+p.ID)
-	dep := &fakeDeployment{d: d, plan: p}
-	d.deps = append(d.deps, dep)
-	d.live = dep
-	return dep, nil
-}
-
-// progress logs Run's progress events next to the driver's calls.
-func (d *fakeDriver) progress(events *[]Progress) func(Progress) {
-	return func(p Progress) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		*events = append(*events, p)
-		if p.Done {
-			d.log = append(d.log, "done "+p.ID)
-		} else {
-			d.log = append(d.log, "start "+p.ID)
-		}
-	}
-}
-
-// fakeDeployment is one fake bring-up. It records how it was attacked and
-// taken down.
-type fakeDeployment struct {
-	d    *fakeDriver
-	plan topologies.Plan
-
-	// Set by Attack.
-	spec     workloads.Spec
-	attacked bool
-
-	// Set by Down: the number of calls, and the state of the first call's
-	// ctx when it was made.
-	downs        int
-	downAt       time.Time
-	downErr      error
-	downDeadline time.Time
-	downBounded  bool
-}
-
-func (f *fakeDeployment) Entry() string { return f.plan.Entry }
-
-func (f *fakeDeployment) Attack(ctx context.Context, spec workloads.Spec) (*results.Measurement, error) {
-	f.d.mu.Lock()
-	f.spec, f.attacked = spec, true
-	f.d.attacks++
-	n, hook := f.d.attacks, f.d.attack
-	f.d.mu.Unlock()
-	if hook != nil {
-		return hook(ctx, n) // unlocked: the hook may block
-	}
-	return syntheticMeasurement(time.Millisecond), nil
-}
-
-// Stats answers the stats hook after the load; before it (Run's CPU
-// baseline) it answers nothing, and the hook does not count the call.
-func (f *fakeDeployment) Stats(ctx context.Context) (Stats, error) {
-	f.d.mu.Lock()
-	defer f.d.mu.Unlock()
-	if !f.attacked {
-		return Stats{}, nil
-	}
-	f.d.nstats++
-	if f.d.stats != nil {
-		return f.d.stats(f.d.nstats)
-	}
-	return Stats{}, nil
-}
-
-// Down is idempotent, as the interface requires; downs counts the calls
-// so that a test can check Run makes exactly one.
-func (f *fakeDeployment) Down(ctx context.Context) error {
-	f.d.mu.Lock()
-	defer f.d.mu.Unlock()
-	f.downs++
-	if f.downs > 1 {
-		return nil
-	}
-	f.downAt, f.downErr = time.Now(), ctx.Err()
-	f.downDeadline, f.downBounded = ctx.Deadline()
-	f.d.log = append(f.d.log, "down "+f.plan.ID)
-	if f.d.live == f {
-		f.d.live = nil
-	}
-	return nil
-}
-
-// Workers of every test scenario and the responses syntheticMeasurement
-// attributes to them.
-const fakeWorkers = 3
-
-var fakeByWorker = map[int]uint64{0: 50, 1: 30, 2: 20}
-
-// syntheticMeasurement is a clean run of 100 requests at the intended rate
-// whose send lag is lag for every request.
-func syntheticMeasurement(lag time.Duration) *results.Measurement {
-	m := &results.Measurement{
-		Duration:     time.Second,
-		Requests:     100,
-		IntendedRate: 100,
-		AchievedRate: 100,
-		Latency:      results.NewHistogram(),
-		Uncorrected:  results.NewHistogram(),
-		SendLag:      results.NewHistogram(),
-		ErrorLatency: results.NewHistogram(),
-		ByWorker:     map[int]uint64{},
-	}
-	class := results.Class{Name: "a", Requests: 100, Latency: results.NewHistogram()}
-	for i := range 100 {
-		d := time.Duration(1000+10*i) * time.Microsecond
-		m.Latency.RecordDuration(d)
-		m.Uncorrected.RecordDuration(d)
-		class.Latency.RecordDuration(d)
-		m.SendLag.RecordDuration(lag)
-	}
-	m.Classes = []results.Class{class}
-	for w, n := range fakeByWorker {
-		m.ByWorker[w] = n
-	}
-	m.Summarize()
-	return m
-}
+// The tests in this file exercise Run's loop alone: the fake driver
+// (fakedriver.Driver) starts nothing and its deployments are Attackers
+// that send no load, so every test is pure logic and fast. That Run
+// drives real processes is shown by the drivers' own tests, not here.
 
 // testScenario returns a valid scenario of the named variants (reuseport,
 // so rendering needs only ports) repeated repeat times.
@@ -225,7 +29,7 @@ func testScenario(t *testing.T, repeat int, variants ...string) scenario.Scenari
 	t.Helper()
 	s := scenario.Scenario{
 		Name:    "fake",
-		Workers: scenario.Workers{Count: fakeWorkers},
+		Workers: scenario.Workers{Count: fakedriver.Workers},
 		Workload: workloads.Spec{
 			Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 100},
 			Duration: time.Second,
@@ -278,8 +82,8 @@ func runIDs(runs []results.Run) []string {
 
 // checkpoints returns a WithCheckpoint option that appends the number of
 // runs each call sees to seen.
-func checkpoints(seen *[]int) Option {
-	return WithCheckpoint(func(r *results.Results) error {
+func checkpoints(seen *[]int) harness.Option {
+	return harness.WithCheckpoint(func(r *results.Results) error {
 		*seen = append(*seen, len(r.Runs))
 		return nil
 	})
@@ -301,23 +105,22 @@ func checkRuns(t *testing.T, got []results.Run, want []plannedRun) {
 
 // checkDowns fails unless every deployment that came up was taken down
 // exactly once, none is still up, and no two were ever up at once.
-func checkDowns(t *testing.T, d *fakeDriver, wantUp int) {
+func checkDowns(t *testing.T, d *fakedriver.Driver, wantUp int) {
 	t.Helper()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(d.deps) != wantUp {
-		t.Errorf("%d deployments came up, want %d", len(d.deps), wantUp)
+	deps := d.Deployments()
+	if len(deps) != wantUp {
+		t.Errorf("%d deployments came up, want %d", len(deps), wantUp)
 	}
-	for _, dep := range d.deps {
-		if dep.downs != 1 {
-			t.Errorf("%s: Down called %d times, want 1", dep.plan.ID, dep.downs)
+	for _, dep := range deps {
+		if n := dep.Downs(); n != 1 {
+			t.Errorf("%s: Down called %d times, want 1", dep.Plan().ID, n)
 		}
 	}
-	if d.live != nil {
-		t.Errorf("%s is still up after Run returned", d.live.plan.ID)
+	if live := d.Live(); live != nil {
+		t.Errorf("%s is still up after Run returned", live.Plan().ID)
 	}
-	if len(d.overlap) > 0 {
-		t.Errorf("two deployments up at once: %q", d.overlap)
+	if overlap := d.Overlaps(); len(overlap) > 0 {
+		t.Errorf("two deployments up at once: %q", overlap)
 	}
 }
 
@@ -337,8 +140,8 @@ func TestRunFollowsOrder(t *testing.T) {
 		t.Fatalf("fixture: the schedule is the identity in every round; change the seed")
 	}
 
-	d := &fakeDriver{}
-	res, err := Run(context.Background(), s, d)
+	d := &fakedriver.Driver{}
+	res, err := harness.Run(context.Background(), s, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,19 +152,20 @@ func TestRunFollowsOrder(t *testing.T) {
 		t.Errorf("Order = %q, want %q", res.Order, ids(want))
 	}
 	checkRuns(t, res.Runs, want)
-	if res.Env.Driver != "fake" || res.Env.Containers == nil || res.Env.Containers.Generator != fakeContainers {
+	if res.Env.Driver != "fake" || res.Env.Containers == nil || res.Env.Containers.Generator != fakedriver.Generator {
 		t.Errorf("env driver %q containers %+v: the driver's name and Describe are missing", res.Env.Driver, res.Env.Containers)
 	}
 
 	var wantLog []string
+	plans := d.Plans()
 	for i, w := range want {
 		wantLog = append(wantLog, "up "+w.ID, "down "+w.ID)
-		if p := d.plans[i]; p.ID != w.ID || p.Variant != w.Variant {
+		if p := plans[i]; p.ID != w.ID || p.Variant != w.Variant {
 			t.Errorf("Up %d got plan %s of %s, want %s of %s", i+1, p.ID, p.Variant, w.ID, w.Variant)
 		}
 	}
-	if !reflect.DeepEqual(d.log, wantLog) {
-		t.Errorf("driver calls:\n  %q\nwant:\n  %q", d.log, wantLog)
+	if got := d.Log(); !reflect.DeepEqual(got, wantLog) {
+		t.Errorf("driver calls:\n  %q\nwant:\n  %q", got, wantLog)
 	}
 	checkDowns(t, d, len(want))
 }
@@ -403,8 +207,8 @@ func TestRunCheckpoints(t *testing.T) {
 				}
 				return nil
 			}
-			d := &fakeDriver{}
-			res, err := Run(context.Background(), s, d, WithCheckpoint(checkpoint))
+			d := &fakedriver.Driver{}
+			res, err := harness.Run(context.Background(), s, d, harness.WithCheckpoint(checkpoint))
 			if tt.failAt == 0 && err != nil {
 				t.Fatal(err)
 			}
@@ -440,13 +244,13 @@ func TestRunPartialResultsOnError(t *testing.T) {
 	errBoom := errors.New("boom")
 	tests := []struct {
 		name   string
-		driver func() *fakeDriver
+		driver func() *fakedriver.Driver
 		wantUp int // deployments that came up
 	}{
 		{
 			name: "up",
-			driver: func() *fakeDriver {
-				return &fakeDriver{upErr: func(n int) error {
+			driver: func() *fakedriver.Driver {
+				return &fakedriver.Driver{UpErr: func(n int, _ topologies.Plan) error {
 					if n == k {
 						return fmt.Errorf("fake: start: %w", errBoom)
 					}
@@ -457,24 +261,24 @@ func TestRunPartialResultsOnError(t *testing.T) {
 		},
 		{
 			name: "attack",
-			driver: func() *fakeDriver {
-				return &fakeDriver{attack: func(_ context.Context, n int) (*results.Measurement, error) {
+			driver: func() *fakedriver.Driver {
+				return &fakedriver.Driver{Attack: func(_ context.Context, n int, _ topologies.Plan) (*results.Measurement, error) {
 					if n == k {
 						return nil, errBoom
 					}
-					return syntheticMeasurement(time.Millisecond), nil
+					return fakedriver.Measurement(time.Millisecond), nil
 				}}
 			},
 			wantUp: k,
 		},
 		{
 			name: "stats",
-			driver: func() *fakeDriver {
-				return &fakeDriver{stats: func(n int) (Stats, error) {
+			driver: func() *fakedriver.Driver {
+				return &fakedriver.Driver{Stats: func(n int, _ topologies.Plan) (harness.Stats, error) {
 					if n == k {
-						return Stats{}, errBoom
+						return harness.Stats{}, errBoom
 					}
-					return Stats{}, nil
+					return harness.Stats{}, nil
 				}}
 			},
 			wantUp: k,
@@ -486,7 +290,7 @@ func TestRunPartialResultsOnError(t *testing.T) {
 			want := planned(s)
 			d := tt.driver()
 			var seen []int
-			res, err := Run(context.Background(), s, d, checkpoints(&seen))
+			res, err := harness.Run(context.Background(), s, d, checkpoints(&seen))
 			if !errors.Is(err, errBoom) {
 				t.Fatalf("Run returned %v, want an error wrapping %v", err, errBoom)
 			}
@@ -500,8 +304,8 @@ func TestRunPartialResultsOnError(t *testing.T) {
 			if want := []int{1, 2, 2}; !reflect.DeepEqual(seen, want) {
 				t.Errorf("checkpoints saw %v runs, want %v: one per finished run, then the partial results", seen, want)
 			}
-			if len(d.plans) != k {
-				t.Errorf("Up called %d times, want %d: the scenario went on after the error", len(d.plans), k)
+			if n := len(d.Plans()); n != k {
+				t.Errorf("Up called %d times, want %d: the scenario went on after the error", n, k)
 			}
 			checkDowns(t, d, tt.wantUp)
 		})
@@ -520,14 +324,14 @@ func TestRunPartialResultsOnCancel(t *testing.T) {
 	defer cancel()
 
 	attacking := make(chan struct{})
-	d := &fakeDriver{attack: func(ctx context.Context, n int) (*results.Measurement, error) {
+	d := &fakedriver.Driver{Attack: func(ctx context.Context, n int, _ topologies.Plan) (*results.Measurement, error) {
 		if n < k {
-			return syntheticMeasurement(time.Millisecond), nil
+			return fakedriver.Measurement(time.Millisecond), nil
 		}
 		close(attacking)
 		<-ctx.Done()
 		// What a real generator returns: what it recorded so far.
-		return syntheticMeasurement(time.Millisecond), ctx.Err()
+		return fakedriver.Measurement(time.Millisecond), ctx.Err()
 	}}
 	var seen []int
 	type outcome struct {
@@ -536,7 +340,7 @@ func TestRunPartialResultsOnCancel(t *testing.T) {
 	}
 	done := make(chan outcome)
 	go func() {
-		res, err := Run(ctx, s, d, checkpoints(&seen))
+		res, err := harness.Run(ctx, s, d, checkpoints(&seen))
 		done <- outcome{res, err}
 	}()
 	<-attacking
@@ -553,20 +357,20 @@ func TestRunPartialResultsOnCancel(t *testing.T) {
 	if want := []int{1, 2, 2}; !reflect.DeepEqual(seen, want) {
 		t.Errorf("checkpoints saw %v runs, want %v: one per finished run, then the partial results", seen, want)
 	}
-	if len(d.plans) != k {
-		t.Errorf("Up called %d times after cancellation during run %d", len(d.plans), k)
+	if n := len(d.Plans()); n != k {
+		t.Errorf("Up called %d times after cancellation during run %d", n, k)
 	}
 	checkDowns(t, d, k)
 
-	dep := d.deps[k-1]
-	if dep.downErr != nil {
-		t.Errorf("Down of the interrupted run got a context already done (%v): it could not drain", dep.downErr)
+	down := d.Deployments()[k-1].FirstDown()
+	if down.Err != nil {
+		t.Errorf("Down of the interrupted run got a context already done (%v): it could not drain", down.Err)
 	}
-	if !dep.downBounded {
+	if !down.Bounded {
 		t.Fatal("Down of the interrupted run got a context without a deadline: it could hang forever")
 	}
-	if left := dep.downDeadline.Sub(dep.downAt); left <= 0 || left > DefaultTeardown {
-		t.Errorf("Down's deadline was %s away, want in (0, %s]", left, DefaultTeardown)
+	if left := down.Deadline.Sub(down.At); left <= 0 || left > harness.DefaultTeardown {
+		t.Errorf("Down's deadline was %s away, want in (0, %s]", left, harness.DefaultTeardown)
 	}
 }
 
@@ -576,9 +380,9 @@ func TestRunPartialResultsOnCancel(t *testing.T) {
 func TestRunProgress(t *testing.T) {
 	s := testScenario(t, 2, "alpha", "beta")
 	want := planned(s)
-	d := &fakeDriver{}
-	var events []Progress
-	res, err := Run(context.Background(), s, d, WithProgress(d.progress(&events)))
+	d := &fakedriver.Driver{}
+	var events []harness.Progress
+	res, err := harness.Run(context.Background(), s, d, harness.WithProgress(d.Progress(&events)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -604,8 +408,8 @@ func TestRunProgress(t *testing.T) {
 			}
 		}
 	}
-	if !reflect.DeepEqual(d.log, wantLog) {
-		t.Errorf("progress and driver calls:\n  %q\nwant:\n  %q", d.log, wantLog)
+	if got := d.Log(); !reflect.DeepEqual(got, wantLog) {
+		t.Errorf("progress and driver calls:\n  %q\nwant:\n  %q", got, wantLog)
 	}
 }
 
@@ -618,20 +422,20 @@ func TestRunCarriesStats(t *testing.T) {
 	s := testScenario(t, 1, "alpha")
 	proxy := &results.ProxyStats{Policy: "least_conn", Mode: "l7", Decisions: 100, ClientConns: 4}
 	engine := &results.EngineStats{Engine: "nginx", Nginx: &results.NginxStatus{Requests: 100}}
-	d := &fakeDriver{stats: func(int) (Stats, error) {
-		return Stats{
+	d := &fakedriver.Driver{Stats: func(int, topologies.Plan) (harness.Stats, error) {
+		return harness.Stats{
 			// Out of index order, worker 1 missing, one index out of range.
 			Workers: []results.WorkerStats{
 				{Index: 2, Requests: 21, Connections: 2, MaxQueue: 3},
 				{Index: 0, Requests: 52, Connections: 1, MaxQueue: 1},
-				{Index: fakeWorkers, Requests: 999},
+				{Index: fakedriver.Workers, Requests: 999},
 				{Index: -1, Requests: 999},
 			},
 			Proxy:  proxy,
 			Engine: engine,
 		}, nil
 	}}
-	res, err := Run(context.Background(), s, d)
+	res, err := harness.Run(context.Background(), s, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,9 +444,9 @@ func TestRunCarriesStats(t *testing.T) {
 	}
 	run := res.Runs[0]
 	wantWorkers := []results.Worker{
-		{Index: 0, Responses: fakeByWorker[0], Requests: 52, Connections: 1, MaxQueue: 1},
-		{Index: 1, Responses: fakeByWorker[1]},
-		{Index: 2, Responses: fakeByWorker[2], Requests: 21, Connections: 2, MaxQueue: 3},
+		{Index: 0, Responses: fakedriver.ByWorker()[0], Requests: 52, Connections: 1, MaxQueue: 1},
+		{Index: 1, Responses: fakedriver.ByWorker()[1]},
+		{Index: 2, Responses: fakedriver.ByWorker()[2], Requests: 21, Connections: 2, MaxQueue: 3},
 	}
 	if !reflect.DeepEqual(run.Workers, wantWorkers) {
 		t.Errorf("workers:\n  %+v\nwant:\n  %+v", run.Workers, wantWorkers)
@@ -650,8 +454,8 @@ func TestRunCarriesStats(t *testing.T) {
 	if run.Proxy != proxy || run.Engine != engine {
 		t.Errorf("proxy %+v engine %+v, want the deployment's %+v and %+v", run.Proxy, run.Engine, proxy, engine)
 	}
-	if run.Entry != d.plans[0].Entry || run.Entry == "" {
-		t.Errorf("entry %q, want the plan's %q", run.Entry, d.plans[0].Entry)
+	if entry := d.Plans()[0].Entry; run.Entry != entry || run.Entry == "" {
+		t.Errorf("entry %q, want the plan's %q", run.Entry, entry)
 	}
 	if run.Requests != 100 || run.Summary != run.Latency.Summarize() {
 		t.Errorf("requests %d summary %+v: the measurement was not carried", run.Requests, run.Summary)
@@ -672,8 +476,8 @@ func TestRunAttackerGetsVariantWorkload(t *testing.T) {
 	if err := s.Validate(topologies.Catalog()); err != nil {
 		t.Fatal(err)
 	}
-	d := &fakeDriver{}
-	res, err := Run(context.Background(), s, d)
+	d := &fakedriver.Driver{}
+	res, err := harness.Run(context.Background(), s, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -682,28 +486,30 @@ func TestRunAttackerGetsVariantWorkload(t *testing.T) {
 		runs[r.ID] = r
 	}
 	seeds := map[int]uint64{} // by round
-	for _, dep := range d.deps {
+	for _, dep := range d.Deployments() {
+		plan := dep.Plan()
+		spec, _ := dep.Spec()
 		v := s.Variants[0]
-		if dep.plan.Variant == churn.Name {
+		if plan.Variant == churn.Name {
 			v = s.Variants[1]
 		}
-		run, ok := runs[dep.plan.ID]
+		run, ok := runs[plan.ID]
 		if !ok {
-			t.Fatalf("deployment %s has no run in the results", dep.plan.ID)
+			t.Fatalf("deployment %s has no run in the results", plan.ID)
 		}
-		if want := s.WorkloadFor(v, run.Rep); !reflect.DeepEqual(dep.spec, want) {
-			t.Errorf("%s attacked with %+v, want %+v", dep.plan.ID, dep.spec, want)
+		if want := s.WorkloadFor(v, run.Rep); !reflect.DeepEqual(spec, want) {
+			t.Errorf("%s attacked with %+v, want %+v", plan.ID, spec, want)
 		}
-		if run.Seed != dep.spec.Seed {
-			t.Errorf("%s records seed %d, attacked with %d", run.ID, run.Seed, dep.spec.Seed)
+		if run.Seed != spec.Seed {
+			t.Errorf("%s records seed %d, attacked with %d", run.ID, run.Seed, spec.Seed)
 		}
-		if seed, ok := seeds[run.Rep]; ok && seed != dep.spec.Seed {
-			t.Errorf("round %d: seeds %d and %d, want one per round", run.Rep, seed, dep.spec.Seed)
+		if seed, ok := seeds[run.Rep]; ok && seed != spec.Seed {
+			t.Errorf("round %d: seeds %d and %d, want one per round", run.Rep, seed, spec.Seed)
 		}
-		seeds[run.Rep] = dep.spec.Seed
+		seeds[run.Rep] = spec.Seed
 	}
-	if len(d.deps) != 4 {
-		t.Errorf("%d deployments, want 4", len(d.deps))
+	if n := len(d.Deployments()); n != 4 {
+		t.Errorf("%d deployments, want 4", n)
 	}
 	if seeds[1] != s.Workload.Seed || seeds[2] == seeds[1] {
 		t.Errorf("seeds by round %v: want the file's (%d) in round 1 and another in round 2", seeds, s.Workload.Seed)
@@ -715,13 +521,13 @@ func TestRunAttackerGetsVariantWorkload(t *testing.T) {
 // in the results.
 func TestRunDescribeRefusesBeforeAnyRun(t *testing.T) {
 	s := testScenario(t, 2, "alpha")
-	d := &fakeDriver{describeErr: errors.New("no nginx here")}
-	res, err := Run(context.Background(), s, d)
+	d := &fakedriver.Driver{DescribeErr: errors.New("no nginx here")}
+	res, err := harness.Run(context.Background(), s, d)
 	if err == nil || !strings.Contains(err.Error(), "no nginx here") || res.Error == "" || res.Complete {
 		t.Fatalf("err %v, results error %q complete %v: want Describe's error, recorded", err, res.Error, res.Complete)
 	}
-	if len(d.plans) != 0 {
-		t.Errorf("%d Ups after Describe failed, want none", len(d.plans))
+	if n := len(d.Plans()); n != 0 {
+		t.Errorf("%d Ups after Describe failed, want none", n)
 	}
 }
 
@@ -746,10 +552,10 @@ func TestRunJudgesValidity(t *testing.T) {
 			if tt.bound != 0 {
 				s.Validity.MaxSendLagP99 = tt.bound
 			}
-			d := &fakeDriver{attack: func(context.Context, int) (*results.Measurement, error) {
-				return syntheticMeasurement(tt.lag), nil
+			d := &fakedriver.Driver{Attack: func(context.Context, int, topologies.Plan) (*results.Measurement, error) {
+				return fakedriver.Measurement(tt.lag), nil
 			}}
-			res, err := Run(context.Background(), s, d)
+			res, err := harness.Run(context.Background(), s, d)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -775,14 +581,14 @@ func TestRunJudgesValidity(t *testing.T) {
 func TestRunRecordsFailedRun(t *testing.T) {
 	s := testScenario(t, 2, "alpha")
 	dead := results.Failure{Process: "workers: worker 1 (pid 42)", Exit: "signal: killed", LogTail: []string{"prefork: worker 1 (pid 42) exited: signal: killed"}}
-	d := &fakeDriver{stats: func(n int) (Stats, error) {
+	d := &fakedriver.Driver{Stats: func(n int, _ topologies.Plan) (harness.Stats, error) {
 		if n == 1 {
-			return Stats{Dead: []results.Failure{dead}}, errors.New("stats of proxy: connection refused")
+			return harness.Stats{Dead: []results.Failure{dead}}, errors.New("stats of proxy: connection refused")
 		}
-		return Stats{}, nil
+		return harness.Stats{}, nil
 	}}
 	var seen []int
-	res, err := Run(context.Background(), s, d, checkpoints(&seen))
+	res, err := harness.Run(context.Background(), s, d, checkpoints(&seen))
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -803,12 +609,14 @@ func TestRunRecordsFailedRun(t *testing.T) {
 	if !next.Valid || len(next.Failed) != 0 {
 		t.Errorf("next run: valid=%v failed=%v %q", next.Valid, next.Failed, next.Invalid)
 	}
-	if len(d.deps) != 2 || d.deps[0].downs != 1 || d.deps[1].downs != 1 {
-		t.Errorf("deployments %d, each must be taken down once", len(d.deps))
+	if deps := d.Deployments(); len(deps) != 2 || deps[0].Downs() != 1 || deps[1].Downs() != 1 {
+		t.Errorf("deployments %d, each must be taken down once", len(deps))
 	}
 
-	d = &fakeDriver{stats: func(int) (Stats, error) { return Stats{}, errors.New("stats of proxy: connection refused") }}
-	res, err = Run(context.Background(), s, d)
+	d = &fakedriver.Driver{Stats: func(int, topologies.Plan) (harness.Stats, error) {
+		return harness.Stats{}, errors.New("stats of proxy: connection refused")
+	}}
+	res, err = harness.Run(context.Background(), s, d)
 	if err == nil || len(res.Runs) != 0 {
 		t.Errorf("a stats error with nothing dead: %v, %d runs; want the error and no run", err, len(res.Runs))
 	}
@@ -821,8 +629,8 @@ func TestRunRecordsFailedRun(t *testing.T) {
 func TestRunUntilDecided(t *testing.T) {
 	s := testScenario(t, 2, "alpha", "beta")
 	var asked []int
-	d := &fakeDriver{}
-	res, err := Run(context.Background(), s, d, WithRounds(Rounds{Min: 3, Max: 10, Stop: func(res *results.Results, round int) (bool, string) {
+	d := &fakedriver.Driver{}
+	res, err := harness.Run(context.Background(), s, d, harness.WithRounds(harness.Rounds{Min: 3, Max: 10, Stop: func(res *results.Results, round int) (bool, string) {
 		asked = append(asked, round)
 		if len(res.Runs) != 2*round {
 			t.Errorf("asked after round %d with %d runs", round, len(res.Runs))
@@ -839,16 +647,16 @@ func TestRunUntilDecided(t *testing.T) {
 		t.Errorf("stop %+v", res.Stop)
 	}
 
-	res, _ = Run(context.Background(), s, &fakeDriver{}, WithRounds(Rounds{Min: 3, Max: 4, Stop: func(*results.Results, int) (bool, string) { return false, "" }}))
+	res, _ = harness.Run(context.Background(), s, &fakedriver.Driver{}, harness.WithRounds(harness.Rounds{Min: 3, Max: 4, Stop: func(*results.Results, int) (bool, string) { return false, "" }}))
 	if st := res.Stop; len(res.Runs) != 8 || st == nil || st.Decided || st.Rounds != 4 || !strings.Contains(st.Reason, "not decided within the 4 rounds") {
 		t.Errorf("undecided: %d runs, stop %+v", len(res.Runs), st)
 	}
 
-	slow := &fakeDriver{attack: func(ctx context.Context, n int) (*results.Measurement, error) {
+	slow := &fakedriver.Driver{Attack: func(ctx context.Context, n int, _ topologies.Plan) (*results.Measurement, error) {
 		time.Sleep(20 * time.Millisecond) // a run's load takes time; the budget is ten of them
-		return syntheticMeasurement(time.Millisecond), nil
+		return fakedriver.Measurement(time.Millisecond), nil
 	}}
-	res, _ = Run(context.Background(), s, slow, WithRounds(Rounds{Min: 3, Max: 10, Budget: 200 * time.Millisecond, Stop: func(*results.Results, int) (bool, string) { return false, "" }}))
+	res, _ = harness.Run(context.Background(), s, slow, harness.WithRounds(harness.Rounds{Min: 3, Max: 10, Budget: 200 * time.Millisecond, Stop: func(*results.Results, int) (bool, string) { return false, "" }}))
 	if st := res.Stop; st == nil || st.Decided || st.Rounds >= 10 || len(res.Runs) != 2*st.Rounds || len(res.Order) != len(res.Runs) || !strings.Contains(st.Reason, "budget") {
 		t.Errorf("budget: %d runs of %d planned, stop %+v", len(res.Runs), len(res.Order), st)
 	}
@@ -866,14 +674,14 @@ func TestRunRetriesInvalidRuns(t *testing.T) {
 	// valid; round 2's first valid, its second invalid three times (two
 	// retries, still invalid).
 	lags := map[int]time.Duration{1: behind, 5: behind, 6: behind, 7: behind}
-	newDriver := func() *fakeDriver {
-		return &fakeDriver{attack: func(_ context.Context, n int) (*results.Measurement, error) {
-			return syntheticMeasurement(max(lags[n], time.Millisecond)), nil
+	newDriver := func() *fakedriver.Driver {
+		return &fakedriver.Driver{Attack: func(_ context.Context, n int, _ topologies.Plan) (*results.Measurement, error) {
+			return fakedriver.Measurement(max(lags[n], time.Millisecond)), nil
 		}}
 	}
-	var events []Progress
+	var events []harness.Progress
 	d := newDriver()
-	res, err := Run(context.Background(), s, d, WithRetries(2), WithProgress(d.progress(&events)))
+	res, err := harness.Run(context.Background(), s, d, harness.WithRetries(2), harness.WithProgress(d.Progress(&events)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -899,7 +707,7 @@ func TestRunRetriesInvalidRuns(t *testing.T) {
 	}
 	checkDowns(t, d, 7)
 	d = newDriver()
-	res, err = Run(context.Background(), s, d)
+	res, err = harness.Run(context.Background(), s, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"slices"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/testkit/fakedriver"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 )
@@ -15,7 +17,7 @@ import (
 func TestJudge(t *testing.T) {
 	v := scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * time.Millisecond}
 	lagging := func(held, cpus int, cpu time.Duration) results.Measurement {
-		m := *syntheticMeasurement(20 * time.Millisecond)
+		m := *fakedriver.Measurement(20 * time.Millisecond)
 		m.Generator.Held, m.Generator.MaxInFlight = uint64(held), 16
 		m.Generator.CPUs, m.Generator.CPU = cpus, cpu
 		return m
@@ -26,10 +28,10 @@ func TestJudge(t *testing.T) {
 		want      []string
 		saturated string
 	}{
-		{"clean", *syntheticMeasurement(time.Millisecond), nil, ""},
+		{"clean", *fakedriver.Measurement(time.Millisecond), nil, ""},
 		{"no requests", results.Measurement{}, []string{"no measured requests"}, ""},
 		{"slow sender", func() results.Measurement {
-			m := *syntheticMeasurement(time.Millisecond)
+			m := *fakedriver.Measurement(time.Millisecond)
 			m.AchievedRate = 80
 			return m
 		}(), []string{"achieved rate 80.0/s is 20.0% below intended 100.0/s"}, ""},
@@ -47,14 +49,14 @@ func TestJudge(t *testing.T) {
 			return m
 		}(), nil, "30 never sent"},
 		{"every request failed", func() results.Measurement {
-			m := *syntheticMeasurement(time.Millisecond)
+			m := *fakedriver.Measurement(time.Millisecond)
 			m.Errors, m.ErrorKinds = m.Requests, map[string]uint64{"404": m.Requests}
 			return m
 		}(), []string{"every one of the 100 measured requests failed (404: 100)"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := results.Run{Measurement: tc.m}
-			judge(&run, v, 0)
+			harness.Judge(&run, v, 0)
 			if run.Valid != (len(tc.want) == 0) || len(run.Invalid) != len(tc.want) {
 				t.Fatalf("valid=%v reasons %q, want %q", run.Valid, run.Invalid, tc.want)
 			}
@@ -84,7 +86,7 @@ func TestCPUDuring(t *testing.T) {
 		{Role: results.RoleWorkers, Name: "worker 1", Worker: 1, Time: 200 * time.Millisecond}, // restarted
 		{Role: results.RoleProxy, Name: "nginx", Worker: -1, Time: 250 * time.Millisecond},
 	}
-	got := cpuDuring(before, after, results.Generator{CPU: 70 * time.Millisecond})
+	got := harness.CPUDuring(before, after, results.Generator{CPU: 70 * time.Millisecond})
 	want := []results.ProcessCPU{
 		{Role: results.RoleWorkers, Name: "worker 0", Worker: 0, Time: 300 * time.Millisecond},
 		{Role: results.RoleWorkers, Name: "worker 1", Worker: 1, Time: 200 * time.Millisecond},

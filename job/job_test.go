@@ -7,13 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/internal/resultstest"
+	"github.com/lbbench/lbbench/internal/testkit/fakedriver"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/topologies"
@@ -21,77 +21,51 @@ import (
 )
 
 // The tests in this file exercise the job's logic alone (outputs checked
-// first, checkpoints, comparison, claims, exit statuses): fakeDriver
-// starts nothing and its deployments return synthetic measurements. That
-// a job runs real processes is shown by cmd/lbbench's end-to-end tests.
+// first, checkpoints, comparison, claims, exit statuses): the fake driver
+// (fakedriver.Driver) starts nothing and its deployments return synthetic
+// measurements. That a job runs real processes is shown by cmd/lbbench's
+// end-to-end tests.
 
-// fakeDriver's deployments answer with resultstest's latency shape scaled
-// by scale[variant] (1 when absent); dead names the runs (by plan ID
-// prefix, "002") whose Stats report a dead worker; cancel, when set, is
-// called at the start of the attack of the run whose ID has that prefix.
-type fakeDriver struct {
+// fake says how the fake driver's deployments answer: with resultstest's
+// latency shape scaled by scale[variant] (1 when absent); dead names the
+// runs (by plan ID prefix, "002") whose Stats report a dead worker;
+// cancel, when set, is called with the run's ID at the start of every
+// attack.
+type fake struct {
 	scale  map[string]float64
 	dead   map[string]bool
 	cancel func(id string)
-
-	mu   sync.Mutex
-	port int
-	ups  int
 }
 
-var _ harness.Driver = (*fakeDriver)(nil)
-
-func (d *fakeDriver) Name() string { return "fake" }
-func (d *fakeDriver) Host() string { return "127.0.0.1" }
-func (d *fakeDriver) Ports(n int) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.port += n
-	return 20000 + d.port, nil
-}
-func (d *fakeDriver) Describe(context.Context, scenario.Scenario, *results.Env) error { return nil }
-func (d *fakeDriver) Up(_ context.Context, b harness.Bring) (harness.Deployment, error) {
-	p, err := topologies.RenderRun(b.ID, b.Variant, b.Workers, d, b.Exe)
-	if err != nil {
-		return nil, err
+// driver is the shared fake driver, its hooks answering as f says.
+func (f fake) driver() *fakedriver.Driver {
+	return &fakedriver.Driver{
+		Attack: func(ctx context.Context, _ int, p topologies.Plan) (*results.Measurement, error) {
+			if f.cancel != nil {
+				f.cancel(p.ID)
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			scale, ok := f.scale[p.Variant]
+			if !ok {
+				scale = 1
+			}
+			m := resultstest.Run(p.Variant, scale, 0).Measurement
+			m.IntendedRate, m.AchievedRate = 1000, 1000
+			m.SendLag = results.NewHistogram()
+			m.SendLag.RecordDuration(100 * time.Microsecond)
+			m.Classes = []results.Class{{Name: "a", Requests: m.Requests, Latency: m.Latency}}
+			return &m, nil
+		},
+		Stats: func(_ int, p topologies.Plan) (harness.Stats, error) {
+			if f.dead[p.ID[:3]] {
+				return harness.Stats{Dead: []results.Failure{{Process: "workers: worker 1 (pid 42)", Exit: "signal: killed"}}}, nil
+			}
+			return harness.Stats{}, nil
+		},
 	}
-	d.mu.Lock()
-	d.ups++
-	d.mu.Unlock()
-	return &fakeDeployment{d: d, plan: p}, nil
 }
-
-type fakeDeployment struct {
-	d    *fakeDriver
-	plan topologies.Plan
-}
-
-func (f *fakeDeployment) Entry() string { return f.plan.Entry }
-func (f *fakeDeployment) Attack(ctx context.Context, _ workloads.Spec) (*results.Measurement, error) {
-	if f.d.cancel != nil {
-		f.d.cancel(f.plan.ID)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	scale, ok := f.d.scale[f.plan.Variant]
-	if !ok {
-		scale = 1
-	}
-	m := resultstest.Run(f.plan.Variant, scale, 0).Measurement
-	m.IntendedRate, m.AchievedRate = 1000, 1000
-	m.SendLag = results.NewHistogram()
-	m.SendLag.RecordDuration(100 * time.Microsecond)
-	m.Classes = []results.Class{{Name: "a", Requests: m.Requests, Latency: m.Latency}}
-	return &m, nil
-}
-func (f *fakeDeployment) Stats(context.Context) (harness.Stats, error) {
-	if f.d.dead[f.plan.ID[:3]] {
-		return harness.Stats{Dead: []results.Failure{{Process: "workers: worker 1 (pid 42)", Exit: "signal: killed"}}}, nil
-	}
-	return harness.Stats{}, nil
-}
-func (f *fakeDeployment) Down(context.Context) error { return nil }
 
 // testScenario is a valid scenario of the named variants, repeated
 // repeat times, with the given claims.
@@ -119,7 +93,7 @@ func testScenario(t *testing.T, repeat int, variants []string, claims ...scenari
 }
 
 // options is a job of s into a fresh directory on d, its outputs in out.
-func options(t *testing.T, s scenario.Scenario, d *fakeDriver, out *bytes.Buffer) Options {
+func options(t *testing.T, s scenario.Scenario, d *fakedriver.Driver, out *bytes.Buffer) Options {
 	t.Helper()
 	return Options{
 		Scenario: s, Out: filepath.Join(t.TempDir(), "out"), Dirs: []string{"logs"},
@@ -142,7 +116,7 @@ func code(t *testing.T, err error) int {
 
 func TestRunWritesEverythingAndPasses(t *testing.T) {
 	var out bytes.Buffer
-	o := options(t, testScenario(t, 4, []string{"slow", "fast"}), &fakeDriver{scale: map[string]float64{"fast": 0.5}}, &out)
+	o := options(t, testScenario(t, 4, []string{"slow", "fast"}), fake{scale: map[string]float64{"fast": 0.5}}.driver(), &out)
 	res, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, out.String())
@@ -173,7 +147,7 @@ func TestRunWritesEverythingAndPasses(t *testing.T) {
 
 func TestOutputsCheckedBeforeTheDriver(t *testing.T) {
 	var out bytes.Buffer
-	o := options(t, testScenario(t, 1, []string{"a"}), &fakeDriver{}, &out)
+	o := options(t, testScenario(t, 1, []string{"a"}), fake{}.driver(), &out)
 	if err := os.MkdirAll(filepath.Join(o.Out, "results.json"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +164,7 @@ func TestOutputsCheckedBeforeTheDriver(t *testing.T) {
 
 func TestFailedRunsExit(t *testing.T) {
 	var out bytes.Buffer
-	o := options(t, testScenario(t, 2, []string{"a", "b"}), &fakeDriver{dead: map[string]bool{"002": true}}, &out)
+	o := options(t, testScenario(t, 2, []string{"a", "b"}), fake{dead: map[string]bool{"002": true}}.driver(), &out)
 	res, err := Run(context.Background(), o)
 	if c := code(t, err); c != ExitFailedRuns || !strings.Contains(err.Error(), "1 of 4 runs failed") {
 		t.Fatalf("exit %d (%v), want %d", c, err, ExitFailedRuns)
@@ -209,7 +183,7 @@ func TestClaimsExit(t *testing.T) {
 	}{{"reported only", false, ExitPass}, {"fail on claims", true, ExitClaims}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			o := options(t, testScenario(t, 6, []string{"a", "b"}, claim), &fakeDriver{}, &out)
+			o := options(t, testScenario(t, 6, []string{"a", "b"}, claim), fake{}.driver(), &out)
 			o.FailOnClaims = tc.failOnClaims
 			_, err := Run(context.Background(), o)
 			if c := code(t, err); c != tc.want {
@@ -226,11 +200,11 @@ func TestInterruptedKeepsFinishedRuns(t *testing.T) {
 	var out bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d := &fakeDriver{cancel: func(id string) {
+	d := fake{cancel: func(id string) {
 		if strings.HasPrefix(id, "003") {
 			cancel()
 		}
-	}}
+	}}.driver()
 	o := options(t, testScenario(t, 2, []string{"a", "b"}), d, &out)
 	res, err := Run(ctx, o)
 	if c := code(t, err); c != ExitInterrupted || !strings.Contains(err.Error(), "2 of 4 runs saved") {
@@ -264,7 +238,7 @@ func TestVerdictExit(t *testing.T) {
 // stops there, recording why; the verdicts are the paired method's.
 func TestUntilDecided(t *testing.T) {
 	var out bytes.Buffer
-	o := options(t, testScenario(t, 3, []string{"slow", "fast"}), &fakeDriver{scale: map[string]float64{"fast": 0.5}}, &out)
+	o := options(t, testScenario(t, 3, []string{"slow", "fast"}), fake{scale: map[string]float64{"fast": 0.5}}.driver(), &out)
 	o.UntilDecided, o.MaxRounds = true, 8
 	o.Compare = compare.Options{Metrics: []string{results.MetricP99}}
 	res, err := Run(context.Background(), o)
@@ -295,7 +269,7 @@ func TestUntilDecided(t *testing.T) {
 	}
 
 	// No comparison to decide: refused up front.
-	one := options(t, testScenario(t, 3, []string{"a"}), &fakeDriver{}, &out)
+	one := options(t, testScenario(t, 3, []string{"a"}), fake{}.driver(), &out)
 	one.UntilDecided = true
 	if _, err := Run(context.Background(), one); code(t, err) != ExitError || !strings.Contains(err.Error(), "--until-decided") {
 		t.Errorf("one variant until decided: %v", err)

@@ -10,6 +10,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -84,17 +85,14 @@ func TestLiveMeterReportsAndStops(t *testing.T) {
 	m := startLive(ctx, workloads.Spec{Duration: time.Minute})
 	t.Cleanup(m.stop)
 	pacer := workloads.NewPacer(workloads.Spec{Arrival: workloads.Arrival{Kind: workloads.Constant, RatePerSec: 100}, Duration: time.Second})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// Until two reports or the kit's timeout; n is checked after stop.
+	testkit.Poll(testkit.WaitTimeout, func() bool {
 		m.observe(pacer, liveResults(1, time.Millisecond)[0])
 		mu.Lock()
 		n := len(got)
 		mu.Unlock()
-		if n >= 2 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return n >= 2
+	})
 	// The meter's loop runs until stop, so the check after stop can fail.
 	if !liveLoopRunning() {
 		t.Fatal("liveLoopRunning does not see the running meter's loop")

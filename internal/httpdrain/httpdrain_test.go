@@ -3,6 +3,7 @@ package httpdrain
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lbbench/lbbench/internal/testkit"
 )
 
 // serve starts srv on a loopback listener and returns its address.
@@ -38,17 +41,14 @@ func (s *states) hook(_ net.Conn, st http.ConnState) {
 
 func (s *states) wait(t *testing.T, n int) []http.ConnState {
 	t.Helper()
-	for range 1000 {
+	var saw []http.ConnState
+	testkit.WaitFor(t, fmt.Sprintf("the server's hook to see %d states", n), func() bool {
 		s.mu.Lock()
-		saw := append([]http.ConnState(nil), s.saw...)
+		saw = append([]http.ConnState(nil), s.saw...)
 		s.mu.Unlock()
-		if len(saw) >= n {
-			return saw
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	t.Fatalf("the server's hook saw fewer than %d states", n)
-	return nil
+		return len(saw) >= n
+	})
+	return saw
 }
 
 // A connection that never sends a byte is closed by the drain: Shutdown

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lbbench/lbbench/internal/testkit"
 )
 
 func TestParse(t *testing.T) {
@@ -28,19 +30,15 @@ func TestTreeCountsChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := Process(cmd.Process.Pid)
-		if err != nil {
+	var c time.Duration
+	if !testkit.Poll(30*time.Second, func() bool {
+		var err error
+		if c, err = Process(cmd.Process.Pid); err != nil {
 			t.Fatal(err)
 		}
-		if c >= 100*time.Millisecond {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the child used %s of CPU in 30 s", c)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return c >= 100*time.Millisecond
+	}) {
+		t.Fatalf("the child used %s of CPU in 30 s", c)
 	}
 	// Self first: the tree, read after, holds at least this much of this
 	// process's time (read the other way round, a clock tick of this
@@ -76,12 +74,8 @@ func TestState(t *testing.T) {
 
 func waitState(t *testing.T, pid int, want string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for State(pid) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("State(%d) = %q, want %q", pid, State(pid), want)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testkit.Poll(5*time.Second, func() bool { return State(pid) == want }) {
+		t.Fatalf("State(%d) = %q, want %q", pid, State(pid), want)
 	}
 }
 

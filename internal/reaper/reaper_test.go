@@ -2,13 +2,14 @@ package reaper
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lbbench/lbbench/internal/testkit"
 )
 
 // TestOrphansReapedOwnedLeft: this test process becomes a subreaper; a
@@ -38,20 +39,17 @@ func TestOrphansReapedOwnedLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	mine.Store(int64(owned.Process.Pid))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat("/proc/" + strconv.Itoa(orphan)); err != nil && reaped() >= 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			st, _ := os.ReadFile("/proc/" + strconv.Itoa(orphan) + "/stat")
-			t.Fatalf("orphan %d not reaped after 10 s (reaped %d): %s", orphan, reaped(), st)
-		}
-		time.Sleep(20 * time.Millisecond)
+	reapedOrphan := func() bool {
+		_, there := testkit.Lookup(orphan)
+		return !there && reaped() >= 1
+	}
+	if !testkit.Poll(testkit.WaitTimeout, reapedOrphan) {
+		p, there := testkit.Lookup(orphan)
+		t.Fatalf("orphan %d not reaped after %s (reaped %d; in /proc %v, state %q)", orphan, testkit.WaitTimeout, reaped(), there, p.State)
 	}
 	time.Sleep(3 * ScanEvery) // the owned child has long exited: left alone
 	err = owned.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
+	if got := testkit.ExitStatus(err); got != 7 {
 		t.Errorf("owned child's Wait = %v, want exit status 7 (its status taken by the reaper?)", err)
 	}
 }
@@ -75,7 +73,7 @@ func TestKillOrphans(t *testing.T) {
 	if n := KillOrphans(5 * time.Second); n < 1 {
 		t.Fatalf("killed %d, want the orphan %d", n, orphan)
 	}
-	if _, err := os.Stat("/proc/" + strconv.Itoa(orphan)); err == nil {
-		t.Errorf("orphan %d still there after KillOrphans", orphan)
+	if p, there := testkit.Lookup(orphan); there {
+		t.Errorf("orphan %d still there after KillOrphans (state %q)", orphan, p.State)
 	}
 }

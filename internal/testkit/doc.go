@@ -1,8 +1,9 @@
 // Package testkit holds the helpers lbbench's tests share, written once:
 // free ports, waiting for a condition with a deadline, a buffer a test
-// reads while a process writes it, "GET and read X-Worker" probes, /proc
-// scanners for the processes a test started or must not leave behind, and
-// a command's exit status.
+// reads while a process writes it, "GET and read X-Worker" probes (on a
+// fresh connection, or with the test's own client), /proc scanners for
+// the processes a test started or must not leave behind, and a command's
+// exit status.
 //
 // Only _test.go files import it (internal/archtest checks), and it imports
 // nothing of lbbench: a helper that needs a lbbench package belongs beside

@@ -63,3 +63,24 @@ func ServedBy(t testing.TB, rawURL string) string {
 	}
 	return worker
 }
+
+// Response is what Fetch read of one response.
+type Response struct {
+	Status int
+	// Worker is the WorkerHeader, "" when there is none.
+	Worker string
+	Body   string
+}
+
+// Fetch sends GET rawURL with c, the test's own client (keep-alive
+// connections, a dialler of its own), and reads the whole response. An
+// error reading the body is returned with what was read.
+func Fetch(c *http.Client, rawURL string) (Response, error) {
+	resp, err := c.Get(rawURL)
+	if err != nil {
+		return Response{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return Response{Status: resp.StatusCode, Worker: resp.Header.Get(WorkerHeader), Body: string(body)}, err
+}

@@ -94,9 +94,16 @@ func Descendants(pid int) []int {
 	return found
 }
 
+// Lookup returns process pid as /proc shows it, a zombie included; false
+// when there is none: it never ran, or it exited and was waited for
+// (reaped).
+func Lookup(pid int) (Proc, bool) {
+	return readProc("/proc/" + strconv.Itoa(pid))
+}
+
 // Alive reports whether pid is a live (not zombie) process.
 func Alive(pid int) bool {
-	p, ok := readProc("/proc/" + strconv.Itoa(pid))
+	p, ok := Lookup(pid)
 	return ok && p.Live()
 }
 

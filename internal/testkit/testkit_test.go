@@ -3,6 +3,7 @@ package testkit
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -85,6 +87,77 @@ func TestProbe(t *testing.T) {
 	}
 	if _, _, err := Probe("unix", filepath.Join(t.TempDir(), "none.sock"), "/"); err == nil {
 		t.Error("a probe of a missing socket succeeded")
+	}
+}
+
+// TestFetch: the status, worker and whole body with the test's own
+// client, on a keep-alive connection it reuses; a body cut short and a
+// refused connection are errors.
+func TestFetch(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(WorkerHeader, "5")
+		if r.URL.Path == "/short" {
+			w.Header().Set("Content-Length", "10")
+			io.WriteString(w, "ab")
+			return // the server closes the connection: the body ends at 2 of 10 bytes
+		}
+		w.WriteHeader(http.StatusTeapot)
+		io.WriteString(w, "body")
+	}))
+	var conns atomic.Int64
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c := srv.Client()
+	for range 2 {
+		got, err := Fetch(c, srv.URL+"/x")
+		if err != nil || got != (Response{Status: http.StatusTeapot, Worker: "5", Body: "body"}) {
+			t.Fatalf("Fetch = %+v, %v", got, err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for two fetches with a keep-alive client, want 1", n)
+	}
+	if got, err := Fetch(c, srv.URL+"/short"); err == nil || got.Status != http.StatusOK || got.Body != "ab" {
+		t.Errorf("a body cut short: %+v, %v; want the error with what was read", got, err)
+	}
+	if got, err := Fetch(c, "http://127.0.0.1:"+strconv.Itoa(FreePort(t))+"/"); err == nil {
+		t.Errorf("a fetch from a closed port: %+v", got)
+	}
+}
+
+// TestLookup: a child is found with its parent, then as a zombie once it
+// is killed (not alive, but there), and is gone once waited for; a pid
+// that is no process is not found.
+func TestLookup(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if p, ok := Lookup(pid); !ok || p.PID != pid || p.PPID != os.Getpid() || !p.Live() {
+		t.Fatalf("Lookup(%d) = %+v, %v", pid, p, ok)
+	}
+	cmd.Process.Kill()
+	WaitFor(t, "the killed child to be a zombie", func() bool {
+		p, ok := Lookup(pid)
+		return ok && p.State == 'Z'
+	})
+	if Alive(pid) {
+		t.Errorf("zombie %d alive", pid)
+	}
+	cmd.Wait()
+	if p, ok := Lookup(pid); ok {
+		t.Errorf("Lookup(%d) after Wait = %+v, want none", pid, p)
+	}
+	if p, ok := Lookup(-1); ok {
+		t.Errorf("Lookup(-1) = %+v", p)
 	}
 }
 

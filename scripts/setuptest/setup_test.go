@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lbbench/lbbench/internal/testkit"
 )
 
 // realTools are the programs setup.sh runs that are not bash builtins. They
@@ -283,14 +285,11 @@ func TestSetup(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			t.Logf("setup.sh output:\n%s", out)
 
-			code := 0
-			if err != nil {
-				var exitErr *exec.ExitError
-				if !errors.As(err, &exitErr) {
-					t.Fatalf("running setup.sh: %v", err)
-				}
-				code = exitErr.ExitCode()
+			var exitErr *exec.ExitError
+			if err != nil && !errors.As(err, &exitErr) {
+				t.Fatalf("running setup.sh: %v", err)
 			}
+			code := testkit.ExitStatus(err)
 			wantCode := 0
 			if tc.wantFail {
 				wantCode = 100 // the apt-get stub's status

@@ -120,16 +120,14 @@ func TestRoundRobinExactThroughProxy(t *testing.T) {
 	for range 30 {
 		wg.Go(func() {
 			for range 100 {
-				resp, err := tp.client.Get(tp.url + "/")
+				r, err := testkit.Fetch(tp.client, tp.url+"/")
 				if err != nil {
 					errs <- err
 					return
 				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				i, err := strconv.Atoi(resp.Header.Get("X-Worker"))
-				if err != nil || resp.StatusCode != http.StatusOK {
-					errs <- fmt.Errorf("status %d, X-Worker %q", resp.StatusCode, resp.Header.Get("X-Worker"))
+				i, err := strconv.Atoi(r.Worker)
+				if err != nil || r.Status != http.StatusOK {
+					errs <- fmt.Errorf("status %d, X-Worker %q", r.Status, r.Worker)
 					return
 				}
 				counts[i].Add(1)
@@ -323,29 +321,13 @@ func TestUnixUpstreams(t *testing.T) {
 			for range 4 {
 				// A fresh client connection per request, so that layer 4
 				// decides each time too.
-				seen[get1(t, tp.url+"/")]++
+				seen[testkit.ServedBy(t, tp.url+"/")]++
 			}
 			if seen["a"] != 2 || seen["b"] != 2 {
 				t.Errorf("workers %v, want a and b twice each", seen)
 			}
 		})
 	}
-}
-
-// get1 sends one request on a new connection and returns X-Worker.
-func get1(t *testing.T, url string) string {
-	t.Helper()
-	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := c.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", url, resp.Status)
-	}
-	return resp.Header.Get("X-Worker")
 }
 
 func TestPassiveHealthAndRetries(t *testing.T) {
@@ -358,19 +340,16 @@ func TestPassiveHealthAndRetries(t *testing.T) {
 					UpstreamKeepAlive: true, Retries: retries, DownFor: time.Hour})
 				var failed int
 				for range 6 {
-					c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-					resp, err := c.Get(tp.url + "/")
+					status, worker, err := testkit.Probe("tcp", strings.TrimPrefix(tp.url, "http://"), "/")
 					if err != nil { // layer 4 closes the connection
 						failed++
 						continue
 					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
 					switch {
-					case resp.StatusCode == http.StatusBadGateway:
+					case status == http.StatusBadGateway:
 						failed++
-					case resp.Header.Get("X-Worker") != "live":
-						t.Fatalf("status %d from %q", resp.StatusCode, resp.Header.Get("X-Worker"))
+					case worker != "live":
+						t.Fatalf("status %d from %q", status, worker)
 					}
 				}
 				s := tp.Stats()
@@ -398,7 +377,7 @@ func TestBackendComesBack(t *testing.T) {
 	live := startServer(t, nil, workerHandler("live"), nil)
 	tp := startProxy(t, Config{Upstreams: []string{UnixPrefix + path, live}, Policy: "round_robin",
 		UpstreamKeepAlive: true, Retries: 1, DownFor: 20 * time.Millisecond})
-	if w := get1(t, tp.url+"/"); w != "live" {
+	if w := testkit.ServedBy(t, tp.url+"/"); w != "live" {
 		t.Fatalf("first request served by %q", w)
 	}
 	ln, err := net.Listen("unix", path)
@@ -406,7 +385,7 @@ func TestBackendComesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	startServer(t, ln, workerHandler("late"), nil)
-	testkit.WaitFor(t, "the late backend to serve", func() bool { return get1(t, tp.url+"/") == "late" })
+	testkit.WaitFor(t, "the late backend to serve", func() bool { return testkit.ServedBy(t, tp.url+"/") == "late" })
 }
 
 // TestPeakEWMAPrefersFastBackend runs peak_ewma through the proxy, which
@@ -479,13 +458,11 @@ func TestL4DecidesPerConnection(t *testing.T) {
 		name := strconv.Itoa(ci)
 		served[name] = map[string]int{}
 		for range n {
-			resp, err := client.Get(tp.url + "/")
+			r, err := testkit.Fetch(client, tp.url+"/")
 			if err != nil {
 				t.Fatal(err)
 			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			served[name][resp.Header.Get("X-Worker")]++
+			served[name][r.Worker]++
 		}
 		client.CloseIdleConnections()
 	}
@@ -686,9 +663,7 @@ func TestPreopen(t *testing.T) {
 	}
 
 	// A backend that cannot be reached fails the preopen, naming it.
-	ln := listen(t)
-	dead := ln.Addr().String()
-	ln.Close()
+	dead := deadAddr(t)
 	p, err := New(Config{Upstreams: []string{dead}, UpstreamKeepAlive: true, Preopen: 2})
 	if err != nil {
 		t.Fatal(err)

@@ -84,16 +84,11 @@ func listen(t testing.TB) net.Listener {
 // get sends GET path and returns the status, X-Worker header and body.
 func (tp *testProxy) get(t *testing.T, path string) (int, string, string) {
 	t.Helper()
-	resp, err := tp.client.Get(tp.url + path)
+	r, err := testkit.Fetch(tp.client, tp.url+path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header.Get("X-Worker"), string(body)
+	return r.Status, r.Worker, r.Body
 }
 
 func TestSequentialSpreadIsEven(t *testing.T) {
@@ -151,7 +146,7 @@ func TestLeastConnAvoidsBusyBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	busy, err := strconv.Atoi(resp.Header.Get("X-Worker"))
+	busy, err := strconv.Atoi(resp.Header.Get(testkit.WorkerHeader))
 	if err != nil {
 		t.Fatalf("X-Worker: %v", err)
 	}
@@ -259,10 +254,7 @@ func TestUpstreamFailures(t *testing.T) {
 // deadAddr returns a loopback address nothing listens on.
 func deadAddr(t *testing.T) string {
 	t.Helper()
-	down := listen(t)
-	addr := down.Addr().String()
-	down.Close()
-	return addr
+	return "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
 }
 
 // nonePolicy never finds a backend.

@@ -122,8 +122,8 @@ func TestUnsolicitedBytesNeverReachAnotherClient(t *testing.T) {
 				cb, brb := rawConn(t, tp)
 				io.WriteString(cb, "GET /b HTTP/1.1\r\nHost: x\r\n\r\n")
 				resp, body = readResp(t, brb, "GET")
-				if resp.Header.Get("X-Worker") == "INJ" || body != "genuine" {
-					t.Fatalf("client B got X-Worker %q body %q: another response than its own", resp.Header.Get("X-Worker"), body)
+				if w := resp.Header.Get(testkit.WorkerHeader); w == "INJ" || body != "genuine" {
+					t.Fatalf("client B got X-Worker %q body %q: another response than its own", w, body)
 				}
 				if n := tp.Stats().Unsolicited; n != 1 {
 					t.Errorf("unsolicited = %d, want the poisoned connection counted once", n)

@@ -334,7 +334,7 @@ func TestStopDrainsInFlight(t *testing.T) {
 		resc <- result{code: resp.StatusCode}
 	}()
 	var pids []int
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	testkit.WaitFor(t, "the request to be in service", func() bool {
 		stats, errs := s.Stats(context.Background())
 		err := errors.Join(errs...)
 		if err != nil {
@@ -346,13 +346,8 @@ func TestStopDrainsInFlight(t *testing.T) {
 			pids = append(pids, st.PID)
 			active += st.Active
 		}
-		if active == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("timed out waiting for the request to be in service")
-		}
-	}
+		return active == 1
+	})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -366,8 +361,8 @@ func TestStopDrainsInFlight(t *testing.T) {
 		t.Errorf("second Stop: %v", err)
 	}
 	for _, pid := range pids {
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("kill(%d, 0) = %v after Stop, want ESRCH", pid, err)
+		if p, there := testkit.Lookup(pid); there {
+			t.Errorf("worker %s still there after Stop (state %q), want it gone and reaped", p, p.State)
 		}
 	}
 	if pids := children(t); len(pids) != 0 {
@@ -478,8 +473,7 @@ func TestStoppedWorkerReportedUnresponsive(t *testing.T) {
 // worker's netpoller answered /stats once).
 func waitStopped(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.WaitFor(t, fmt.Sprintf("every thread of pid %d to stop after SIGSTOP", pid), func() bool {
 		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		stopped := len(tasks) > 0
 		for _, task := range tasks {
@@ -489,14 +483,8 @@ func waitStopped(t *testing.T, pid int) {
 				stopped = false
 			}
 		}
-		if stopped {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d: not every thread stopped 10s after SIGSTOP", pid)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return stopped
+	})
 }
 
 // TestForeignReuseportMemberReported: a same-user socket that joins the

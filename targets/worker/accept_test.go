@@ -86,8 +86,8 @@ func TestListenFD(t *testing.T) {
 				for range 4 {
 					wg.Go(func() {
 						for range 5 {
-							got, err := get(client, "http://w/work?ms=1")
-							if err != nil || got.code != 200 {
+							got, err := testkit.Fetch(client, "http://w/work?ms=1")
+							if err != nil || got.Status != 200 {
 								t.Errorf("GET = %+v, %v", got, err)
 							}
 						}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/targets/worker"
 )
 
@@ -32,7 +33,7 @@ func ask(t *testing.T, c net.Conn, br *bufio.Reader, path string, keep bool) str
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET %s: status %d", path, resp.StatusCode)
 	}
-	return resp.Header.Get("X-Worker")
+	return resp.Header.Get(testkit.WorkerHeader)
 }
 
 // TestAcceptIdle runs two single-task workers with AcceptWhen idle on one
@@ -119,7 +120,7 @@ func testAcceptIdle(t *testing.T, network, accept string, keepAlive bool) {
 			return
 		}
 		resp.Body.Close()
-		long <- resp.Header.Get("X-Worker")
+		long <- resp.Header.Get(testkit.WorkerHeader)
 	}()
 	time.Sleep(200 * time.Millisecond)
 	per := map[string]int{}

@@ -88,22 +88,6 @@ func listen(t *testing.T) net.Listener {
 	return ln
 }
 
-type response struct {
-	code    int
-	body    string
-	xWorker string
-}
-
-func get(c *http.Client, url string) (response, error) {
-	resp, err := c.Get(url)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return response{resp.StatusCode, string(b), resp.Header.Get("X-Worker")}, err
-}
-
 func TestRoutes(t *testing.T) {
 	w, err := worker.New(worker.Config{Index: 7})
 	if err != nil {
@@ -127,15 +111,15 @@ func TestRoutes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			got, err := get(srv.Client(), srv.URL+tt.path)
+			got, err := testkit.Fetch(srv.Client(), srv.URL+tt.path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.code != tt.wantCode || !strings.Contains(got.body, tt.wantBody) {
-				t.Errorf("GET %s = %d %q, want %d with %q", tt.path, got.code, got.body, tt.wantCode, tt.wantBody)
+			if got.Status != tt.wantCode || !strings.Contains(got.Body, tt.wantBody) {
+				t.Errorf("GET %s = %d %q, want %d with %q", tt.path, got.Status, got.Body, tt.wantCode, tt.wantBody)
 			}
-			if got.xWorker != "7" {
-				t.Errorf("GET %s: X-Worker = %q, want \"7\"", tt.path, got.xWorker)
+			if got.Worker != "7" {
+				t.Errorf("GET %s: X-Worker = %q, want \"7\"", tt.path, got.Worker)
 			}
 		})
 	}
@@ -156,8 +140,8 @@ func TestConcurrencyLimit(t *testing.T) {
 			w, base, _ := serve(t, worker.Config{Concurrency: tt.concurrency})
 			done := make(chan string, 2)
 			send := func(name, path string) {
-				got, err := get(http.DefaultClient, base+path)
-				if err != nil || got.code != 200 {
+				got, err := testkit.Fetch(http.DefaultClient, base+path)
+				if err != nil || got.Status != 200 {
 					t.Errorf("GET %s = %+v, %v", path, got, err)
 				}
 				done <- name
@@ -187,8 +171,8 @@ func TestModes(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			_, base, _ := serve(t, worker.Config{Mode: mode, Service: service})
 			start := time.Now()
-			got, err := get(http.DefaultClient, base+"/work")
-			if err != nil || got.code != 200 {
+			got, err := testkit.Fetch(http.DefaultClient, base+"/work")
+			if err != nil || got.Status != 200 {
 				t.Fatalf("GET /work = %+v, %v", got, err)
 			}
 			// A lower bound only: the service time is a floor, never a ceiling.
@@ -203,29 +187,29 @@ func TestStatsCountsConnections(t *testing.T) {
 	_, base, admin := serve(t, worker.Config{Index: 2})
 	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	for range 3 {
-		if _, err := get(fresh, base+"/work"); err != nil {
+		if _, err := testkit.Fetch(fresh, base+"/work"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	keepAlive := &http.Client{Transport: &http.Transport{}}
 	defer keepAlive.CloseIdleConnections()
 	for range 3 {
-		if _, err := get(keepAlive, base+"/work"); err != nil {
+		if _, err := testkit.Fetch(keepAlive, base+"/work"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for range 2 { // admin connections are not counted
-		if _, err := get(fresh, admin+"/healthz"); err != nil {
+		if _, err := testkit.Fetch(fresh, admin+"/healthz"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := get(fresh, admin+"/stats")
+	got, err := testkit.Fetch(fresh, admin+"/stats")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var st worker.Stats
-	if err := json.Unmarshal([]byte(got.body), &st); err != nil {
-		t.Fatalf("decode %q: %v", got.body, err)
+	if err := json.Unmarshal([]byte(got.Body), &st); err != nil {
+		t.Fatalf("decode %q: %v", got.Body, err)
 	}
 	if st.Connections != 4 || st.Requests != 6 || st.Index != 2 || st.PID == 0 {
 		t.Errorf("stats = %+v, want connections 4, requests 6, index 2 and a pid", st)
@@ -244,17 +228,17 @@ func TestServeDrainsInFlight(t *testing.T) {
 	go func() { served <- w.Serve(ctx, ln, nil) }()
 
 	type result struct {
-		resp response
+		resp testkit.Response
 		err  error
 	}
 	resc := make(chan result, 1)
 	go func() {
-		r, err := get(http.DefaultClient, "http://"+ln.Addr().String()+"/work?ms=300")
+		r, err := testkit.Fetch(http.DefaultClient, "http://"+ln.Addr().String()+"/work?ms=300")
 		resc <- result{r, err}
 	}()
 	testkit.WaitFor(t, "the request to be in service", func() bool { return w.Stats().Active == 1 })
 	cancel()
-	if res := <-resc; res.err != nil || res.resp.code != 200 {
+	if res := <-resc; res.err != nil || res.resp.Status != 200 {
 		t.Errorf("in-flight request = %+v, %v; want 200", res.resp, res.err)
 	}
 	if err := <-served; err != nil {
