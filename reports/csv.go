@@ -22,7 +22,7 @@ var csvHeader = []string{
 }
 
 // csvSteal is the column writeCSV adds, after csvHeader's, when some run
-// had host steal (hostSteals): each run's share of its CPUs' time, in
+// had host steal to show (hostSteals): each run's share of its CPUs' time, in
 // percent; empty in variant rows and where not measured.
 const csvSteal = "host_steal_pct"
 

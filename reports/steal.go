@@ -8,11 +8,16 @@ import (
 	"github.com/lbbench/lbbench/results"
 )
 
+// shownSteal is the least share of a run's CPUs' time stolen that makes
+// the reports show steal: what rounds to 0.1% in them.
+const shownSteal = 0.0005
+
 // hostSteals is the host's steal during each run of r that measured it
-// (results.Run.HostSteal), by run ID, and whether any was above zero.
-// The reports show steal per run only then: outside a virtual machine, or
-// on a quiet host, it is 0 and they stay as they were (results.json
-// always has it: generator.steal, server.steal).
+// (results.Run.HostSteal), by run ID, and whether any run's was at least
+// shownSteal. The reports show steal per run only then: outside a
+// virtual machine, or on a quiet host, it is 0 (or a tick or two of
+// /proc/stat, 10 ms, over a whole run) and they stay as they were
+// (results.json always has it: generator.steal, server.steal).
 func hostSteals(r *results.Results) (map[string]results.Steal, bool) {
 	out := map[string]results.Steal{}
 	any := false
@@ -20,7 +25,7 @@ func hostSteals(r *results.Results) (map[string]results.Steal, bool) {
 	for _, run := range r.Runs {
 		if st, ok := run.HostSteal(warmup); ok {
 			out[run.ID] = st
-			any = any || st.Time > 0
+			any = any || st.Share >= shownSteal
 		}
 	}
 	return out, any

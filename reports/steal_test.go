@@ -49,6 +49,14 @@ func TestReportsShowSteal(t *testing.T) {
 			}
 			return r
 		}(), false},
+		{"a tick of steal", func() *results.Results {
+			// 10 ms of /proc/stat on one CPU of a 12 s run: 0.02%.
+			r := withSteal()
+			for i := range r.Runs {
+				r.Runs[i].Generator.Steal, r.Runs[i].Server.Steal = 0, 10*time.Millisecond
+			}
+			return r
+		}(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := docOf(t, tc.r, nil)
