@@ -96,3 +96,28 @@ func TestDecodeProxyCPU(t *testing.T) {
 		t.Errorf("CPU %+v, want %+v", st.CPU, want)
 	}
 }
+
+// TestDecodeSteal: the host's steal a workers' supervisor reports, by
+// CPU, becomes harness.Stats.Steal; two reports of one CPU keep the later
+// (larger) reading, and the CPUs of both are kept.
+func TestDecodeSteal(t *testing.T) {
+	var st harness.Stats
+	for _, rep := range []prefork.StatsReport{
+		{Steal: map[int]time.Duration{0: 30 * time.Millisecond, 1: 10 * time.Millisecond}},
+		{Steal: map[int]time.Duration{1: 20 * time.Millisecond, 2: 0}},
+	} {
+		body, _ := json.Marshal(rep)
+		if err := DecodeStats(topologies.StatsWorkers, body, &st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[int]time.Duration{0: 30 * time.Millisecond, 1: 20 * time.Millisecond, 2: 0}
+	if !reflect.DeepEqual(st.Steal, want) {
+		t.Errorf("steal %v, want %v", st.Steal, want)
+	}
+	body, _ := json.Marshal(prefork.StatsReport{})
+	st = harness.Stats{}
+	if err := DecodeStats(topologies.StatsWorkers, body, &st); err != nil || st.Steal != nil {
+		t.Errorf("a report without steal: %v, %v; want none", st.Steal, err)
+	}
+}

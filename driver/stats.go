@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/lbbench/lbbench/engines"
 	"github.com/lbbench/lbbench/harness"
@@ -32,6 +33,14 @@ func DecodeStats(kind string, body []byte, st *harness.Stats) error {
 			// Not a death, but the run measured more than its workers.
 			st.Dead = append(st.Dead, results.Failure{Process: fmt.Sprintf("port %d", rep.Port),
 				Exit: fmt.Sprintf("%d listening sockets not the workers' joined their SO_REUSEPORT group and took a share of the connections", rep.Foreign), Alive: true})
+		}
+		for cpu, d := range rep.Steal {
+			if st.Steal == nil {
+				st.Steal = map[int]time.Duration{}
+			}
+			// Two processes of the server read one CPU's counter a moment
+			// apart: keep the later (larger) reading.
+			st.Steal[cpu] = max(st.Steal[cpu], d)
 		}
 		for _, w := range rep.Workers {
 			if w.CPU > 0 {

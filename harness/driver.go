@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"time"
 
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
@@ -97,4 +98,12 @@ type Stats struct {
 	// asks before and after the load and keeps the difference); empty
 	// when the driver cannot tell.
 	CPU []results.ProcessCPU
+	// Steal is the host's steal time so far, by CPU number, on every CPU
+	// the server's processes may run on (the union of what they report:
+	// the workers' supervisor reports its affinity's, which its workers
+	// and, in every driver, the proxy share). Run asks before and after
+	// the load and keeps the difference (results.Run.Server). The server
+	// side runs on one host in every driver, so a CPU number names one
+	// CPU. Empty when no process reports it.
+	Steal map[int]time.Duration
 }

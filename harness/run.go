@@ -27,8 +27,18 @@ type config struct {
 	commit     string
 	builds     map[string]string // see WithBuilds
 	teardown   time.Duration
-	rounds     *Rounds // see WithRounds
-	retries    int     // see WithRetries
+	rounds     *Rounds    // see WithRounds
+	retries    int        // see WithRetries
+	neighbours Neighbours // see WithNeighbours
+}
+
+// Neighbours is how Run learns of the other lbbench runs on the same host
+// (WithNeighbours).
+type Neighbours interface {
+	// Watch begins a run's load; the function it returns ends it and
+	// describes every other lbbench run that was running on this host at
+	// some moment in between, one string each.
+	Watch() (end func() []string)
 }
 
 // Rounds makes Run go on round after round until a sequential comparison
@@ -80,13 +90,20 @@ func WithRounds(r Rounds) Option { return func(c *config) { c.rounds = &r } }
 
 // WithRetries makes a run that came out invalid (its generator fell
 // behind: on a shared or virtual machine, usually the host taking the
-// CPUs, results.Generator.Steal) again, up to n times, right away, in the
-// same round, so that the round still pairs its variants. The invalid
+// CPUs, results.Generator.Steal; the host stole more than the scenario's
+// validity.max_steal of the run's CPUs; another lbbench run was running on
+// the host) again, up to n times, right away, in the same round, so that
+// the round still pairs its variants. The invalid
 // attempts stay in the results with their reasons and are left out like
 // every invalid run; a retry's ID is the run's with "-retryK" after it. A
 // run that failed (a process died) or a saturated one is a measurement
 // and is not made again.
 func WithRetries(n int) Option { return func(c *config) { c.retries = max(n, 0) } }
+
+// WithNeighbours makes every run record the other lbbench runs n saw on
+// this host during its load (results.Run.Concurrent); such a run is
+// invalid unless the scenario's validity.allow_concurrent.
+func WithNeighbours(n Neighbours) Option { return func(c *config) { c.neighbours = n } }
 
 // WithTeardown bounds each deployment's Down to d (DefaultTeardown when
 // zero or negative).
@@ -250,8 +267,15 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 	// reports none.
 	before, _ := dep.Stats(ctx)
 	spec := s.WorkloadFor(v, round)
+	// The other lbbench runs on this host are watched over the load: what
+	// runs beside the bring-up or the teardown changes no figure.
+	endWatch := func() []string { return nil }
+	if c.neighbours != nil {
+		endWatch = c.neighbours.Watch()
+	}
 	started := time.Now()
 	m, err := dep.Attack(ctx, spec)
+	concurrent := endWatch()
 	if err != nil {
 		return nil, fmt.Errorf("harness: %s: attack: %w", id, err)
 	}
@@ -262,7 +286,8 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 	if err != nil && (len(stats.Dead) == 0 || ctx.Err() != nil) {
 		return nil, err
 	}
-	run = &results.Run{ID: id, Variant: v.Name, Seed: spec.Seed, Started: started, Entry: dep.Entry(), BringUp: bringUp, Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine}
+	run = &results.Run{ID: id, Variant: v.Name, Seed: spec.Seed, Started: started, Entry: dep.Entry(), BringUp: bringUp, Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine,
+		Server: serverDuring(before.Steal, stats.Steal), Concurrent: concurrent}
 	run.Summary = run.Latency.Summarize()
 	judge(run, s.Validity, spec.WarmupTime())
 	if len(stats.Dead) > 0 {
@@ -296,6 +321,29 @@ func cpuDuring(before, after []results.ProcessCPU, g results.Generator) []result
 		out = append(out, results.ProcessCPU{Role: results.RoleGenerator, Name: "generator", Worker: -1, Time: g.CPU})
 	}
 	return out
+}
+
+// serverDuring is the server side's host figures during the load: the
+// steal time of each CPU reported both before and after it, after minus
+// before (a counter that went down counts as none), summed. Nil when
+// either reading is empty (nothing reports it).
+func serverDuring(before, after map[int]time.Duration) *results.Server {
+	if len(before) == 0 || len(after) == 0 {
+		return nil
+	}
+	var sv results.Server
+	for cpu, a := range after {
+		b, ok := before[cpu]
+		if !ok {
+			continue
+		}
+		sv.CPUs++
+		sv.Steal += max(a-b, 0)
+	}
+	if sv.CPUs == 0 {
+		return nil
+	}
+	return &sv
 }
 
 // failed marks run failed: a failed run is a result, recorded and invalid,

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lbbench/lbbench/results"
@@ -21,12 +23,26 @@ const generatorBusy = 0.9
 // generator had CPU to spare, the target could not keep up: the run is a
 // valid measurement of a saturated target, marked so, its percentiles
 // lower bounds. A run in which every request failed is invalid for
-// latency: its histograms hold only errors.
+// latency: its histograms hold only errors. Whatever its figures, a run
+// is invalid when another lbbench run was running on the host meanwhile
+// (run.Concurrent, unless v.AllowConcurrent), or when the host stole more
+// than v.MaxSteal of the time of the CPUs it used (run.HostSteal): these
+// reasons come first, as the likely cause of any other.
 func judge(run *results.Run, v scenario.Validity, warmup time.Duration) {
 	run.Valid = true
 	invalid := func(format string, args ...any) {
 		run.Valid = false
 		run.Invalid = append(run.Invalid, fmt.Sprintf(format, args...))
+	}
+	if len(run.Concurrent) > 0 && !v.AllowConcurrent {
+		invalid("another lbbench run was running on this host during the load (%s): this run measured a shared machine (validity.allow_concurrent keeps such runs)", strings.Join(run.Concurrent, "; "))
+	}
+	maxSteal := v.MaxSteal
+	if maxSteal == 0 {
+		maxSteal = scenario.DefaultMaxSteal
+	}
+	if st, ok := run.HostSteal(warmup); ok && maxSteal < 1 && st.Share > maxSteal {
+		invalid("the host stole %s, more than the threshold of %s%%: the machine measured was not there the whole time", st, strconv.FormatFloat(100*maxSteal, 'f', -1, 64))
 	}
 	if run.Requests == 0 {
 		invalid("no measured requests")

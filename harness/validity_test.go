@@ -97,3 +97,91 @@ func TestCPUDuring(t *testing.T) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }
+
+// TestJudgeSteal: a run during which the host stole more than
+// validity.max_steal of the time of its CPUs, the generator's and the
+// server's together, is invalid, with the share, the CPUs and the
+// threshold in its reason, before any other; at or below it, or with the
+// check off, or on an idle machine (steal 0, as here), the run is judged
+// as before.
+func TestJudgeSteal(t *testing.T) {
+	def := scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * time.Millisecond, MaxSteal: scenario.DefaultMaxSteal}
+	ms := time.Millisecond
+	// syntheticMeasurement's window is 1 s; with a warm-up of 1 s each CPU
+	// had 2 s.
+	const warmup = time.Second
+	measured := func(gen time.Duration, genCPUs int, server *results.Server, lag time.Duration) results.Run {
+		run := results.Run{Measurement: *syntheticMeasurement(lag), Server: server}
+		run.Generator.Steal, run.Generator.CPUs = gen, genCPUs
+		return run
+	}
+	for _, tc := range []struct {
+		name string
+		v    scenario.Validity
+		run  results.Run
+		want []string
+	}{
+		{"idle machine", def, measured(0, 2, &results.Server{CPUs: 2}, ms), nil},
+		{"not measured", def, measured(0, 0, nil, ms), nil},
+		{"below the threshold", def, measured(100*ms, 2, &results.Server{CPUs: 2, Steal: 200 * ms}, ms), nil},
+		{"over it, both sides", def, measured(200*ms, 2, &results.Server{CPUs: 2, Steal: 600 * ms}, ms),
+			[]string{"the host stole 10.0% of the run's 4 CPUs (800ms: the generator's 2, the server's 2), more than the threshold of 5%"}},
+		{"over it, the server alone", def, measured(0, 0, &results.Server{CPUs: 1, Steal: 300 * ms}, ms),
+			[]string{"the host stole 15.0% of the run's 1 CPUs (300ms: the server's; the generator's not measured)"}},
+		{"over it, and the generator fell behind", def, measured(500*ms, 1, &results.Server{CPUs: 1, Steal: 500 * ms}, 20*ms),
+			[]string{"the host stole 25.0% of the run's 2 CPUs", "the generator fell behind (it had free in-flight slots, yet sent late); the hypervisor took 500ms"}},
+		{"a stricter threshold", scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * ms, MaxSteal: 0.01}, measured(120*ms, 2, &results.Server{CPUs: 2, Steal: 0}, ms),
+			[]string{"the host stole 1.5% of the run's 4 CPUs (120ms: the generator's 2, the server's 2), more than the threshold of 1%"}},
+		{"the check off", scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * ms, MaxSteal: 1}, measured(2*time.Second, 1, &results.Server{CPUs: 1, Steal: 2 * time.Second}, ms), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := tc.run
+			judge(&run, tc.v, warmup)
+			if run.Valid != (len(tc.want) == 0) || len(run.Invalid) != len(tc.want) {
+				t.Fatalf("valid=%v reasons %q, want %q", run.Valid, run.Invalid, tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(run.Invalid[i], w) {
+					t.Errorf("reason %q lacks %q", run.Invalid[i], w)
+				}
+			}
+		})
+	}
+}
+
+// TestJudgeConcurrent: a run during which another lbbench run was running
+// on the host is invalid, its reason first and naming the other run,
+// unless the scenario allows it (the run keeps Concurrent either way).
+func TestJudgeConcurrent(t *testing.T) {
+	v := scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * time.Millisecond, MaxSteal: scenario.DefaultMaxSteal}
+	other := "pid 4242, scenario default, since 15:04:05"
+	run := results.Run{Measurement: *syntheticMeasurement(20 * time.Millisecond), Concurrent: []string{other}}
+	judge(&run, v, 0)
+	if run.Valid || len(run.Invalid) != 2 || !strings.Contains(run.Invalid[0], "another lbbench run was running on this host during the load ("+other+")") {
+		t.Errorf("valid=%v reasons %q; want the other run first, then the send lag", run.Valid, run.Invalid)
+	}
+	v.AllowConcurrent = true
+	run = results.Run{Measurement: *syntheticMeasurement(time.Millisecond), Concurrent: []string{other}}
+	judge(&run, v, 0)
+	if !run.Valid || len(run.Concurrent) != 1 {
+		t.Errorf("allowed: valid=%v reasons %q concurrent %q; want valid, the other run kept", run.Valid, run.Invalid, run.Concurrent)
+	}
+}
+
+// TestServerDuring: the server's steal over the load is, per CPU reported
+// before and after, after minus before, summed; a CPU reported on one
+// side only is left out, and nothing reported is nil (not measured).
+func TestServerDuring(t *testing.T) {
+	ms := time.Millisecond
+	before := map[int]time.Duration{0: 100 * ms, 1: 50 * ms, 3: 10 * ms}
+	after := map[int]time.Duration{0: 160 * ms, 1: 50 * ms, 2: 900 * ms, 3: 5 * ms}
+	if got := serverDuring(before, after); got == nil || *got != (results.Server{CPUs: 3, Steal: 60 * ms}) {
+		t.Errorf("got %+v, want 3 CPUs, 60ms", got)
+	}
+	if got := serverDuring(before, map[int]time.Duration{2: ms}); got != nil {
+		t.Errorf("no CPU in both: %+v, want nil", got)
+	}
+	if got := serverDuring(nil, after); got != nil {
+		t.Errorf("nothing before: %+v, want nil", got)
+	}
+}

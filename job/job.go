@@ -25,13 +25,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/lbbench/lbbench/baseline"
 	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/neighbours"
 	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
@@ -129,6 +132,15 @@ type Options struct {
 	// AfterRuns, if set, is called once the runs are over, before
 	// anything is printed: it ends a progress display's last line.
 	AfterRuns func()
+	// Neighbours, when set, is the directory of the registry of lbbench
+	// runs on this host (package neighbours; neighbours.Dir()): the job
+	// registers there from its start (a baseline's build included) to its
+	// end, says on Stderr which other runs are registered when it starts,
+	// and every run records the other runs there during its load
+	// (results.Run.Concurrent), which makes it invalid unless the
+	// scenario's validity.allow_concurrent. Empty: not watched (the
+	// driver does not measure on this host). Unused with Simulate.
+	Neighbours string
 }
 
 // Run runs the job. It returns nil for ExitPass, an *Error for any other
@@ -151,6 +163,17 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 	if o.InjectSlowdown != 0 && o.Baseline == "" {
 		return nil, &Error{Code: ExitError, Err: errors.New("--inject-slowdown slows this build against its baseline: give --baseline REF too")}
 	}
+	var beside []neighbours.Run
+	if o.Neighbours != "" && !o.Simulate {
+		reg, others, err := neighbours.Join(o.Neighbours, neighbours.Run{PID: os.Getpid(), Scenario: o.Scenario.Name, Started: time.Now()})
+		if err != nil {
+			notef(o.Stderr, "cannot tell whether other lbbench runs share this host, so runs made beside one are not marked: %v", err)
+		} else {
+			defer reg.Leave()
+			beside = others
+			o.Harness = append(o.Harness, harness.WithNeighbours(reg))
+		}
+	}
 	if o.Baseline != "" {
 		cleanup, err := withBaseline(ctx, &o)
 		if err != nil {
@@ -169,6 +192,7 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 	}
 	defer release()
 	announce(o.Stderr, o)
+	warnBeside(o.Stderr, beside, o.Scenario.Validity)
 	res, saved, runErr := run(ctx, o, d, &output)
 	if o.AfterRuns != nil {
 		o.AfterRuns()
@@ -394,6 +418,37 @@ func announce(w io.Writer, o Options) {
 	fmt.Fprintf(w, "lbbench: scenario %s: %s of about %s each (%sabout %s); results in %s\n",
 		s.Name, runs, perRun.Round(time.Second), map[bool]string{true: "at least ", false: ""}[o.UntilDecided],
 		(time.Duration(rounds*len(s.Variants)) * (perRun + 2*time.Second)).Round(time.Second), o.Out)
+}
+
+// A registration tells the run loop of the other runs on this host.
+var _ harness.Neighbours = (*neighbours.Registration)(nil)
+
+// warnBeside says on w that other lbbench runs are running on this host
+// as the job starts, and what that does to its runs.
+func warnBeside(w io.Writer, others []neighbours.Run, v scenario.Validity) {
+	if len(others) == 0 {
+		return
+	}
+	what, it := "another lbbench run is", "it"
+	if len(others) > 1 {
+		what, it = fmt.Sprintf("%d other lbbench runs are", len(others)), "them"
+	}
+	names := make([]string, len(others))
+	for i, r := range others {
+		names[i] = r.String()
+	}
+	effect := "every run made beside " + it + " is invalid (validity.allow_concurrent keeps them)"
+	if v.AllowConcurrent {
+		effect = "every run made beside " + it + " records " + it + " (concurrent in results.json) and stays valid (validity.allow_concurrent)"
+	}
+	notef(w, "WARNING: %s running on this host (%s): both measure a shared machine; %s", what, strings.Join(names, "; "), effect)
+}
+
+// notef prints a notice on w, when there is one.
+func notef(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "lbbench: "+format+"\n", args...)
+	}
 }
 
 // comparison is the comparison at the end of a job. A nil *comparison

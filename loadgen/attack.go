@@ -91,9 +91,7 @@ func openLoop(ctx context.Context, entry string, spec workloads.Spec, o Options)
 			}
 		}
 	}
-	cpu0 := processCPU()
-	steal := proccpu.NewStealClock()
-	steal0, stealErr := steal.Now()
+	cost := startCost()
 	live := startLive(ctx, spec) // live.go: nil (a no-op) unless LiveContext
 	defer live.stop()
 	send(ctx, streams, live, spec.WarmupTime()+spec.Duration+spec.Timeout)
@@ -106,13 +104,7 @@ func openLoop(ctx context.Context, entry string, spec workloads.Spec, o Options)
 	if err != nil {
 		return nil, err
 	}
-	total.Generator.CPU = processCPU() - cpu0
-	total.Generator.MaxRSS = maxRSS()
-	total.Generator.Processes = 1
-	total.Generator.CPUs = runtime.GOMAXPROCS(0)
-	if st, err := steal.Now(); err == nil && stealErr == nil {
-		total.Generator.Steal = st - steal0
-	}
+	cost.fill(&total.Generator)
 	total.Summarize()
 	return total, ctx.Err()
 }
@@ -249,6 +241,33 @@ const CancelGrace = 500 * time.Millisecond
 // inFlightSlack is how many vegeta workers an attack may have beyond its
 // in-flight cap; see attack.
 const inFlightSlack = 16
+
+// cost measures what an attack costs this process, from startCost to
+// fill: its CPU time, and the host's steal time on the CPUs it may run on.
+type cost struct {
+	cpu0     time.Duration
+	steal    proccpu.StealClock
+	steal0   time.Duration
+	stealErr error
+}
+
+func startCost() cost {
+	c := cost{cpu0: processCPU(), steal: proccpu.NewStealClock()}
+	c.steal0, c.stealErr = c.steal.Now()
+	return c
+}
+
+// fill sets g's CPU, MaxRSS, Processes (1), CPUs and Steal: what this
+// process cost since startCost.
+func (c cost) fill(g *results.Generator) {
+	g.CPU = processCPU() - c.cpu0
+	g.MaxRSS = maxRSS()
+	g.Processes = 1
+	g.CPUs = runtime.GOMAXPROCS(0)
+	if st, err := c.steal.Now(); err == nil && c.stealErr == nil {
+		g.Steal = st - c.steal0
+	}
+}
 
 // processCPU is this process's user plus system CPU time so far.
 func processCPU() time.Duration {

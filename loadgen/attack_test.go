@@ -79,7 +79,7 @@ func TestAttackRecords(t *testing.T) {
 	if lag := run.SendLag.Quantile(0.99); run.AchievedRate < 450 || run.AchievedRate > 510 || lag > 50*time.Millisecond {
 		t.Errorf("achieved %.1f/s of 500/s, send lag p99 %s: the generator did not keep up", run.AchievedRate, lag)
 	}
-	if run.Generator.CPU <= 0 || run.Generator.MaxRSS <= 0 || run.Generator.Opened == 0 {
+	if run.Generator.CPU <= 0 || run.Generator.MaxRSS <= 0 || run.Generator.Opened == 0 || run.Generator.CPUs < 1 {
 		t.Errorf("generator cost not measured: %+v", run.Generator)
 	}
 	// About one interval per second of the window, adding up to the total.

@@ -38,7 +38,7 @@ func closedLoop(ctx context.Context, entry string, spec workloads.Spec) (*result
 		m.Clients = append(m.Clients, results.Client{Name: n.Name, Share: float64(n.Requests), Latency: results.NewHistogram()})
 	}
 	rec := newClosedRecorder(&m)
-	cpu0 := processCPU()
+	cost := startCost()
 	var opened uint64
 	var mu sync.Mutex
 	// Requests sent so far, for a pattern over the whole sequence (whose
@@ -115,7 +115,7 @@ func closedLoop(ctx context.Context, entry string, spec workloads.Spec) (*result
 		}
 	}
 	took := time.Since(start)
-	return rec.finish(took, spec, cpu0, opened, len(spec.Clients.Named))
+	return rec.finish(took, spec, cost, opened, len(spec.Clients.Named))
 }
 
 // entryHost returns the host:port of an http://host:port entry URL.
@@ -209,7 +209,7 @@ func (c *closedRecorder) doFrom(ctx context.Context, tr *clientTransport, r *wor
 }
 
 // finish closes the intervals and fills the rates and generator figures.
-func (c *closedRecorder) finish(took time.Duration, spec workloads.Spec, cpu0 time.Duration, opened uint64, streams int) (*results.Measurement, error) {
+func (c *closedRecorder) finish(took time.Duration, spec workloads.Spec, cost cost, opened uint64, streams int) (*results.Measurement, error) {
 	ivs, err := c.intervals.Finish()
 	if err != nil {
 		return nil, err
@@ -222,8 +222,8 @@ func (c *closedRecorder) finish(took time.Duration, spec workloads.Spec, cpu0 ti
 		m.AchievedRate = float64(m.Requests) / took.Seconds()
 	}
 	m.Generator = results.Generator{Streams: streams, Connections: streams, Opened: opened,
-		KeepAlive: spec.Clients.KeepAliveOn(), RequestsPerConn: spec.Clients.RequestsPerConn,
-		CPU: processCPU() - cpu0, MaxRSS: maxRSS(), Processes: 1}
+		KeepAlive: spec.Clients.KeepAliveOn(), RequestsPerConn: spec.Clients.RequestsPerConn}
+	cost.fill(&m.Generator)
 	m.Summarize()
 	return m, nil
 }
@@ -309,7 +309,7 @@ func bursts(ctx context.Context, entry string, spec workloads.Spec) (*results.Me
 	m.Closed = true
 	m.Bursts = &results.Bursts{Size: b.Size}
 	rec := newClosedRecorder(&m)
-	cpu0 := processCPU()
+	cost := startCost()
 	var opened uint64
 	rec.start = time.Now()
 	reqs := make([]workloads.Request, b.Size)
@@ -376,5 +376,5 @@ func bursts(ctx context.Context, entry string, spec workloads.Spec) (*results.Me
 		}
 	}
 	took := time.Since(rec.start)
-	return rec.finish(took, spec, cpu0, opened, b.Size)
+	return rec.finish(took, spec, cost, opened, b.Size)
 }

@@ -62,6 +62,11 @@ func TestClosedLoopSequential(t *testing.T) {
 	if m.Clients[0].Requests != 6 || m.Clients[1].Requests != 9 || m.Generator.Opened != 2 {
 		t.Errorf("clients %d and %d requests, %d connections; want 6, 9 and 2", m.Clients[0].Requests, m.Clients[1].Requests, m.Generator.Opened)
 	}
+	// The generator's own cost, as in the open loop: its CPUs, so that
+	// the host's steal on them (0 outside a VM) is counted.
+	if m.Generator.CPUs < 1 || m.Generator.Processes != 1 || m.Generator.MaxRSS <= 0 {
+		t.Errorf("generator cost not measured: %+v", m.Generator)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	// Sequential: the first 6 on one connection, the next 9 on another.

@@ -21,16 +21,26 @@ var csvHeader = []string{
 	"send_lag_p99_ms", "skew", "invalid",
 }
 
+// csvSteal is the column writeCSV adds, after csvHeader's, when some run
+// had host steal to show (hostSteals): each run's share of its CPUs' time, in
+// percent; empty in variant rows and where not measured.
+const csvSteal = "host_steal_pct"
+
 // writeCSV writes a spreadsheet-friendly summary: one row per variant
 // (scope "variant": valid runs merged, as in every report) followed by one
 // row per run (scope "run"), in the order they ran. Invalid runs appear
-// with their reasons in the last column. Text cells that a spreadsheet
-// would read as a formula are escaped (package csvcell); numbers stay
-// numbers.
+// with their reasons in the invalid column; csvSteal follows when some
+// run had host steal. Text cells that a spreadsheet would read as a
+// formula are escaped (package csvcell); numbers stay numbers.
 func writeCSV(w io.Writer, d *Doc) error {
 	r, sums := d.Results, d.Summaries
+	steals, anySteal := hostSteals(r)
 	cw := csv.NewWriter(w)
-	cw.Write(csvcell.Row(slices.Clone(csvHeader)))
+	header := slices.Clone(csvHeader)
+	if anySteal {
+		header = append(header, csvSteal)
+	}
+	cw.Write(csvcell.Row(header))
 	for _, s := range sums {
 		var intended float64
 		for _, run := range r.RunsOf(s.Name) {
@@ -41,13 +51,17 @@ func writeCSV(w io.Writer, d *Doc) error {
 		if n := len(s.Merged); n > 0 {
 			intended /= float64(n)
 		}
-		cw.Write(csvcell.Row([]string{
+		row := []string{
 			"variant", s.Name, "", "", strconv.Itoa(s.Runs), strconv.Itoa(s.Valid),
 			strconv.FormatUint(s.Requests, 10), strconv.FormatUint(s.Errors, 10), rate(s.Errors, s.Requests),
 			num(intended, 2), num(s.Rate, 2),
 			ms(s.Latency.Mean), ms(s.Latency.P50), ms(s.Latency.P90), ms(s.Latency.P99), ms(s.Latency.P999), ms(s.Latency.Max),
 			ms(s.SendLagP99), skewCSV(s.Skew), strings.Join(s.Invalid, "; "),
-		}))
+		}
+		if anySteal {
+			row = append(row, "")
+		}
+		cw.Write(csvcell.Row(row))
 	}
 	for _, run := range r.Runs {
 		valid := "0"
@@ -58,13 +72,21 @@ func writeCSV(w io.Writer, d *Doc) error {
 		if run.SendLag != nil && run.SendLag.Histogram != nil {
 			lag = run.SendLag.Quantile(0.99)
 		}
-		cw.Write(csvcell.Row([]string{
+		row := []string{
 			"run", run.Variant, run.ID, strconv.Itoa(run.Rep), "1", valid,
 			strconv.FormatUint(run.Requests, 10), strconv.FormatUint(run.Errors, 10), rate(run.Errors, run.Requests),
 			num(run.IntendedRate, 2), num(run.AchievedRate, 2),
 			ms(run.Summary.Mean), ms(run.Summary.P50), ms(run.Summary.P90), ms(run.Summary.P99), ms(run.Summary.P999), ms(run.Summary.Max),
 			ms(lag), skewCSV(run.Skew()), strings.Join(run.Invalid, "; "),
-		}))
+		}
+		if anySteal {
+			cell := ""
+			if st, ok := steals[run.ID]; ok {
+				cell = num(100*st.Share, 3)
+			}
+			row = append(row, cell)
+		}
+		cw.Write(csvcell.Row(row))
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {

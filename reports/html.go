@@ -70,10 +70,13 @@ type page struct {
 	Timeline    *timelineView
 	Runs        []runView
 	InvalidRuns []runView
-	Bound       string // validity bounds in words
-	Proxies     []proxyView
-	Engines     []engineRow
-	Clients     []clientView
+	// Steal shows each run's host steal in the runs table: some run had
+	// any (hostSteals).
+	Steal   bool
+	Bound   string // validity bounds in words
+	Proxies []proxyView
+	Engines []engineRow
+	Clients []clientView
 	// Waits has a row per variant when any variant's wait was measured.
 	Waits       []waitView
 	WaitHeads   []string
@@ -198,6 +201,8 @@ type runView struct {
 	Skew          string
 	Valid         bool
 	Invalid       []string
+	Steal         string // stealCell
+	StealOver     bool
 	LagOver       bool
 	AchievedShort bool
 }
@@ -252,7 +257,9 @@ func buildPage(d *Doc) (*page, error) {
 	if p.Timeline, err = buildTimeline(r, sums, styles); err != nil {
 		return nil, err
 	}
-	p.Runs, p.InvalidRuns = buildRuns(r.Runs, r.Scenario.Validity)
+	steals, anySteal := hostSteals(r)
+	p.Runs, p.InvalidRuns = buildRuns(r.Runs, r.Scenario.Validity, steals)
+	p.Steal = anySteal
 	p.ErrorKinds, p.Errors = buildErrors(r.Runs)
 	p.Proxies = buildProxies(r.Runs)
 	p.Engines = engineRows(r)
@@ -283,8 +290,7 @@ func buildHeader(r *results.Results, generated time.Time) *page {
 			s.Workers.Count, s.Workers.Concurrency, wl.Arrival.Kind, strconv.FormatFloat(wl.Arrival.MeanRate(wl.Duration), 'f', -1, 64), wl.Duration, wl.WarmupTime(),
 			wl.Clients.Connections, onOff(wl.Clients.KeepAliveOn()), r.RoundsString()),
 		Started: r.Started.Format(time.RFC3339),
-		Bound: fmt.Sprintf("a run is invalid when its achieved rate is more than %s below the intended rate or its send-lag p99 exceeds %s",
-			strconv.FormatFloat(100*s.Validity.MaxRateError, 'f', -1, 64)+"%", s.Validity.MaxSendLagP99),
+		Bound:   "a run is invalid when " + validityBounds(r),
 	}
 	if !generated.IsZero() {
 		p.Generated = generated.Format(time.RFC3339)
@@ -411,15 +417,38 @@ func buildWorkers(sums []VariantSummary, styles map[string]style) (cols []int, v
 	return cols, views
 }
 
+// validityBounds says when a run of r is invalid: "its achieved rate is
+// more than 5% below the intended rate or its send-lag p99 exceeds 5ms",
+// then the host's steal when the results record a threshold, and another
+// lbbench run on the host when a run saw one.
+func validityBounds(r *results.Results) string {
+	v := r.Scenario.Validity
+	conds := []string{
+		"its achieved rate is more than " + strconv.FormatFloat(100*v.MaxRateError, 'f', -1, 64) + "% below the intended rate",
+		"its send-lag p99 exceeds " + v.MaxSendLagP99.String(),
+	}
+	if v.MaxSteal > 0 && v.MaxSteal < 1 {
+		conds = append(conds, "the host stole more than "+strconv.FormatFloat(100*v.MaxSteal, 'f', -1, 64)+"% of the time of its CPUs (the generator's and the server's)")
+	}
+	if !v.AllowConcurrent && slices.ContainsFunc(r.Runs, func(run results.Run) bool { return len(run.Concurrent) > 0 }) {
+		conds = append(conds, "another lbbench run was running on the host during its load")
+	}
+	last := len(conds) - 1
+	return strings.Join(conds[:last], ", ") + " or " + conds[last]
+}
+
 // buildRuns builds the runs table (validity, send lag and the generator's
 // own cost) and the list of invalid runs.
-func buildRuns(runs []results.Run, v scenario.Validity) (all, invalid []runView) {
+func buildRuns(runs []results.Run, v scenario.Validity, steals map[string]results.Steal) (all, invalid []runView) {
 	for _, run := range runs {
 		rv := runView{ID: run.ID, Variant: run.Variant, Rep: run.Rep, Started: run.Started.Format("15:04:05"),
 			Requests: run.Requests, Intended: strconv.FormatFloat(run.IntendedRate, 'f', 1, 64),
 			Achieved: strconv.FormatFloat(run.AchievedRate, 'f', 1, 64), Errors: errorsCell(run.Errors, run.Requests),
 			P99: numfmt.Dur(run.Summary.P99), CPU: run.Generator.CPU.Round(time.Millisecond).String(),
-			Skew: numfmt.Skew(run.Skew()), Valid: run.Valid, Invalid: run.Invalid}
+			Skew: numfmt.Skew(run.Skew()), Valid: run.Valid, Invalid: run.Invalid, Steal: stealCell(steals, run.ID)}
+		if st, ok := steals[run.ID]; ok && v.MaxSteal > 0 && v.MaxSteal < 1 {
+			rv.StealOver = st.Share > v.MaxSteal
+		}
 		if run.SendLag != nil && run.SendLag.Histogram != nil {
 			rv.LagP50, rv.LagP99 = numfmt.Dur(run.SendLag.Quantile(0.5)), numfmt.Dur(run.SendLag.Quantile(0.99))
 			rv.LagMax = numfmt.Dur(time.Duration(run.SendLag.Max()) * time.Microsecond)

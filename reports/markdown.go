@@ -63,6 +63,12 @@ func writeMarkdown(w io.Writer, d *Doc) error {
 	b.WriteString("\nPercentiles of all valid runs merged; in brackets the 95% interval of the runs' own values; `>=` marks a lower bound (a saturated run).\n")
 	writeMarkdownWait(&b, sums)
 	writeMarkdownWorkers(&b, sums)
+	if steals, any := hostSteals(r); any {
+		fmt.Fprintf(&b, "\n**Host%s**\n\n| variant | by run |\n|:--|:--|\n", mdEscape(stealHeading(r)))
+		for _, row := range stealByVariant(r, steals) {
+			fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(row[0]), row[1])
+		}
+	}
 
 	var invalid []string
 	for _, v := range sums {

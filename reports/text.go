@@ -62,6 +62,12 @@ func WriteText(w io.Writer, d *Doc) error {
 		}
 		fmt.Fprintf(w, "  %-*s  %s\n", width, s.Name, strings.Join(parts, " "))
 	}
+	if steals, any := hostSteals(r); any {
+		fmt.Fprintf(w, "\nhost%s\n", stealHeading(r))
+		for _, row := range stealByVariant(r, steals) {
+			fmt.Fprintf(w, "  %-*s  %s\n", width, row[0], row[1])
+		}
+	}
 	writeProxyCounters(w, sums, width)
 	writeEngineCounters(w, r)
 	writeClients(w, sums)

@@ -130,6 +130,18 @@ type Run struct {
 	// already charges the waiting to the target, and its percentiles are
 	// lower bounds of what a larger cap would have measured.
 	Saturated string `json:"saturated,omitempty"`
+	// Server describes the host under the server side (workers, proxy)
+	// during the run, as Generator does the generator's: nil when not
+	// measured (a simulation, a build that does not report it, results
+	// written before it was recorded).
+	Server *Server `json:"server,omitempty"`
+	// Concurrent names the other lbbench runs that were running on this
+	// host at some moment of the run's load, one each: "pid 4242,
+	// scenario default, since 15:04:05". Such a run is invalid unless the
+	// scenario's validity.allow_concurrent says otherwise. Empty when
+	// there was none, or when it was not watched (a cluster's driver, a
+	// simulation, results written before it was recorded).
+	Concurrent []string `json:"concurrent,omitempty"`
 	// Pods, on a cluster, is where each container of the run ran and with
 	// what resources; empty for the other drivers.
 	Pods []Pod `json:"pods,omitempty"`

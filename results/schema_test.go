@@ -228,7 +228,7 @@ func fullScenario() scenario.Scenario {
 			{Name: "nginx", Topology: scenario.Proxy, Proxy: scenario.ProxySpec{Engine: scenario.Nginx, Policy: "least_conn", UpstreamKeepAlive: ptr(false)}},
 		},
 		Repeat:   1,
-		Validity: scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * ms},
+		Validity: scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * ms, MaxSteal: 0.05, AllowConcurrent: true},
 		Claims:   []scenario.Claim{{Say: "pools beat reuseport", Check: "p99(pools) < 0.8 * p99(reuseport)"}},
 		Verdicts: []string{"p99", "cpu_per_request(proxy)"},
 	}
@@ -315,7 +315,9 @@ func fullResults(t *testing.T) *results.Results {
 		Active: 65, Accepts: 70, Handled: 70, Requests: 460, Reading: 1, Writing: 2, Waiting: 62}}
 	proxied.Pods = []results.Pod{{Name: "lbbench-d4e5f6-001-server", Containers: []string{"workers-0", "proxy-1"}, Role: "server",
 		Node: "node1", IP: "10.244.1.7", CPURequest: "2", CPULimit: "2", MemoryLimit: "1Gi", QOS: "Guaranteed"}}
+	proxied.Server = &results.Server{CPUs: 15, Steal: 40 * time.Millisecond}
 	invalid := run("002-nginx-r1", "nginx")
+	invalid.Concurrent = []string{"pid 4242, scenario default, since 03:04:00"}
 	invalid.Invalid = []string{"failed: proxy (pid 4242) died (signal: killed)", "achieved rate 150.0/s is 25% below the intended 200.0/s"}
 	invalid.Failed = []results.Failure{{Process: "proxy (pid 4242)", Exit: "signal: killed", LogTail: []string{"nginx: started"}},
 		{Process: "workers: worker 1 (pid 4243)", Exit: "stopped answering: no stats within 2s; it is stopped (SIGSTOP or a debugger)", Alive: true}}

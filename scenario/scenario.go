@@ -27,6 +27,7 @@ const (
 	DefaultRepeat        = 3
 	DefaultMaxRateError  = 0.05
 	DefaultMaxSendLagP99 = 5 * time.Millisecond
+	DefaultMaxSteal      = 0.05
 )
 
 // Upper bounds Validate enforces, each stated with its reason in the error.
@@ -122,6 +123,20 @@ type Validity struct {
 	// MaxSendLagP99 is the largest tolerated 99th percentile of send lag
 	// (actual minus intended send time); zero means DefaultMaxSendLagP99.
 	MaxSendLagP99 time.Duration `yaml:"max_send_lag_p99" json:"max_send_lag_p99"`
+	// MaxSteal is the largest tolerated share of the time of the CPUs a
+	// run used (the generator's and the server's) that the host stole
+	// from them (hypervisor steal time, results.Run.HostSteal): such a run
+	// measured a machine that was not there the whole time, on the
+	// target's side as much as on the generator's. Zero means
+	// DefaultMaxSteal (5%); 1 turns the check off.
+	MaxSteal float64 `yaml:"max_steal,omitempty" json:"max_steal,omitempty"`
+	// AllowConcurrent keeps valid a run during which another lbbench run
+	// was running on the same host (results.Run.Concurrent still names
+	// it). By default such a run is invalid: the other run's processes
+	// took CPU, memory bandwidth and sockets from this one's, which no
+	// pairing of rounds cancels. Set it where runs cannot disturb each
+	// other (pinned to disjoint CPUs of a large machine).
+	AllowConcurrent bool `yaml:"allow_concurrent,omitempty" json:"allow_concurrent,omitempty"`
 }
 
 // WithDefaults returns a copy of s with zero values filled in.
@@ -145,6 +160,9 @@ func (s Scenario) WithDefaults() Scenario {
 	}
 	if s.Validity.MaxSendLagP99 == 0 {
 		s.Validity.MaxSendLagP99 = DefaultMaxSendLagP99
+	}
+	if s.Validity.MaxSteal == 0 {
+		s.Validity.MaxSteal = DefaultMaxSteal
 	}
 	return s
 }
@@ -206,6 +224,9 @@ func (s Scenario) Validate(cat Catalog) error {
 	}
 	if s.Validity.MaxSendLagP99 < 0 {
 		return &FieldError{Field: "validity.max_send_lag_p99", Msg: fmt.Sprintf("must be > 0, got %s", s.Validity.MaxSendLagP99)}
+	}
+	if !(s.Validity.MaxSteal > 0) || s.Validity.MaxSteal > 1 {
+		return &FieldError{Field: "validity.max_steal", Msg: fmt.Sprintf("must be in (0, 1] (a share of the run's CPU time; 1 turns the check off), got %g", s.Validity.MaxSteal)}
 	}
 	if err := s.validateVerdicts(cat.ComparisonMetrics); err != nil {
 		return err

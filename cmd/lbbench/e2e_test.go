@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/internal/kubetest"
+	"github.com/lbbench/lbbench/internal/neighbours"
 	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/targets/prefork"
@@ -34,6 +35,10 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	bin = filepath.Join(dir, "lbbench")
+	// The tests' runs see each other only, not the lbbench runs of
+	// another checkout's tests on this machine (which would make theirs
+	// invalid); TestConcurrentRunsSeeEachOther uses its own directory.
+	os.Setenv(neighbours.EnvDir, filepath.Join(dir, "runs"))
 	// Static, as the docker driver's FROM scratch image needs it.
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")

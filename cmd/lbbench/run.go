@@ -14,6 +14,7 @@ import (
 	"github.com/lbbench/lbbench/driver/docker"
 	"github.com/lbbench/lbbench/driver/local"
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/neighbours"
 	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/loadgen"
 	"github.com/lbbench/lbbench/scenario"
@@ -170,6 +171,13 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		popts, live, endProgress = progressOptions(stderr, s)
 		hopts = append(hopts, popts...)
 	}
+	// Local processes and the docker daemon's containers measure this
+	// host: runs of other lbbench processes here disturb them. A cluster's
+	// pods run on its nodes.
+	var beside string
+	if o.driver == "local" || o.driver == "docker" {
+		beside = neighbours.Dir()
+	}
 	_, err = job.Run(ctx, job.Options{
 		Scenario: s, Out: out, Dirs: []string{"logs", "raw", "generators"},
 		Driver: func(ctx context.Context) (harness.Driver, func(), error) {
@@ -178,7 +186,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		Harness: hopts, Compare: copts, Calibrate: o.compare.calibrate, Inconclusive: o.compare.inconclusive,
 		Baseline: o.baseline, InjectSlowdown: o.slowdown, FailOnClaims: o.failOnClaims, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY"),
 		UntilDecided: o.untilDecided, MaxRounds: o.maxRounds, Budget: o.budget,
-		Stdout: stdout, Stderr: stderr, AfterRuns: endProgress,
+		Stdout: stdout, Stderr: stderr, AfterRuns: endProgress, Neighbours: beside,
 	})
 	return err
 }

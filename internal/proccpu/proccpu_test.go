@@ -102,6 +102,13 @@ func TestParseSteal(t *testing.T) {
 	if _, err := c.Now(); err != nil {
 		t.Fatal(err)
 	}
+	by, err := c.ByCPU()
+	if err != nil || len(by) != c.CPUs() {
+		t.Fatalf("ByCPU: %v, %v; want one entry for each of the %d CPUs", by, err, c.CPUs())
+	}
+	if by, err := parseStealByCPU(stat, map[int]bool{0: true, 1: true, 7: true}); err != nil || len(by) != 2 || by[0] != 120*time.Millisecond || by[1] != 180*time.Millisecond {
+		t.Errorf("by CPU: %v, %v; want cpu 0 120ms, cpu 1 180ms and no cpu 7", by, err)
+	}
 }
 
 // TestProcessPrecise: a process's time is its CPU-time clock, to the

@@ -48,10 +48,32 @@ func (c StealClock) Now() (time.Duration, error) {
 	return parseSteal(b, c.cpus)
 }
 
-// parseSteal sums the steal column (the eighth time) of /proc/stat's
-// per-CPU lines for cpus.
+// ByCPU is the steal time so far (since boot) of each of the clock's
+// CPUs, by CPU number: what a process reports so that a reader can take
+// the union of several processes' CPUs on one host, each CPU once.
+func (c StealClock) ByCPU() (map[int]time.Duration, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return nil, err
+	}
+	return parseStealByCPU(b, c.cpus)
+}
+
+// parseSteal sums the steal column of /proc/stat's per-CPU lines for
+// cpus.
 func parseSteal(b []byte, cpus map[int]bool) (time.Duration, error) {
-	var ticks int64
+	by, err := parseStealByCPU(b, cpus)
+	var sum time.Duration
+	for _, d := range by {
+		sum += d
+	}
+	return sum, err
+}
+
+// parseStealByCPU reads the steal column (the eighth time) of
+// /proc/stat's per-CPU lines for cpus, by CPU.
+func parseStealByCPU(b []byte, cpus map[int]bool) (map[int]time.Duration, error) {
+	out := map[int]time.Duration{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -64,9 +86,9 @@ func parseSteal(b []byte, cpus map[int]bool) (time.Duration, error) {
 		}
 		st, err := strconv.ParseInt(f[8], 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("proccpu: /proc/stat: %s: %w", f[0], err)
+			return nil, fmt.Errorf("proccpu: /proc/stat: %s: %w", f[0], err)
 		}
-		ticks += st
+		out[n] = time.Duration(st) * time.Second / userHZ
 	}
-	return time.Duration(ticks) * time.Second / userHZ, sc.Err()
+	return out, sc.Err()
 }

@@ -43,6 +43,15 @@ type StatsReport struct {
 	Foreign int `json:"foreign_listeners,omitempty"`
 	// Port is the reuseport group's port, when Foreign is set.
 	Port int `json:"port,omitempty"`
+	// Steal is the host's steal time so far (since boot), by CPU, on
+	// every CPU the supervisor may run on (/proc/stat over its affinity,
+	// which its workers inherit: a driver's pinning, a container's cpuset,
+	// the CPUs a pod's node gives it): time those CPUs had work and the
+	// hypervisor ran something else. A driver reads it before and after a
+	// run and keeps the difference (results.Server). Where the supervisor
+	// runs on another host than the generator (a cluster's node), it is
+	// that host's. Absent where /proc/stat cannot be read.
+	Steal map[int]time.Duration `json:"steal_ns,omitempty"`
 }
 
 // WorkerStatus is the supervisor's view of one child process: a worker, or
@@ -161,6 +170,7 @@ func (s *Supervisor) Handler() http.Handler {
 		defer cancel()
 		st, errs := s.Stats(ctx)
 		rep := StatsReport{Workers: st, Status: s.Status()}
+		rep.Steal, _ = proccpu.NewStealClock().ByCPU()
 		if n, err := s.Foreign(); err == nil && n > 0 {
 			rep.Foreign, rep.Port = n, s.slots[0].socks.port
 		}

@@ -389,6 +389,11 @@ func TestWorkerExitDetected(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK || len(report.Workers) != 2 {
 		t.Fatalf("admin /stats = %d %+v, %v", resp.StatusCode, report, err)
 	}
+	// The host's steal, for every CPU the supervisor may run on (0
+	// outside a virtual machine, but reported).
+	if n := proccpu.NewStealClock().CPUs(); len(report.Steal) != n {
+		t.Errorf("admin /stats steal %v: want an entry for each of the %d CPUs of the affinity", report.Steal, n)
+	}
 	if code, _ := testkit.Worker(t, admin.URL+"/healthz"); code != http.StatusOK {
 		t.Fatalf("admin /healthz = %d before the crash, want 200", code)
 	}
