@@ -5,6 +5,7 @@ package harness
 // (internal/testkit/fakedriver imports harness, so those tests cannot be
 // in package harness).
 var (
-	Judge     = judge
-	CPUDuring = cpuDuring
+	Judge        = judge
+	CPUDuring    = cpuDuring
+	ServerDuring = serverDuring
 )

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -8,20 +8,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/testkit/fakedriver"
 	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/topologies"
 )
 
-// stealDriver wraps fakeDriver (see run_test.go) so that its deployments'
+// stealDriver wraps the fake driver so that its deployments'
 // Stats report the host's steal by CPU: steal(n, after) is what the n-th
 // deployment (from 1) reports before (after false) and after the load.
 type stealDriver struct {
-	*fakeDriver
+	*fakedriver.Driver
 	steal func(n int, after bool) map[int]time.Duration
 	ups   int
 }
 
-func (d *stealDriver) Up(ctx context.Context, b Bring) (Deployment, error) {
-	dep, err := d.fakeDriver.Up(ctx, b)
+func (d *stealDriver) Up(ctx context.Context, b harness.Bring) (harness.Deployment, error) {
+	dep, err := d.Driver.Up(ctx, b)
 	if err != nil {
 		return nil, err
 	}
@@ -30,13 +33,13 @@ func (d *stealDriver) Up(ctx context.Context, b Bring) (Deployment, error) {
 }
 
 type stealDeployment struct {
-	Deployment
+	harness.Deployment
 	d     *stealDriver
 	n     int
 	calls int
 }
 
-func (s *stealDeployment) Stats(ctx context.Context) (Stats, error) {
+func (s *stealDeployment) Stats(ctx context.Context) (harness.Stats, error) {
 	st, err := s.Deployment.Stats(ctx)
 	s.calls++
 	st.Steal = s.d.steal(s.n, s.calls > 1)
@@ -49,8 +52,8 @@ func (s *stealDeployment) Stats(ctx context.Context) (Stats, error) {
 // server's steal and CPUs.
 func TestRunStealRetried(t *testing.T) {
 	s := testScenario(t, 1, "alpha", "beta")
-	wall := s.Workload.WarmupTime() + syntheticMeasurement(0).Duration
-	d := &stealDriver{fakeDriver: &fakeDriver{}, steal: func(n int, after bool) map[int]time.Duration {
+	wall := s.Workload.WarmupTime() + fakedriver.Measurement(0).Duration
+	d := &stealDriver{Driver: &fakedriver.Driver{}, steal: func(n int, after bool) map[int]time.Duration {
 		st := map[int]time.Duration{0: time.Second, 1: 2 * time.Second}
 		if n == 1 && after {
 			// A fifth of each CPU's time.
@@ -59,7 +62,7 @@ func TestRunStealRetried(t *testing.T) {
 		}
 		return st
 	}}
-	res, err := Run(context.Background(), s, d, WithRetries(1))
+	res, err := harness.Run(context.Background(), s, d, harness.WithRetries(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,21 +90,21 @@ func TestRunStealRetried(t *testing.T) {
 func TestRunNotRetried(t *testing.T) {
 	s := testScenario(t, 1, "alpha", "beta")
 	d := &stealDriver{
-		fakeDriver: &fakeDriver{
-			attack: func(_ context.Context, n int) (*results.Measurement, error) {
-				m := syntheticMeasurement(time.Millisecond)
+		Driver: &fakedriver.Driver{
+			Attack: func(_ context.Context, n int, _ topologies.Plan) (*results.Measurement, error) {
+				m := fakedriver.Measurement(time.Millisecond)
 				if n == 1 {
 					// Late sends at the in-flight cap, with CPU to spare.
-					m = syntheticMeasurement(20 * time.Millisecond)
+					m = fakedriver.Measurement(20 * time.Millisecond)
 					m.Generator.Held, m.Generator.MaxInFlight, m.Generator.CPUs = 40, 16, 2
 				}
 				return m, nil
 			},
-			stats: func(n int) (Stats, error) {
+			Stats: func(n int, _ topologies.Plan) (harness.Stats, error) {
 				if n == 2 {
-					return Stats{Dead: []results.Failure{{Process: "workers: worker 0 (pid 1)", Exit: "signal: killed"}}}, nil
+					return harness.Stats{Dead: []results.Failure{{Process: "workers: worker 0 (pid 1)", Exit: "signal: killed"}}}, nil
 				}
-				return Stats{}, nil
+				return harness.Stats{}, nil
 			},
 		},
 		steal: func(n int, after bool) map[int]time.Duration {
@@ -111,7 +114,7 @@ func TestRunNotRetried(t *testing.T) {
 			return map[int]time.Duration{0: 0}
 		},
 	}
-	res, err := Run(context.Background(), s, d, WithRetries(2))
+	res, err := harness.Run(context.Background(), s, d, harness.WithRetries(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,15 +160,15 @@ func TestRunConcurrent(t *testing.T) {
 	s := testScenario(t, 1, "alpha", "beta")
 	var log []string
 	var mu sync.Mutex
-	d := &fakeDriver{attack: func(context.Context, int) (*results.Measurement, error) {
+	d := &fakedriver.Driver{Attack: func(context.Context, int, topologies.Plan) (*results.Measurement, error) {
 		mu.Lock()
 		log = append(log, "attack")
 		mu.Unlock()
-		return syntheticMeasurement(time.Millisecond), nil
+		return fakedriver.Measurement(time.Millisecond), nil
 	}}
 	other := "pid 4242, scenario other, since 15:04:05"
 	n := &fakeNeighbours{others: [][]string{{other}}, log: &log}
-	res, err := Run(context.Background(), s, d, WithRetries(1), WithNeighbours(n))
+	res, err := harness.Run(context.Background(), s, d, harness.WithRetries(1), harness.WithNeighbours(n))
 	if err != nil {
 		t.Fatal(err)
 	}

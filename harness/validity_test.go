@@ -111,7 +111,7 @@ func TestJudgeSteal(t *testing.T) {
 	// had 2 s.
 	const warmup = time.Second
 	measured := func(gen time.Duration, genCPUs int, server *results.Server, lag time.Duration) results.Run {
-		run := results.Run{Measurement: *syntheticMeasurement(lag), Server: server}
+		run := results.Run{Measurement: *fakedriver.Measurement(lag), Server: server}
 		run.Generator.Steal, run.Generator.CPUs = gen, genCPUs
 		return run
 	}
@@ -136,7 +136,7 @@ func TestJudgeSteal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := tc.run
-			judge(&run, tc.v, warmup)
+			harness.Judge(&run, tc.v, warmup)
 			if run.Valid != (len(tc.want) == 0) || len(run.Invalid) != len(tc.want) {
 				t.Fatalf("valid=%v reasons %q, want %q", run.Valid, run.Invalid, tc.want)
 			}
@@ -155,14 +155,14 @@ func TestJudgeSteal(t *testing.T) {
 func TestJudgeConcurrent(t *testing.T) {
 	v := scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * time.Millisecond, MaxSteal: scenario.DefaultMaxSteal}
 	other := "pid 4242, scenario default, since 15:04:05"
-	run := results.Run{Measurement: *syntheticMeasurement(20 * time.Millisecond), Concurrent: []string{other}}
-	judge(&run, v, 0)
+	run := results.Run{Measurement: *fakedriver.Measurement(20 * time.Millisecond), Concurrent: []string{other}}
+	harness.Judge(&run, v, 0)
 	if run.Valid || len(run.Invalid) != 2 || !strings.Contains(run.Invalid[0], "another lbbench run was running on this host during the load ("+other+")") {
 		t.Errorf("valid=%v reasons %q; want the other run first, then the send lag", run.Valid, run.Invalid)
 	}
 	v.AllowConcurrent = true
-	run = results.Run{Measurement: *syntheticMeasurement(time.Millisecond), Concurrent: []string{other}}
-	judge(&run, v, 0)
+	run = results.Run{Measurement: *fakedriver.Measurement(time.Millisecond), Concurrent: []string{other}}
+	harness.Judge(&run, v, 0)
 	if !run.Valid || len(run.Concurrent) != 1 {
 		t.Errorf("allowed: valid=%v reasons %q concurrent %q; want valid, the other run kept", run.Valid, run.Invalid, run.Concurrent)
 	}
@@ -175,13 +175,13 @@ func TestServerDuring(t *testing.T) {
 	ms := time.Millisecond
 	before := map[int]time.Duration{0: 100 * ms, 1: 50 * ms, 3: 10 * ms}
 	after := map[int]time.Duration{0: 160 * ms, 1: 50 * ms, 2: 900 * ms, 3: 5 * ms}
-	if got := serverDuring(before, after); got == nil || *got != (results.Server{CPUs: 3, Steal: 60 * ms}) {
+	if got := harness.ServerDuring(before, after); got == nil || *got != (results.Server{CPUs: 3, Steal: 60 * ms}) {
 		t.Errorf("got %+v, want 3 CPUs, 60ms", got)
 	}
-	if got := serverDuring(before, map[int]time.Duration{2: ms}); got != nil {
+	if got := harness.ServerDuring(before, map[int]time.Duration{2: ms}); got != nil {
 		t.Errorf("no CPU in both: %+v, want nil", got)
 	}
-	if got := serverDuring(nil, after); got != nil {
+	if got := harness.ServerDuring(nil, after); got != nil {
 		t.Errorf("nothing before: %+v, want nil", got)
 	}
 }
