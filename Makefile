@@ -25,11 +25,15 @@ k8s-testbed:
 ## The end-to-end tests of cmd/lbbench measure the machine (a run is valid
 ## only if the generator kept its schedule), so they run after the other
 ## packages, not beside them: on 2 CPUs a package's simulations next to
-## them made the generator send 15 ms late.
+## them made the generator send 15 ms late. Inside the package, the tests
+## that measure run one at a time first; those that judge behaviour only
+## (failures, interrupts, containers; t.Parallel) then run E2E_PARALLEL at
+## a time, most of it waiting on timeouts and containers.
 E2E_PKG := ./cmd/lbbench
+E2E_PARALLEL ?= 4
 test: setup fmt-check vet k8s-testbed
 	$(GO) test -count=1 -timeout 14m $$($(GO) list ./... | grep -v '/cmd/lbbench$$')
-	$(GO) test -count=1 -timeout 14m $(E2E_PKG)
+	$(GO) test -count=1 -timeout 14m -parallel $(E2E_PARALLEL) $(E2E_PKG)
 	$(MAKE) fuzz
 
 ## fuzz: every fuzz target of the module, each for FUZZTIME

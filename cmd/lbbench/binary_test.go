@@ -4,11 +4,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/neighbours"
 	"github.com/lbbench/lbbench/internal/testkit"
 )
 
@@ -62,7 +64,12 @@ const testEnv = "LBBENCH_E2E_TEST"
 func (inv invocation) cmdOf(t testing.TB) *exec.Cmd {
 	cmd := exec.Command(bin, inv.args...)
 	cmd.Dir = inv.dir
-	cmd.Env = append(append(os.Environ(), inv.env...), testEnv+"="+t.Name())
+	// Each top-level test registers its runs in a directory of its own:
+	// the tests that run in parallel do not invalidate each other's runs
+	// as concurrent (a test of that gives its own LBBENCH_RUNS_DIR).
+	top, _, _ := strings.Cut(t.Name(), "/")
+	runs := neighbours.EnvDir + "=" + filepath.Join(os.Getenv(neighbours.EnvDir), top)
+	cmd.Env = append(append(append(os.Environ(), runs), inv.env...), testEnv+"="+t.Name())
 	cmd.Stdin = inv.stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd

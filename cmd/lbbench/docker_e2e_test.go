@@ -73,6 +73,7 @@ func TestDockerEveryTopology(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings 10 variants up in containers")
 	}
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	c := dockertest.Connect(t)
 	out := filepath.Join(t.TempDir(), "out")
 	text, code := runBin(t, "", nil, "run", "-q", "--driver", "docker", "--engine-image", "nginx=host", "--engine-image", "haproxy=host",
@@ -197,6 +198,7 @@ func TestDockerInterruptLeavesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings containers up")
 	}
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	c := dockertest.Connect(t)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd, buf, session := startDockerRun(t, out)
@@ -224,6 +226,7 @@ func TestDockerKillThenClean(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings containers up")
 	}
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	c := dockertest.Connect(t)
 	cmd, _, session := startDockerRun(t, filepath.Join(t.TempDir(), "out"))
 	cmd.process.Kill()
@@ -248,6 +251,7 @@ func TestDockerDoubleInterruptLeavesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings containers up")
 	}
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	c := dockertest.Connect(t)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd, buf, session := startDockerRun(t, out)

@@ -296,6 +296,7 @@ func activeBackend(t *testing.T, admin int) int {
 }
 
 func TestPortInUse(t *testing.T) {
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -406,6 +407,7 @@ func TestRunWritesResults(t *testing.T) {
 }
 
 func TestRunBadScenario(t *testing.T) {
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	dir := t.TempDir()
 	for name, tc := range map[string]struct{ yaml, want string }{
 		"unknown topology": {strings.Replace(smallScenario, "topology: reuseport", "topology: mesh", 1), "bad.yaml:12: variants[0].topology: unknown topology \"mesh\""},

@@ -401,6 +401,7 @@ func checkEngineStats(t *testing.T, engine string, st *results.EngineStats, sent
 // bring-up with an error that includes the engine's own message, and
 // leaves nothing running.
 func TestEngineRejectedConfig(t *testing.T) {
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	// Valid to lbbench, but longer than a Unix socket address holds.
 	long := "unix:/" + strings.Repeat("x", 120) + "/worker-0.sock"
 	for engine, want := range map[string]string{engines.Nginx: "nginx: [emerg]", engines.HAProxy: "[ALERT]"} {
@@ -508,6 +509,7 @@ func TestKilledRunLeavesNoEngine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs lbbench twice for a few seconds each")
 	}
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	for _, engine := range engines.Names() {
 		t.Run(engine, func(t *testing.T) {
 			dir := t.TempDir()
@@ -541,6 +543,7 @@ func TestKilledRunLeavesNoEngine(t *testing.T) {
 // TestGuard: guard passes the command's output and exit status through,
 // and refuses to run nothing.
 func TestGuard(t *testing.T) {
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -567,6 +570,7 @@ func TestGuard(t *testing.T) {
 // with it: re-parented to guard, a subreaper, and killed before guard
 // exits.
 func TestGuardTakesOrphansDown(t *testing.T) {
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	r := lbOK(t, "guard", "--", "sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!")
 	out := r.stdout
 	pid, err := strconv.Atoi(strings.TrimSpace(out))

@@ -48,6 +48,7 @@ func TestRunWorkerKilledIsAFailedRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: two runs of 5 s")
 	}
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "kill.yaml")
 	os.WriteFile(scen, []byte(strings.Replace(smallScenario, "duration: 1s", "duration: 5s", 1)), 0o644)
@@ -130,6 +131,7 @@ func childrenOf(pid int, exe string) []int {
 // failed, naming nginx's master and "signal: killed"; the second run
 // completes; no lbbench and no nginx process is left.
 func TestRunNginxMasterKilledIsAFailedRun(t *testing.T) {
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	nginx := nginxForFaults(t)
 	scen := strings.NewReplacer("duration: 1s", "duration: 3s").Replace(`name: ng-kill
 ` + smallWorkers + `variants:

@@ -100,6 +100,7 @@ func TestRunWorkerStoppedIsAFailedRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: two runs of 5 s")
 	}
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	scen := "name: stop-worker\n" + smallWorkers + "variants:\n  - {name: rp, topology: reuseport}\nrepeat: 2\n"
 	var victim int
 	res, _, _ := hungRun(t, scen, func(t *testing.T, run int) int {
@@ -122,6 +123,7 @@ func TestRunProxyStoppedIsAFailedRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: two runs of 5 s")
 	}
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	scen := "name: stop-proxy\n" + smallWorkers + "variants:\n  - {name: lc, topology: proxy, proxy: {policy: least_conn}}\nrepeat: 2\n"
 	res, pid, _ := hungRun(t, scen, func(t *testing.T, run int) int {
 		proxies := childrenWithArg(run, "proxy")
@@ -157,6 +159,7 @@ func TestRunReuseportStrangerIsAFailedRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: two runs of 5 s")
 	}
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	scen := "name: stranger\n" + smallWorkers + "variants:\n  - {name: rp, topology: reuseport}\nrepeat: 2\n"
 	var port string
 	res, _, _, _ := faultRun(t, scen, func(t *testing.T, run int) int {
@@ -219,6 +222,7 @@ func TestRunReuseportStrangerIsAFailedRun(t *testing.T) {
 // killed, its measurement kept; the second run completes; no lbbench and
 // no nginx process is left.
 func TestRunNginxStoppedIsAFailedRun(t *testing.T) {
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	nginx := nginxForFaults(t)
 	scen := "name: ng-stop\n" + smallWorkers + "variants:\n  - {name: ng, topology: proxy, proxy: {engine: nginx, policy: least_conn, upstream_keepalive: false, threads: 1}}\nrepeat: 2\n"
 	var stopped int

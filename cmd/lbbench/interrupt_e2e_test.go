@@ -202,6 +202,7 @@ func TestRunDoubleInterruptKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: starts Python servers")
 	}
+	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
 	py := pythonInterpreter(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "stuck_server.py")

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,13 +19,13 @@ import (
 func TestConcurrentRunsSeeEachOther(t *testing.T) {
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
-	type outcome struct {
+	type ended struct {
 		pid    int
 		stderr string
 		res    *results.Results
 		err    error
 	}
-	got := make([]outcome, 2)
+	got := make([]ended, 2)
 	var wg sync.WaitGroup
 	for i := range got {
 		name := fmt.Sprintf("beside%d", i)
@@ -38,20 +36,14 @@ func TestConcurrentRunsSeeEachOther(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(dir, name)
-		cmd := exec.Command(bin, "run", scen, "-o", out)
-		cmd.Env = append(os.Environ(), neighbours.EnvDir+"="+runs)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd := invocation{args: []string{"run", scen, "-o", out}, env: []string{neighbours.EnvDir + "=" + runs}}.start(t)
 		wg.Go(func() {
 			o := &got[i]
-			o.pid = cmd.Process.Pid
-			if o.err = cmd.Wait(); o.err == nil {
+			o.pid = cmd.process.Pid
+			if o.err = cmd.wait(); o.err == nil {
 				o.res, o.err = results.ReadFile(filepath.Join(out, "results.json"))
 			}
-			o.stderr = stderr.String()
+			o.stderr = cmd.stderr.String()
 		})
 	}
 	wg.Wait()
