@@ -141,7 +141,7 @@ func TestAttackVegetaReport(t *testing.T) {
 // sent as given (it used to get the class path appended, 400 with exit
 // 0), and a run in which every request fails exits 1 and says so.
 func TestAttackKeepsTargetPath(t *testing.T) {
-	t.Parallel() // calls no waitNoProcs; the serial tests that do end before this starts
+	t.Parallel() // measures nothing timing-sensitive
 	port := startAttackWorkers(t)
 	dir := t.TempDir()
 	out, code := sh(t, dir, fmt.Sprintf(`%s attack --target "http://127.0.0.1:%d/work?ms=1" --rate 100 --duration 500ms -o m.json </dev/null`, bin, port))
@@ -192,7 +192,7 @@ func TestAttackBadInput(t *testing.T) {
 // self-signed certificate: refused without --insecure (exit 1, every
 // request failed), measured with it.
 func TestAttackHTTPSInsecure(t *testing.T) {
-	t.Parallel() // calls no waitNoProcs; the serial tests that do end before this starts
+	t.Parallel() // measures nothing timing-sensitive
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.RequestURI() != "/x?y=1" {
 			http.Error(w, "wrong path "+r.URL.RequestURI(), http.StatusNotFound)

@@ -136,6 +136,9 @@ func TestServeReusePortSpreadsConnections(t *testing.T) {
 	waitNoProcs(t)
 }
 
+// waitNoProcs fails t unless, within 5 s, no lbbench process the test
+// started (testProcs) is left: a test of its own, beside the others that
+// run in parallel.
 func waitNoProcs(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)

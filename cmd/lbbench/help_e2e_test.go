@@ -43,7 +43,7 @@ var pflagTypeNames = map[string]bool{"stringToString": true, "stringArray": true
 // binary (hidden ones and those that pass their arguments through
 // included): exit 0, a usage, and every flag's argument one sane word.
 func TestEveryCommandHelp(t *testing.T) {
-	t.Parallel() // calls no waitNoProcs; the serial tests that do end before this starts
+	t.Parallel() // measures nothing timing-sensitive
 	paths := append([][]string{{}}, commandPaths(newRootCmd(), nil)...)
 	if len(paths) < 15 {
 		t.Fatalf("only %d commands found: %v", len(paths), paths)

@@ -118,7 +118,7 @@ var outputNodes = []outputNode{
 // stays what it was and gets the output. (An earlier lbbench renamed a
 // temporary file over PATH: "-o /dev/null" as root replaced /dev/null.)
 func TestAttackOutputsWriteThrough(t *testing.T) {
-	t.Parallel() // calls no waitNoProcs
+	t.Parallel() // measures nothing timing-sensitive
 	port := startAttackWorkers(t)
 	target := fmt.Sprintf("http://127.0.0.1:%d/work?ms=1", port)
 	for _, flag := range []struct{ name, args, want string }{
@@ -155,7 +155,7 @@ func TestAttackOutputsWriteThrough(t *testing.T) {
 // a device, a FIFO or a symlink: each stays what it was and gets its file
 // (results.json as a FIFO is refused up front: TestRunOutputCheckedUpFront).
 func TestReportOutputsWriteThrough(t *testing.T) {
-	t.Parallel() // calls no waitNoProcs
+	t.Parallel() // measures nothing timing-sensitive
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "sim")
 	if _, errOut, code := lbbench(t, "model", "sim", "default", "--duration", "1s", "--repeat", "1", "-q", "-o", sim); code != 0 {
@@ -217,7 +217,7 @@ func TestReportOutputsWriteThrough(t *testing.T) {
 // it (an earlier lbbench blocked in read for ever, beyond Ctrl-C); a
 // GITHUB_STEP_SUMMARY FIFO nobody reads is given up after files.FIFOWait.
 func TestFIFOInputsRefused(t *testing.T) {
-	t.Parallel() // calls no waitNoProcs
+	t.Parallel() // measures nothing timing-sensitive
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "sim")
 	if _, errOut, code := lbbench(t, "model", "sim", "default", "--duration", "1s", "--repeat", "1", "-q", "-o", sim); code != 0 {

@@ -53,7 +53,7 @@ func TestModelBalls(t *testing.T) {
 // with "lbbench report", alone and beside a copy standing for a measured
 // run.
 func TestModelSim(t *testing.T) {
-	t.Parallel() // calls no waitNoProcs; the serial tests that do end before this starts
+	t.Parallel() // measures nothing timing-sensitive
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "sim")
 	out, errOut, code := lbbench(t, "model", "sim", "default", "--duration", "2s", "--repeat", "2", "-o", sim)
@@ -102,7 +102,7 @@ func TestModelSim(t *testing.T) {
 // run's Ctrl-C. Each run simulates about a million requests, so the
 // signal lands while a later one is being simulated.
 func TestModelSimInterrupt(t *testing.T) {
-	t.Parallel() // calls no waitNoProcs, as TestModelSim
+	t.Parallel() // measures nothing timing-sensitive
 	out := filepath.Join(t.TempDir(), "sim")
 	cmd := binCmd(t, "model", "sim", "default", "--variant", "reuseport", "--repeat", "3",
 		"--duration", "20s", "--rate", "50000", "--workers", "64", "--connections", "512", "-o", out)

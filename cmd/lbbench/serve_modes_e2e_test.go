@@ -377,7 +377,7 @@ func TestServeKilledWorker(t *testing.T) {
 // configuration in a temporary directory, and that nginx with it reaches
 // every worker.
 func TestServePrintConfig(t *testing.T) {
-	t.Parallel() // calls no waitNoProcs; the serial tests that do end before this starts
+	t.Parallel() // measures nothing timing-sensitive
 	for _, format := range []string{"nginx", "haproxy"} {
 		bin := map[string]string{"nginx": "/usr/sbin/nginx", "haproxy": "/usr/sbin/haproxy"}[format]
 		if _, err := os.Stat(bin); err != nil {
