@@ -68,6 +68,7 @@ func TestProxyArgsRoundTrip(t *testing.T) {
 		},
 		UpstreamKeepAlive: true, CloseAfter: 5, MaxIdle: 3, Retries: 2, DownFor: time.Second, Timeout: 4 * time.Second, L4IdleTimeout: 7 * time.Second,
 		HeaderTimeout: 3 * time.Second, IdleTimeout: 7 * time.Second, ReadTimeout: 2 * time.Second,
+		InjectCost: 40 * time.Microsecond,
 	}}
 	args := c.Args()
 	if args[0] != balancer.Subcommand {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lbbench/lbbench/balance"
+	"github.com/lbbench/lbbench/internal/busywork"
 	"github.com/lbbench/lbbench/targets/balancer"
 )
 
@@ -68,6 +69,7 @@ func proxyCmd(run func(ctx context.Context, stderr io.Writer, c balancer.Command
 	f.DurationVar(&o.cmd.HeaderTimeout, balancer.FlagHeaderTimeout, balancer.DefaultHeaderTimeout, "close a client connection whose request head takes longer (l7)")
 	f.DurationVar(&o.cmd.IdleTimeout, balancer.FlagIdleTimeout, balancer.DefaultIdleTimeout, "close a client keep-alive connection idle this long (l7)")
 	f.DurationVar(&o.cmd.L4IdleTimeout, balancer.FlagL4IdleTimeout, 0, fmt.Sprintf("--mode l4: close a connection that moved no byte for this long (0: %v)", balancer.DefaultL4IdleTimeout))
+	f.DurationVar(&o.cmd.InjectCost, balancer.FlagInjectCost, 0, fmt.Sprintf("spend this much CPU time in busy work on every request forwarded (--mode l4: every client connection), a known extra cost (0: none; at most %v)", busywork.Max))
 	return cmd
 }
 

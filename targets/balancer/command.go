@@ -39,6 +39,7 @@ const (
 	FlagIdleTimeout       = "idle-timeout"
 	FlagL4IdleTimeout     = "l4-idle-timeout"
 	FlagThreads           = "threads"
+	FlagInjectCost        = "inject-cost"
 )
 
 // MaxThreads bounds Command.Threads.
@@ -133,6 +134,9 @@ func (c Command) Args() []string {
 	if c.Threads != 0 {
 		flag(FlagThreads, strconv.Itoa(c.Threads))
 	}
+	if c.InjectCost != 0 {
+		flag(FlagInjectCost, c.InjectCost.String())
+	}
 	return a
 }
 
@@ -193,8 +197,16 @@ func Run(ctx context.Context, stderr io.Writer, c Command) error {
 	case cfg.UpstreamKeepAlive:
 		upstream = fmt.Sprintf("keep-alive on, max idle %d", cfg.MaxIdle)
 	}
-	fmt.Fprintf(stderr, "lbbench proxy: ready: %s listening on %s (pools: %s; upstream %s; retries %d); admin %s\n",
-		cfg.Mode, ln.Addr(), strings.Join(pools, ", "), upstream, cfg.Retries, adminAt)
+	injected := ""
+	if cfg.InjectCost > 0 {
+		per := "request"
+		if cfg.Mode == L4 {
+			per = "client connection"
+		}
+		injected = fmt.Sprintf("; injected cost %v of CPU per %s", cfg.InjectCost, per)
+	}
+	fmt.Fprintf(stderr, "lbbench proxy: ready: %s listening on %s (pools: %s; upstream %s; retries %d%s); admin %s\n",
+		cfg.Mode, ln.Addr(), strings.Join(pools, ", "), upstream, cfg.Retries, injected, adminAt)
 	return p.Serve(ctx, ln, adminLn)
 }
 

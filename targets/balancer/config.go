@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/balance"
+	"github.com/lbbench/lbbench/internal/busywork"
 )
 
 // Mode says what the proxy decides on.
@@ -136,6 +137,14 @@ type Config struct {
 	// either direction before the proxy closes it (see l4.go). Zero means
 	// DefaultL4IdleTimeout; negative is invalid.
 	L4IdleTimeout time.Duration `yaml:"l4_idle_timeout,omitempty" json:"l4_idle_timeout,omitempty"`
+	// InjectCost is CPU time the proxy spends in busy work
+	// (busywork.Spend) on every request it forwards (layer 7: once per
+	// request, before the pick, however many backends it tries; layer 4:
+	// once per client connection, which is all it sees): a known extra
+	// cost, to check that a gate judging the proxy's CPU per request fails
+	// it ("lbbench run --baseline REF --inject-cost proxy=D"). Zero means
+	// none; at most busywork.Max.
+	InjectCost time.Duration `yaml:"inject_cost,omitempty" json:"inject_cost,omitempty"`
 }
 
 // Pool is a named set of backends that serves the requests whose path
@@ -285,6 +294,9 @@ func (c Config) Validate() error {
 	}
 	if c.L4IdleTimeout < 0 || c.L4IdleTimeout > time.Hour {
 		return fmt.Errorf("balancer: l4_idle_timeout: %v is not between 0 (default %v) and 1h", c.L4IdleTimeout, DefaultL4IdleTimeout)
+	}
+	if c.InjectCost < 0 || c.InjectCost > busywork.Max {
+		return fmt.Errorf("balancer: inject_cost: %v is not between 0 (none) and %v", c.InjectCost, busywork.Max)
 	}
 	return nil
 }

@@ -105,6 +105,10 @@ func TestConfigValidate(t *testing.T) {
 		{name: "negative timeout", cfg: valid(func(c *Config) { c.Timeout = -time.Second }), wantErr: "balancer: timeout: -1s is negative"},
 		{name: "negative header timeout", cfg: valid(func(c *Config) { c.HeaderTimeout = -time.Second }), wantErr: "balancer: header timeout: -1s is negative"},
 		{name: "negative idle timeout", cfg: valid(func(c *Config) { c.IdleTimeout = -time.Second }), wantErr: "balancer: idle timeout: -1s is negative"},
+		{name: "inject cost", cfg: valid(func(c *Config) { c.InjectCost = 40 * time.Microsecond })},
+		{name: "inject cost in l4", cfg: valid(func(c *Config) { c.Mode = L4; c.InjectCost = time.Millisecond })},
+		{name: "negative inject cost", cfg: valid(func(c *Config) { c.InjectCost = -time.Microsecond }), wantErr: "balancer: inject_cost: -1µs is not between 0 (none) and 1s"},
+		{name: "inject cost past the bound", cfg: valid(func(c *Config) { c.InjectCost = 2 * time.Second }), wantErr: "balancer: inject_cost: 2s is not between 0 (none) and 1s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,6 +42,12 @@
 // HeaderTimeout and IdleTimeout the client's side. A request head may be
 // MaxHeaderBytes long in all, in lines of any length within it.
 //
+// Config.InjectCost makes the proxy spend that much CPU time in busy work
+// (package internal/busywork) per request it forwards, or per client
+// connection in layer 4: a known extra cost, for checking that a gate
+// judging the proxy's CPU per request fails it ("lbbench run --baseline
+// REF --inject-cost proxy=D").
+//
 // Serve runs a Proxy on a listener, with an optional admin API (/healthz
 // and /stats) on a second one, and drains in-flight work when its context
 // is done. The per-request decision (route, pick, count) uses atomics only

@@ -259,6 +259,7 @@ func (c *fastConn) forward() bool {
 	r := &c.req
 	rt := p.routeBytes(r.path)
 	rt.requests.Add(1)
+	p.injectCost()
 	var hreq *http.Request
 	if rt.needsRequest {
 		hreq = c.httpRequest()

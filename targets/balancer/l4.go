@@ -115,6 +115,7 @@ func (s *l4Server) handle(c *l4Conn) {
 	client := c.client
 	p, rt := s.p, s.rt
 	rt.requests.Add(1)
+	p.injectCost()
 	for try := 0; ; try++ {
 		b := p.pick(rt, nil)
 		if b == nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lbbench/lbbench/balance"
+	"github.com/lbbench/lbbench/internal/busywork"
 	"github.com/lbbench/lbbench/internal/proccpu"
 )
 
@@ -138,6 +139,14 @@ func (p *Proxy) pick(rt *route, r *http.Request) *balance.Backend {
 	return b
 }
 
+// injectCost spends Config.InjectCost of CPU time, if any: once per
+// request (layer 7) or client connection (layer 4), where it is counted.
+func (p *Proxy) injectCost() {
+	if p.cfg.InjectCost > 0 {
+		busywork.Spend(p.cfg.InjectCost)
+	}
+}
+
 // route returns the pool serving path: the longest matching prefix, else
 // the default pool.
 func (p *Proxy) route(path string) *route {
@@ -208,6 +217,7 @@ func (t l7Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.p
 	rt := p.route(req.URL.Path)
 	rt.requests.Add(1)
+	p.injectCost()
 	for try := 0; ; try++ {
 		// The backend pick acquires is released when the response body is
 		// closed, i.e. after the ReverseProxy copied it all to the client
