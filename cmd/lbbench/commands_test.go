@@ -29,7 +29,7 @@ func TestServeArgsRoundTrip(t *testing.T) {
 			Config: prefork.Config{
 				Workers: 3, Listen: prefork.Shared, Host: "127.0.0.2", Port: 9000, SocketDir: "/tmp/s",
 				Restart: true, HealthInterval: 250 * time.Millisecond,
-				Worker:   worker.Config{Concurrency: 2, Mode: "spin", Service: 3 * time.Millisecond, Accept: "epoll-exclusive", MaxConns: 4, HeaderTimeout: 3 * time.Second, IdleTimeout: time.Minute, AcceptWhen: "idle"},
+				Worker:   worker.Config{Concurrency: 2, Mode: "spin", Service: 3 * time.Millisecond, Accept: "epoll-exclusive", MaxConns: 4, HeaderTimeout: 3 * time.Second, IdleTimeout: time.Minute, AcceptWhen: "idle", InjectCost: 40 * time.Microsecond},
 				Slowdown: map[int]float64{0: 3, 2: 1.5},
 				Exec:     &prefork.Exec{Command: "srv --port {port} 'a b'", Probe: "/h", Dir: "/srv"},
 			},

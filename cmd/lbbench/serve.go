@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lbbench/lbbench/internal/busywork"
 	"github.com/lbbench/lbbench/targets/prefork"
 	"github.com/lbbench/lbbench/targets/worker"
 )
@@ -95,6 +96,7 @@ stdout, and serve goes on serving.`,
 	f.IntVar(&o.Worker.Concurrency, prefork.FlagConcurrency, worker.DefaultConcurrency, "requests each worker serves at a time; more wait in its queue")
 	f.StringVar(&o.Worker.Mode, prefork.FlagMode, worker.DefaultMode, "how a worker spends service time: sleep or spin")
 	f.DurationVar(&o.Worker.Service, prefork.FlagService, 0, "service time of a request whose query gives no us= or ms=")
+	f.DurationVar(&o.Worker.InjectCost, prefork.FlagInjectCost, 0, fmt.Sprintf("spend this much CPU time in busy work on every request, after its service time: a known extra cost (0: none; at most %v)", busywork.Max))
 	f.Var(slowdownFlag{&o.Slowdown}, prefork.FlagSlowdown, "make worker INDEX slower: INDEX=FACTOR multiplies its service times (repeatable, e.g. 0=3)")
 	return cmd
 }

@@ -182,6 +182,8 @@ func (c Config) Validate() error {
 			return errors.New("prefork: header and idle timeouts need the built-in worker; an exec target sets its own")
 		case c.Worker.AcceptWhen != "" && c.Worker.AcceptWhen != worker.DefaultAcceptWhen:
 			return errors.New("prefork: accept when idle needs the built-in worker; an exec target accepts its own way")
+		case c.Worker.InjectCost != 0:
+			return errors.New("prefork: an injected cost needs the built-in worker; an exec target costs what it costs")
 		}
 	}
 	for i, f := range c.Slowdown {

@@ -139,6 +139,11 @@ func TestConfig(t *testing.T) {
 		{name: "exec with accept", edit: func(c *prefork.Config) {
 			c.Exec, c.Worker.Accept = &prefork.Exec{Command: "srv {port}", Probe: "/"}, "blocking"
 		}, wantErr: "prefork: an accept strategy needs the built-in worker; an exec target accepts its own way"},
+		{name: "exec with an injected cost", edit: func(c *prefork.Config) {
+			c.Exec, c.Worker.InjectCost = &prefork.Exec{Command: "srv {port}", Probe: "/"}, 40*time.Microsecond
+		}, wantErr: "prefork: an injected cost needs the built-in worker; an exec target costs what it costs"},
+		{name: "negative injected cost", edit: func(c *prefork.Config) { c.Worker.InjectCost = -time.Microsecond },
+			wantErr: "prefork: worker: inject_cost must be between 0 (none) and 1s, got -1µs"},
 		{name: "no host", edit: func(c *prefork.Config) { c.Host = "" }, wantErr: "prefork: host must not be empty"},
 		{name: "bad port", edit: func(c *prefork.Config) { c.Port = 70000 }, wantErr: "prefork: port must be between 0 and 65535, got 70000"},
 		{name: "ports mode needs a port", edit: func(c *prefork.Config) { c.Listen = prefork.Ports }, wantErr: "prefork: port must be set in ports mode, where worker i listens on port+i"},

@@ -46,6 +46,7 @@ const (
 	FlagMode           = "mode"
 	FlagService        = "service"
 	FlagSlowdown       = "slowdown"
+	FlagInjectCost     = "inject-cost"
 )
 
 // DefaultServeStopTimeout bounds how long Serve waits for its workers to
@@ -127,6 +128,9 @@ func (c ServeConfig) Args() []string {
 	if w.AcceptWhen != "" {
 		flag(FlagAcceptWhen, w.AcceptWhen)
 	}
+	if w.InjectCost != 0 {
+		flag(FlagInjectCost, w.InjectCost.String())
+	}
 	for _, i := range slices.Sorted(maps.Keys(c.Slowdown)) {
 		flag(FlagSlowdown, strconv.Itoa(i)+"="+strconv.FormatFloat(c.Slowdown[i], 'g', -1, 64))
 	}
@@ -206,6 +210,9 @@ func Serve(ctx context.Context, stdout, stderr io.Writer, c ServeConfig) error {
 	}
 	if c.Exec == nil && d.Worker.AcceptWhen == worker.AcceptIdle {
 		mode += ", accept when idle"
+	}
+	if c.Exec == nil && d.Worker.InjectCost > 0 {
+		mode += fmt.Sprintf(", injected cost %v of CPU per request", d.Worker.InjectCost)
 	}
 	fmt.Fprintf(stderr, "lbbench serve: ready: %d workers (%s) on %s%s\n",
 		len(eps), mode, strings.Join(slices.Compact(eps), ","), adminAt)

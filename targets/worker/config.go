@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lbbench/lbbench/internal/busywork"
 )
 
 // Modes a Worker spends its service time in.
@@ -95,6 +97,12 @@ type Config struct {
 	// Slowdown multiplies every service time, to make one worker slower
 	// than its peers; 0 means 1 (normal speed).
 	Slowdown float64 `yaml:"slowdown" json:"slowdown"`
+	// InjectCost is CPU time every request spends in busy work
+	// (busywork.Spend) after its service time, holding its slot: a known
+	// extra cost per request, to check that a gate judging the workers'
+	// CPU per request fails it ("lbbench run --baseline REF --inject-cost
+	// workers=D"). 0 means none; at most busywork.Max.
+	InjectCost time.Duration `yaml:"inject_cost" json:"inject_cost,omitempty"`
 	// Accept is the accept strategy of the main listener, one of
 	// AcceptStrategies(); empty means DefaultAccept. It applies to
 	// listeners made by ListenFD.
@@ -158,6 +166,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("worker: mode must be %q or %q, got %q", ModeSleep, ModeSpin, c.Mode)
 	case c.Slowdown < 0 || c.Slowdown > 100:
 		return fmt.Errorf("worker: slowdown must be in (0, 100], got %g", c.Slowdown)
+	case c.InjectCost < 0 || c.InjectCost > busywork.Max:
+		return fmt.Errorf("worker: inject_cost must be between 0 (none) and %v, got %v", busywork.Max, c.InjectCost)
 	case c.Service < 0 || c.Service > MaxService:
 		return fmt.Errorf("worker: service must be between 0 and %v, got %v", MaxService, c.Service)
 	case !slices.Contains(AcceptStrategies(), c.Accept):

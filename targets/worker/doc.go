@@ -7,7 +7,8 @@
 // sends it more than it can take. Each request's service time comes
 // from its query (us=<microseconds> or ms=<milliseconds>) or from
 // Config.Service, and is spent either sleeping or spinning on a CPU
-// (Config.Mode).
+// (Config.Mode). Config.InjectCost adds that much CPU time in busy work to
+// every request, after its service time: a known extra cost per request.
 //
 // Routes, on every listener: /healthz answers 200 at once without taking a
 // slot, /stats answers the Stats as JSON, and every other path does the

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/busywork"
 	"github.com/lbbench/lbbench/internal/httpdrain"
 	"github.com/lbbench/lbbench/internal/monoclock"
 	"github.com/lbbench/lbbench/internal/sleep"
@@ -141,6 +142,9 @@ func (w *Worker) work(rw http.ResponseWriter, r *http.Request) {
 	w.active.Add(1)
 	began := monoclock.Now()
 	w.spend(d, queryMode(r.URL.RawQuery, w.cfg.Mode))
+	if w.cfg.InjectCost > 0 {
+		busywork.Spend(w.cfg.InjectCost)
+	}
 	done := monoclock.Now()
 	w.active.Add(-1)
 	<-w.sem

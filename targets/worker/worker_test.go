@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/lbbench/lbbench/internal/monoclock"
 	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/targets/worker"
@@ -37,6 +39,9 @@ func TestConfig(t *testing.T) {
 		{name: "unknown mode", cfg: worker.Config{Concurrency: 1, Mode: "busy"}, wantErr: `worker: mode must be "sleep" or "spin", got "busy"`},
 		{name: "negative service", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Service: -1}, wantErr: "worker: service must be between 0 and 30s, got -1ns"},
 		{name: "service too long", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Service: time.Minute}, wantErr: "worker: service must be between 0 and 30s, got 1m0s"},
+		{name: "inject cost", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "netpoll", InjectCost: 40 * time.Microsecond}},
+		{name: "negative inject cost", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "netpoll", InjectCost: -time.Microsecond}, wantErr: "worker: inject_cost must be between 0 (none) and 1s, got -1µs"},
+		{name: "inject cost too long", cfg: worker.Config{Concurrency: 1, Mode: "sleep", Accept: "netpoll", InjectCost: time.Minute}, wantErr: "worker: inject_cost must be between 0 (none) and 1s, got 1m0s"},
 	}
 	if _, err := worker.New(worker.Config{Concurrency: -1}); err == nil || err.Error() != "worker: concurrency must be >= 1, got -1" {
 		t.Errorf("New with concurrency -1 = %v, want a concurrency error", err)
@@ -299,6 +304,45 @@ func TestSlowdownMultipliesService(t *testing.T) {
 	}
 	if _, err := worker.New(worker.Config{Slowdown: -1}.WithDefaults()); err == nil {
 		t.Error("negative slowdown accepted")
+	}
+}
+
+// TestInjectCostSpendsCPU: with InjectCost every request spends at least
+// that much CPU time (the process's CPU clock, which counts the client and
+// the server too, so only the lower bound is checked), in addition to a
+// service time spent sleeping, and inside the request's service: the
+// answer's Began to Done spans it.
+func TestInjectCostSpendsCPU(t *testing.T) {
+	const cost, n = 2 * time.Millisecond, 20
+	_, base, _ := serve(t, worker.Config{InjectCost: cost}.WithDefaults())
+	cpu := func() time.Duration {
+		var ts unix.Timespec
+		if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ts.Nano())
+	}
+	before := cpu()
+	for range n {
+		resp, err := http.Get(base + "/work?us=100")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if !monoclock.Valid() {
+			continue // no times in the answer
+		}
+		times, ok := workloads.ParseTimes(resp.Header.Get(workloads.TimesHeader))
+		if !ok {
+			t.Fatalf("no times in the answer: %q", resp.Header.Get(workloads.TimesHeader))
+		}
+		if took := time.Duration(times.Done - times.Began); took < cost+100*time.Microsecond {
+			t.Errorf("service of a 100µs request with an injected cost of %s took %s", cost, took)
+		}
+	}
+	if spent := cpu() - before; spent < n*cost {
+		t.Errorf("%d requests with an injected cost of %s used %s of CPU, want at least %s", n, cost, spent, n*cost)
 	}
 }
 
