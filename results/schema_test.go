@@ -219,7 +219,7 @@ func fullScenario() scenario.Scenario {
 		},
 		Variants: []scenario.Variant{
 			{Name: "reuseport", Topology: scenario.ReusePort, Target: &scenario.Target{Exec: "uvicorn --fd {fd} app:asgi"}},
-			{Name: "pools", Topology: scenario.L7Pools, Build: "baseline",
+			{Name: "pools", Topology: scenario.L7Pools, Build: "baseline", ProxyCost: 40 * time.Microsecond, WorkerCost: 20 * time.Microsecond,
 				Proxy: scenario.ProxySpec{Engine: scenario.Builtin, Policy: "least_conn", UpstreamKeepAlive: ptr(true),
 					PolicyArgs: map[string]string{"alpha": "0.5"}, CloseAfter: 100, MaxIdle: 8, Preopen: 4, Retries: 1, Threads: 2,
 					Pools: []scenario.Pool{{Name: "read", Prefix: "/", Policy: "p2c", PolicyArgs: map[string]string{"d": "2"}, Workers: []int{0, 1}}}},

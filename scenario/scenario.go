@@ -197,6 +197,9 @@ func (s Scenario) Validate(cat Catalog) error {
 		if seen[v.Name] {
 			return &FieldError{Field: f + ".name", Msg: fmt.Sprintf("duplicate variant name %q", v.Name)}
 		}
+		if v.WorkerCost > 0 && s.Workers.Target != nil {
+			return &FieldError{Field: f + ".worker_cost", Msg: "an injected worker cost (--inject-cost workers=D) needs the built-in worker; workers.target runs a foreign server"}
+		}
 		if v.Clients != nil {
 			w := s.WorkloadFor(v, 0)
 			if err := w.Validate(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/scenarios"
@@ -210,6 +211,78 @@ func TestVerdicts(t *testing.T) {
 	} {
 		if _, err := scenario.Parse("v.yaml", []byte(base+doc), topologies.Catalog()); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", doc, err, want)
+		}
+	}
+}
+
+// TestInjectedCosts: a variant's injected costs (lbbench run
+// --inject-cost) are bounded, a proxy cost needs the built-in proxy and a
+// worker cost the built-in worker, and a scenario file cannot set them.
+func TestInjectedCosts(t *testing.T) {
+	const file = `name: costs
+workers: {count: 2}
+workload:
+  arrival: {rate: 100}
+  classes:
+    - {name: only, weight: 1, service: {value: 1ms}}
+variants:
+  - {name: v, topology: proxy}
+`
+	base, err := scenario.Parse("costs.yaml", []byte(file), topologies.Catalog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const us = time.Microsecond
+	for _, tc := range []struct {
+		name string
+		edit func(*scenario.Scenario)
+		want string // "": valid
+	}{
+		{"both on the built-in proxy", func(s *scenario.Scenario) { s.Variants[0].ProxyCost, s.Variants[0].WorkerCost = 40*us, 40*us }, ""},
+		{"unix", func(s *scenario.Scenario) { s.Variants[0].Topology, s.Variants[0].ProxyCost = scenario.Unix, 40*us }, ""},
+		{"l4", func(s *scenario.Scenario) { s.Variants[0].Topology, s.Variants[0].ProxyCost = scenario.L4, 40*us }, ""},
+		{"worker cost without a proxy", func(s *scenario.Scenario) {
+			s.Variants[0] = scenario.Variant{Name: "v", Topology: scenario.ReusePort, WorkerCost: 40 * us}
+		}, ""},
+		{"negative proxy cost", func(s *scenario.Scenario) { s.Variants[0].ProxyCost = -us },
+			"variants[0].proxy_cost: must be between 0 (none) and 1s of CPU per request, got -1µs"},
+		{"worker cost past the bound", func(s *scenario.Scenario) { s.Variants[0].WorkerCost = 2 * time.Second },
+			"variants[0].worker_cost: must be between 0 (none) and 1s of CPU per request, got 2s"},
+		{"proxy cost without a proxy", func(s *scenario.Scenario) {
+			s.Variants[0] = scenario.Variant{Name: "v", Topology: scenario.Shared, ProxyCost: 40 * us}
+		}, "variants[0].proxy_cost: an injected proxy cost (--inject-cost proxy=D) needs the built-in proxy; topology shared has no proxy"},
+		{"proxy cost on nginx", func(s *scenario.Scenario) {
+			s.Variants[0].Proxy.Engine, s.Variants[0].ProxyCost = scenario.Nginx, 40*us
+		}, "variants[0].proxy_cost: an injected proxy cost (--inject-cost proxy=D) needs the built-in proxy; engine nginx runs this variant's proxy"},
+		{"worker cost on the variant's target", func(s *scenario.Scenario) {
+			s.Variants[0].Target, s.Variants[0].WorkerCost = &scenario.Target{Exec: "srv --port {port}"}, 40*us
+		}, "variants[0].worker_cost: an injected worker cost (--inject-cost workers=D) needs the built-in worker; the variant's target runs a foreign server"},
+		{"worker cost on workers.target", func(s *scenario.Scenario) {
+			s.Workers.Target, s.Variants[0].WorkerCost = &scenario.Target{Exec: "srv --port {port}"}, 40*us
+		}, "variants[0].worker_cost: an injected worker cost (--inject-cost workers=D) needs the built-in worker; workers.target runs a foreign server"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			s.Variants = slices.Clone(base.Variants)
+			tc.edit(&s)
+			s = s.WithDefaults()
+			err := s.Validate(topologies.Catalog())
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate: %v\nwant %q", err, tc.want)
+			}
+		})
+	}
+
+	for _, key := range []string{"proxy_cost", "worker_cost"} {
+		_, err := scenario.Parse("costs.yaml", []byte(strings.Replace(file, "topology: proxy}", "topology: proxy, "+key+": 40us}", 1)), topologies.Catalog())
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("a scenario file setting %s: %v, want it refused", key, err)
 		}
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/lbbench/lbbench/internal/busywork"
 	"github.com/lbbench/lbbench/internal/field"
 	"github.com/lbbench/lbbench/workloads"
 )
@@ -102,6 +104,16 @@ type Variant struct {
 	// comparison catches it ("lbbench run --inject-slowdown 1.2"). Zero
 	// means 1.
 	ServiceScale float64 `yaml:"service_scale,omitempty" json:"service_scale,omitempty"`
+	// ProxyCost and WorkerCost are CPU time spent in busy work, for this
+	// variant, by the built-in proxy on every request it forwards (layer
+	// 4: every client connection) and by every built-in worker on every
+	// request, after its service time: a synthetic cost regression, for
+	// checking that a comparison judging CPU per request catches it. They
+	// are set by "lbbench run --baseline REF --inject-cost ROLE=D" on this
+	// build's variants, never by a scenario file (the model does not
+	// simulate them). Zero means none.
+	ProxyCost  time.Duration `yaml:"-" json:"proxy_cost,omitempty"`
+	WorkerCost time.Duration `yaml:"-" json:"worker_cost,omitempty"`
 	// Build names another build of lbbench whose binary runs this
 	// variant's lbbench processes (set by "lbbench run --baseline", never
 	// by a scenario file); empty means the running binary. The harness
@@ -182,6 +194,9 @@ func (v Variant) Validate(cat Catalog) error {
 		return err
 	}
 	if err := validateAcceptWhen("accept_when", v.AcceptWhen); err != nil {
+		return err
+	}
+	if err := v.validateCost(); err != nil {
 		return err
 	}
 	if v.Target != nil {
@@ -465,6 +480,38 @@ func (v Variant) validateWorkerOptions(accept []string) error {
 		if v.MaxConns < 0 {
 			return fieldErr("max_conns", "must be >= 0 (0: no limit), got %d", v.MaxConns)
 		}
+	}
+	return nil
+}
+
+// builtinProxy reports whether v runs the built-in proxy: a balancer
+// topology, or the proxy or unix topology with the built-in engine.
+func (v Variant) builtinProxy() bool {
+	return balancerTopology(v.Topology) || ((v.Topology == Proxy || v.Topology == Unix) && v.Proxy.Engine == Builtin)
+}
+
+// validateCost checks v's injected costs: within busywork.Max, a proxy
+// cost only where the built-in proxy runs and a worker cost only for the
+// built-in worker (a variant's target; workers.target is checked by
+// Scenario.Validate).
+func (v Variant) validateCost() error {
+	for _, c := range []struct {
+		field string
+		d     time.Duration
+	}{{"proxy_cost", v.ProxyCost}, {"worker_cost", v.WorkerCost}} {
+		if c.d < 0 || c.d > busywork.Max {
+			return fieldErr(c.field, "must be between 0 (none) and %v of CPU per request, got %v", busywork.Max, c.d)
+		}
+	}
+	if v.ProxyCost > 0 && !v.builtinProxy() {
+		runs := fmt.Sprintf("engine %s runs this variant's proxy", v.Proxy.Engine)
+		if v.Topology != Proxy && v.Topology != Unix {
+			runs = fmt.Sprintf("topology %s has no proxy", v.Topology)
+		}
+		return fieldErr("proxy_cost", "an injected proxy cost (--inject-cost proxy=D) needs the built-in proxy; %s", runs)
+	}
+	if v.WorkerCost > 0 && v.Target != nil {
+		return fieldErr("worker_cost", "an injected worker cost (--inject-cost workers=D) needs the built-in worker; the variant's target runs a foreign server")
 	}
 	return nil
 }
