@@ -42,8 +42,33 @@ func Render(v scenario.Variant, w scenario.Workers, a Allocator) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	if err := injectCosts(p, v); err != nil {
+		return Plan{}, err
+	}
 	p.Variant, p.Topology = v.Name, v.Topology
 	return p, nil
+}
+
+// injectCosts gives the built-in proxy of p v's ProxyCost and the built-in
+// workers its WorkerCost ("lbbench proxy --inject-cost", "lbbench serve
+// --inject-cost"); a cost with nobody to spend it is an error.
+func injectCosts(p Plan, v scenario.Variant) error {
+	proxy, workers := false, false
+	for _, proc := range p.Processes {
+		switch {
+		case proc.Proxy != nil && v.ProxyCost != 0:
+			proc.Proxy.InjectCost, proxy = v.ProxyCost, true
+		case proc.Serve != nil && proc.Serve.Exec == nil && v.WorkerCost != 0:
+			proc.Serve.Worker.InjectCost, workers = v.WorkerCost, true
+		}
+	}
+	if v.ProxyCost != 0 && !proxy {
+		return fmt.Errorf("topologies: %s: an injected proxy cost needs the built-in proxy, which topology %s does not run here", v.Name, v.Topology)
+	}
+	if v.WorkerCost != 0 && !workers {
+		return fmt.Errorf("topologies: %s: an injected worker cost needs the built-in worker, not a foreign target", v.Name)
+	}
+	return nil
 }
 
 // alloc wraps an Allocator with the helpers renderers share.
