@@ -25,8 +25,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +36,7 @@ import (
 	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/harness"
+	"github.com/lbbench/lbbench/internal/busywork"
 	"github.com/lbbench/lbbench/internal/neighbours"
 	"github.com/lbbench/lbbench/model"
 	"github.com/lbbench/lbbench/reports"
@@ -109,6 +112,14 @@ type Options struct {
 	// they are: a known regression, to check that the gate fails it.
 	// Zero means none.
 	InjectSlowdown float64
+	// InjectCost, with Baseline, makes this build's variants spend more
+	// CPU per request: it maps a role (InjectRoles: the built-in proxy,
+	// the built-in workers) to the CPU time it spends in busy work on
+	// every request (scenario.Variant.ProxyCost, WorkerCost), in every
+	// variant that runs it (at least one must), and leaves the baseline's
+	// as they are: a known cost regression, to check that a gate judging
+	// CPU per request fails it. Nil or zero means none.
+	InjectCost map[string]time.Duration
 	// Inconclusive maps an inconclusive gate: "pass", "fail", or "" for
 	// ExitInconclusive.
 	Inconclusive string
@@ -162,6 +173,9 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 	}
 	if o.InjectSlowdown != 0 && o.Baseline == "" {
 		return nil, &Error{Code: ExitError, Err: errors.New("--inject-slowdown slows this build against its baseline: give --baseline REF too")}
+	}
+	if err := o.checkInjectCost(); err != nil {
+		return nil, err
 	}
 	var beside []neighbours.Run
 	if o.Neighbours != "" && !o.Simulate {
@@ -226,7 +240,14 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 // withBaseline builds lbbench at o.Baseline and adds its twin to every
 // variant of o.Scenario, with the harness option that runs the build. The
 // returned func removes the build.
+// The scenario with its twins and this build's injections is checked
+// before the build, so that an injection the scenario cannot take (a
+// proxy cost for nginx) is refused at once.
 func withBaseline(ctx context.Context, o *Options) (func(), error) {
+	s := o.injected(baseline.Twins(o.Scenario))
+	if err := s.Validate(topologies.Catalog()); err != nil {
+		return nil, fmt.Errorf("with the baseline variants: %w", err)
+	}
 	exe, cleanup, err := baseline.Build(ctx, ".", o.Baseline, o.Stderr)
 	if errors.Is(err, baseline.ErrNotACommit) {
 		return nil, &Error{Code: ExitError, Err: fmt.Errorf("--%w", err)}
@@ -234,20 +255,97 @@ func withBaseline(ctx context.Context, o *Options) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("--%w", err)
 	}
-	o.Scenario = baseline.Twins(o.Scenario)
-	if f := o.InjectSlowdown; f != 0 {
-		for i, v := range o.Scenario.Variants {
-			if v.Build == "" {
-				o.Scenario.Variants[i].ServiceScale = f
-			}
-		}
-	}
-	if err := o.Scenario.Validate(topologies.Catalog()); err != nil {
-		cleanup()
-		return nil, fmt.Errorf("with the baseline variants: %w", err)
-	}
+	o.Scenario = s
 	o.Harness = append(o.Harness, harness.WithBuilds(map[string]string{baseline.BuildName: exe}))
 	return cleanup, nil
+}
+
+// InjectRoles are the roles Options.InjectCost may name: the built-in
+// proxy and the built-in workers, as the metric cpu_per_request(ROLE)
+// names them.
+func InjectRoles() []string { return []string{topologies.RoleProxy, topologies.RoleWorkers} }
+
+// CheckInjectCost reports what is wrong with injecting d of CPU per
+// request into role: a role not of InjectRoles, or d negative or past
+// busywork.Max.
+func CheckInjectCost(role string, d time.Duration) error {
+	if !slices.Contains(InjectRoles(), role) {
+		return fmt.Errorf("unknown role %q (known: %s)", role, strings.Join(InjectRoles(), ", "))
+	}
+	if d < 0 || d > busywork.Max {
+		return fmt.Errorf("%s: the CPU time per request must be between 0 and %v, got %v", role, busywork.Max, d)
+	}
+	return nil
+}
+
+// checkInjectCost checks o.InjectCost, which needs a baseline.
+func (o Options) checkInjectCost() error {
+	some := false
+	for _, role := range slices.Sorted(maps.Keys(o.InjectCost)) {
+		d := o.InjectCost[role]
+		if err := CheckInjectCost(role, d); err != nil {
+			return &Error{Code: ExitError, Err: fmt.Errorf("--inject-cost: %w", err)}
+		}
+		some = some || d != 0
+	}
+	if some && o.Baseline == "" {
+		return &Error{Code: ExitError, Err: errors.New("--inject-cost makes this build cost more than its baseline: give --baseline REF too")}
+	}
+	for _, role := range InjectRoles() {
+		if d := o.InjectCost[role]; d != 0 && !slices.ContainsFunc(o.Scenario.Variants, func(v scenario.Variant) bool { return spends(o.Scenario, v, role) }) {
+			return &Error{Code: ExitError, Err: fmt.Errorf("--inject-cost %s=%v: no variant of scenario %s runs the built-in %s to spend it", role, d, o.Scenario.Name, map[string]string{topologies.RoleProxy: "proxy", topologies.RoleWorkers: "worker"}[role])}
+		}
+	}
+	return nil
+}
+
+// spends says whether variant v of s runs the built-in role (proxy or
+// workers) that an injected cost of that role is spent by.
+func spends(s scenario.Scenario, v scenario.Variant, role string) bool {
+	if role == topologies.RoleProxy {
+		return v.BuiltinProxy()
+	}
+	return v.Target == nil && s.Workers.Target == nil
+}
+
+// injections describes what injected makes of this build's variants, ""
+// when nothing.
+func (o Options) injections() string {
+	var in []string
+	if f := o.InjectSlowdown; f != 0 && f != 1 {
+		in = append(in, fmt.Sprintf("service times ×%g", f))
+	}
+	for _, role := range InjectRoles() {
+		if d := o.InjectCost[role]; d != 0 {
+			in = append(in, fmt.Sprintf("%s +%v of CPU per request", role, d))
+		}
+	}
+	return strings.Join(in, ", ")
+}
+
+// injected is s with this build's variants (those of no other Build)
+// slowed by InjectSlowdown and spending InjectCost more, each role's cost
+// in the variants that run the built-in one (the proxy's, say, not in a
+// variant without a proxy or with nginx); the baseline's are left as they
+// are.
+func (o Options) injected(s scenario.Scenario) scenario.Scenario {
+	s.Variants = slices.Clone(s.Variants)
+	for i := range s.Variants {
+		v := &s.Variants[i]
+		if v.Build != "" {
+			continue
+		}
+		if f := o.InjectSlowdown; f != 0 {
+			v.ServiceScale = f
+		}
+		if d := o.InjectCost[topologies.RoleProxy]; d != 0 && spends(s, *v, topologies.RoleProxy) {
+			v.ProxyCost = d
+		}
+		if d := o.InjectCost[topologies.RoleWorkers]; d != 0 && spends(s, *v, topologies.RoleWorkers) {
+			v.WorkerCost = d
+		}
+	}
+	return s
 }
 
 // DefaultMaxRounds is the most rounds UntilDecided makes when
@@ -412,12 +510,15 @@ func announce(w io.Writer, o Options) {
 	}
 	if s.Workload.Deterministic() {
 		fmt.Fprintf(w, "lbbench: scenario %s: %s (each: %s); results in %s\n", s.Name, runs, reports.DeterministicString(s.Workload), o.Out)
-		return
+	} else {
+		perRun := s.Workload.WarmupTime() + s.Workload.Duration
+		fmt.Fprintf(w, "lbbench: scenario %s: %s of about %s each (%sabout %s); results in %s\n",
+			s.Name, runs, perRun.Round(time.Second), map[bool]string{true: "at least ", false: ""}[o.UntilDecided],
+			(time.Duration(rounds*len(s.Variants)) * (perRun + 2*time.Second)).Round(time.Second), o.Out)
 	}
-	perRun := s.Workload.WarmupTime() + s.Workload.Duration
-	fmt.Fprintf(w, "lbbench: scenario %s: %s of about %s each (%sabout %s); results in %s\n",
-		s.Name, runs, perRun.Round(time.Second), map[bool]string{true: "at least ", false: ""}[o.UntilDecided],
-		(time.Duration(rounds*len(s.Variants)) * (perRun + 2*time.Second)).Round(time.Second), o.Out)
+	if in := o.injections(); in != "" && o.Baseline != "" {
+		fmt.Fprintf(w, "lbbench: injected into this build's variants, not the baseline's: %s\n", in)
+	}
 }
 
 // A registration tells the run loop of the other runs on this host.

@@ -484,9 +484,9 @@ func (v Variant) validateWorkerOptions(accept []string) error {
 	return nil
 }
 
-// builtinProxy reports whether v runs the built-in proxy: a balancer
+// BuiltinProxy reports whether v runs the built-in proxy: a balancer
 // topology, or the proxy or unix topology with the built-in engine.
-func (v Variant) builtinProxy() bool {
+func (v Variant) BuiltinProxy() bool {
 	return balancerTopology(v.Topology) || ((v.Topology == Proxy || v.Topology == Unix) && v.Proxy.Engine == Builtin)
 }
 
@@ -503,7 +503,7 @@ func (v Variant) validateCost() error {
 			return fieldErr(c.field, "must be between 0 (none) and %v of CPU per request, got %v", busywork.Max, c.d)
 		}
 	}
-	if v.ProxyCost > 0 && !v.builtinProxy() {
+	if v.ProxyCost > 0 && !v.BuiltinProxy() {
 		runs := fmt.Sprintf("engine %s runs this variant's proxy", v.Proxy.Engine)
 		if v.Topology != Proxy && v.Topology != Unix {
 			runs = fmt.Sprintf("topology %s has no proxy", v.Topology)
