@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,7 +44,8 @@ type runOptions struct {
 	maxRounds    int
 	budget       time.Duration
 	slowdown     float64
-	kube         kubeFlags // see kube.go
+	injectCost   map[string]time.Duration // role → CPU per request; see injectCostFlag
+	kube         kubeFlags                // see kube.go
 }
 
 func newRunCmd() *cobra.Command {
@@ -98,6 +102,8 @@ finished. "lbbench scenarios" lists the built-in scenarios.
 	f.DurationVar(&o.budget, "budget", 0, "with --until-decided, do not start a round that would end past this time (0: no bound)")
 	f.IntVar(&o.retryInvalid, "retry-invalid", 0, "make a run the generator fell behind in again, up to this many times, in the same round (the invalid attempts are kept, and left out); for a machine whose host takes its CPUs at times")
 	f.Float64Var(&o.slowdown, "inject-slowdown", 0, "with --baseline, make this build's variants this many times slower (their service times scaled), to check that the gate fails a known regression")
+	f.Var(injectCostFlag{&o.injectCost}, "inject-cost", "with --baseline, make this build's built-in proxy or workers spend this much more CPU per request (busy work; the proxy's: per client connection in l4), to check that the gate fails a known cost regression;\n"+
+		"ROLE is proxy or workers (repeatable or comma-separated, e.g. proxy=40us,workers=100us)")
 	o.compare.register(f)
 	o.kube.register(f)
 	return cmd
@@ -184,7 +190,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 			return newDriver(ctx, o, exe, out, live, stderr)
 		},
 		Harness: hopts, Compare: copts, Calibrate: o.compare.calibrate, Inconclusive: o.compare.inconclusive,
-		Baseline: o.baseline, InjectSlowdown: o.slowdown, FailOnClaims: o.failOnClaims, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY"),
+		Baseline: o.baseline, InjectSlowdown: o.slowdown, InjectCost: o.injectCost, FailOnClaims: o.failOnClaims, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY"),
 		UntilDecided: o.untilDecided, MaxRounds: o.maxRounds, Budget: o.budget,
 		Stdout: stdout, Stderr: stderr, AfterRuns: endProgress, Neighbours: beside,
 	})
@@ -250,3 +256,49 @@ func (v mibValue) Set(s string) error {
 }
 
 func (v mibValue) Type() string { return "MiB" }
+
+// injectCostFlag parses --inject-cost ROLE=DURATION, repeated or
+// comma-separated, into a map from role to duration; a role given twice,
+// an unknown role and a bad, negative or too long duration are refused
+// (job.CheckInjectCost).
+type injectCostFlag struct{ m *map[string]time.Duration }
+
+func (f injectCostFlag) String() string {
+	if f.m == nil || len(*f.m) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, role := range slices.Sorted(maps.Keys(*f.m)) {
+		parts = append(parts, role+"="+(*f.m)[role].String())
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f injectCostFlag) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		role, value, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || role == "" || value == "" {
+			return fmt.Errorf("want ROLE=DURATION with ROLE %s, for example proxy=40us, got %q", strings.Join(job.InjectRoles(), " or "), part)
+		}
+		if err := job.CheckInjectCost(role, 0); err != nil {
+			return err
+		}
+		d, err := time.ParseDuration(value)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a duration (for example 40us or 1ms)", role, value)
+		}
+		if err := job.CheckInjectCost(role, d); err != nil {
+			return err
+		}
+		if _, dup := (*f.m)[role]; dup {
+			return fmt.Errorf("%s given twice", role)
+		}
+		if *f.m == nil {
+			*f.m = map[string]time.Duration{}
+		}
+		(*f.m)[role] = d
+	}
+	return nil
+}
+
+func (injectCostFlag) Type() string { return "ROLE=DURATION" }
