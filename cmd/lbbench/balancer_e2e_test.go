@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
@@ -378,4 +379,43 @@ repeat: 1
 		}
 	}
 	waitNoProcs(t)
+}
+
+// TestInjectCostE2E: "lbbench serve --inject-cost" and "lbbench proxy
+// --inject-cost" spend at least that much CPU per request, as their own
+// /stats count it (two ticks of slack, for where it is read from /proc's
+// 10 ms ticks).
+func TestInjectCostE2E(t *testing.T) {
+	const cost, n = 3 * time.Millisecond, 60
+	base := testkit.ConsecutivePorts(t, 2)
+	wadmin := "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
+	start(t, "serve", "--workers", "2", "--listen", "ports", "--port", strconv.Itoa(base), "--admin", wadmin, "--inject-cost", cost.String())
+	waitHealthy(t, "http://"+wadmin+"/healthz")
+	ups := "127.0.0.1:" + strconv.Itoa(base) + ",127.0.0.1:" + strconv.Itoa(base+1)
+	entry, padmin := balProxy(t, "--upstreams", ups, "--policy", "round_robin", "--inject-cost", cost.String())
+
+	cpu := func() (proxy, workers time.Duration) {
+		var ps balancer.Stats
+		getJSON(t, "http://"+padmin+"/stats", &ps)
+		var ws prefork.StatsReport
+		getJSON(t, "http://"+wadmin+"/stats", &ws)
+		for _, w := range ws.Workers {
+			workers += w.CPU
+		}
+		return ps.CPU, workers
+	}
+	proxy0, workers0 := cpu()
+	k := newKeepAliveClient()
+	for range n {
+		k.get(t, entry+"/work")
+	}
+	proxy1, workers1 := cpu()
+	t.Logf("%d requests, %s injected: proxy %s, workers %s of CPU", n, cost, proxy1-proxy0, workers1-workers0)
+	const slack = 20 * time.Millisecond
+	if got := proxy1 - proxy0; got < n*cost-slack {
+		t.Errorf("proxy: %d requests used %s of CPU, want at least %s (%s each)", n, got, n*cost, cost)
+	}
+	if got := workers1 - workers0; got < n*cost-slack {
+		t.Errorf("workers: %d requests used %s of CPU, want at least %s (%s each)", n, got, n*cost, cost)
+	}
 }
