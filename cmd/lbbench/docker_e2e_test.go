@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -59,6 +60,19 @@ const allTopologies = `  - {name: reuseport, topology: reuseport}
   - {name: nginx, topology: proxy, proxy: {engine: nginx, policy: least_conn}}
   - {name: haproxy, topology: unix, proxy: {engine: haproxy, policy: least_conn, upstream_keepalive: false}}`
 
+// dockerMu keeps the docker tests one at a time.
+var dockerMu sync.Mutex
+
+// dockerParallel runs a docker test in the parallel phase, beside the
+// behaviour tests of local processes, but alone among the docker tests:
+// side by side, their sessions' containers came up more slowly than the
+// tests wait for on this 2-CPU machine.
+func dockerParallel(t *testing.T) {
+	t.Parallel()
+	dockerMu.Lock()
+	t.Cleanup(dockerMu.Unlock)
+}
+
 func writeDockerScenario(t *testing.T, duration, variants string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "docker.yaml")
@@ -73,7 +87,7 @@ func TestDockerEveryTopology(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings 10 variants up in containers")
 	}
-	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
+	dockerParallel(t)
 	c := dockertest.Connect(t)
 	out := filepath.Join(t.TempDir(), "out")
 	text, code := runBin(t, "", nil, "run", "-q", "--driver", "docker", "--engine-image", "nginx=host", "--engine-image", "haproxy=host",
@@ -198,7 +212,7 @@ func TestDockerInterruptLeavesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings containers up")
 	}
-	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
+	dockerParallel(t)
 	c := dockertest.Connect(t)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd, buf, session := startDockerRun(t, out)
@@ -226,7 +240,7 @@ func TestDockerKillThenClean(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings containers up")
 	}
-	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
+	dockerParallel(t)
 	c := dockertest.Connect(t)
 	cmd, _, session := startDockerRun(t, filepath.Join(t.TempDir(), "out"))
 	cmd.process.Kill()
@@ -251,7 +265,7 @@ func TestDockerDoubleInterruptLeavesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings containers up")
 	}
-	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
+	dockerParallel(t)
 	c := dockertest.Connect(t)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd, buf, session := startDockerRun(t, out)

@@ -26,7 +26,7 @@ func TestDockerWorkersFailedIsAFailedRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings containers up")
 	}
-	t.Parallel() // judges behaviour, not timing: runs beside the other parallel tests
+	dockerParallel(t)
 	for _, tc := range []struct {
 		name  string
 		fault func(api *client.Client, victim string) error
@@ -40,7 +40,6 @@ func TestDockerWorkersFailedIsAFailedRun(t *testing.T) {
 		}, "stopped answering: no stats within 5s; it was paused; killed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel() // two sessions of their own, side by side
 			res, victim, log := dockerFault(t, tc.fault)
 			failed, next := res.Runs[0], res.Runs[1]
 			if failed.Valid || len(failed.Failed) == 0 || failed.Failed[0].Process != "workers (container "+victim+")" || failed.Failed[0].Exit != tc.exit {

@@ -79,7 +79,7 @@ func (k containers) List(ctx context.Context, session string) ([]driver.Object, 
 }
 
 func (k containers) Remove(ctx context.Context, o driver.Object) error {
-	if err := k.c.api.ContainerRemove(ctx, o.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !errdefs.IsNotFound(err) {
+	if err := k.c.api.ContainerRemove(ctx, o.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !errdefs.IsNotFound(err) && !removing(err) {
 		return fmt.Errorf("remove container %s: %w", o.Name, err)
 	}
 	return nil
@@ -133,4 +133,11 @@ func (k volumes) Remove(ctx context.Context, o driver.Object) error {
 		return fmt.Errorf("remove volume %s: %w", o.Name, err)
 	}
 	return nil
+}
+
+// removing reports whether err is the daemon's answer that another client
+// (an lbbench cleaning the same stale session, or its own run's teardown)
+// is removing the container already: the container is going, as asked.
+func removing(err error) bool {
+	return errdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress")
 }
