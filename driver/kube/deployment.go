@@ -254,7 +254,7 @@ func (dep *deployment) Start(ctx context.Context) error {
 		}
 	}
 	for _, p := range pods {
-		got, err := dep.waitRunning(ctx, p.Name)
+		got, err := dep.waitRunning(ctx, p)
 		if err != nil {
 			return err
 		}
@@ -285,17 +285,24 @@ func (dep *deployment) Start(ctx context.Context) error {
 	return nil
 }
 
-// waitRunning waits until pod name runs with all its containers started,
-// and returns it. A container that ended, or a pod that failed, is an
-// error with its log's tail.
-func (dep *deployment) waitRunning(ctx context.Context, name string) (*corev1.Pod, error) {
+// waitRunning waits until pod want (created) runs with all its containers
+// started, and returns it. A container that ended, or a pod that failed,
+// is an error with its log's tail; but a pod its node's kubelet refused
+// for want of room (rejected) is made again, within podStartTimeout.
+func (dep *deployment) waitRunning(ctx context.Context, want *corev1.Pod) (*corev1.Pod, error) {
 	ctx, cancel := context.WithTimeout(ctx, podStartTimeout)
 	defer cancel()
 	api := dep.d.c.cs.CoreV1().Pods(dep.d.c.Namespace)
+	name := want.Name
 	last := "not created yet"
 	for {
 		p, err := api.Get(ctx, name, getOpts)
-		if err == nil {
+		if err == nil && rejected(p) {
+			last = fmt.Sprintf("refused by node %s (%s: %s), made again", p.Spec.NodeName, p.Status.Reason, p.Status.Message)
+			if err := dep.recreate(ctx, want); err != nil {
+				return nil, fmt.Errorf("kubernetes: %s: pod %s: %s: %w", dep.plan.ID, name, last, err)
+			}
+		} else if err == nil {
 			if f, dead := dep.podFailure(ctx, p); dead {
 				return nil, fmt.Errorf("kubernetes: %s: %s: %s%s", dep.plan.ID, f.Process, f.Exit, logtail.Format("its log", f.LogTail))
 			}
@@ -329,6 +336,43 @@ func (dep *deployment) waitRunning(ctx context.Context, name string) (*corev1.Po
 		case <-time.After(pollEvery):
 		}
 	}
+}
+
+// rejected reports whether p's kubelet refused it at admission for want
+// of CPU, memory or pod slots (reasons OutOfcpu, OutOfmemory, OutOfpods)
+// before any container of it started. lbbench only asks a node for what
+// it can give (Driver.Describe checks), so such a refusal means the node
+// still counts a pod that is going: one deleted at once by a run that
+// just ended, whose containers are still stopping. Made again a moment
+// later, the pod is admitted.
+func rejected(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodFailed && strings.HasPrefix(p.Status.Reason, "OutOf") &&
+		len(p.Status.ContainerStatuses) == 0 && len(p.Status.InitContainerStatuses) == 0
+}
+
+// recreate deletes the refused pod and creates want again once it is gone.
+func (dep *deployment) recreate(ctx context.Context, want *corev1.Pod) error {
+	api := dep.d.c.cs.CoreV1().Pods(dep.d.c.Namespace)
+	zero := int64(0)
+	if err := api.Delete(ctx, want.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	for {
+		if _, err := api.Get(ctx, want.Name, getOpts); apierrors.IsNotFound(err) {
+			break
+		} else if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pollEvery):
+		}
+	}
+	again := want.DeepCopy()
+	again.ResourceVersion, again.UID = "", ""
+	_, err := api.Create(ctx, again, metav1.CreateOptions{})
+	return err
 }
 
 // podFailure reports the first container of p that ended, or p's failure.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/lbbench/lbbench/driver"
+	"github.com/lbbench/lbbench/topologies"
 )
 
 // node is a node with cpus allocatable CPUs, ready or not.
@@ -254,5 +256,61 @@ func TestNewValidatesOptions(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestRejectedPodMadeAgain: a pod its kubelet refused for want of CPU (a
+// pod of the run before still stopping on the node) is deleted and made
+// again, and waitRunning returns it once it runs; a pod that failed
+// otherwise stays an error.
+func TestRejectedPodMadeAgain(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset()
+	d := &Driver{c: &Client{cs: cs, Namespace: "default"}}
+	dep := &deployment{d: d, run: "001", plan: topologies.Plan{ID: "001-x-r1"}}
+	api := cs.CoreV1().Pods("default")
+	want := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "lbbench-s-001-server", Namespace: "default"},
+		Spec:       corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "workers"}}},
+	}
+	refused := want.DeepCopy()
+	refused.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfcpu", Message: "Pod was rejected: Node didn't have enough resource: cpu"}
+	if _, err := api.Create(ctx, refused, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The kubelet's part: once the pod is made again, it runs.
+	go func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			p, err := api.Get(ctx, want.Name, getOpts)
+			if err == nil && p.Status.Phase == "" {
+				p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.7",
+					ContainerStatuses: []corev1.ContainerStatus{{Name: "workers", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
+				api.UpdateStatus(ctx, p, metav1.UpdateOptions{})
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	got, err := dep.waitRunning(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.PodIP != "10.0.0.7" {
+		t.Errorf("got pod %+v, want the one made again, running", got.Status)
+	}
+
+	// Failed for another reason: an error, not made again.
+	failed := want.DeepCopy()
+	failed.Name = "lbbench-s-002-server"
+	failed.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "the node was low on memory"}
+	if _, err := api.Create(ctx, failed, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dep.waitRunning(ctx, failed); err == nil || !strings.Contains(err.Error(), "Evicted") {
+		t.Errorf("evicted pod: %v, want its failure", err)
+	}
+	if rejected(failed) || !rejected(refused) {
+		t.Errorf("rejected: evicted %v, OutOfcpu %v; want false, true", rejected(failed), rejected(refused))
 	}
 }
