@@ -273,20 +273,39 @@ func (o *Options) untilDecided() error {
 	o.Harness = append(o.Harness, harness.WithRounds(harness.Rounds{
 		Min: compare.MinRounds, Max: o.MaxRounds, Budget: o.Budget,
 		Judging: &results.Judging{Metrics: c.Metrics, Tolerances: c.Tolerances, Alpha: c.Alpha},
-		Stop: func(res *results.Results, round int) (bool, string) {
-			pairs, _, _, err := pairsFor(res, *o)
-			if err != nil {
-				return false, ""
-			}
-			vs, err := verdicts(pairs, o.lookAt(round))
-			if err != nil || !compare.Decided(vs) {
-				return false, ""
+		Stop: func(res *results.Results, round int) harness.Look {
+			if open := o.undecidedVerdicts(res, round); len(open) > 0 {
+				return harness.Look{Undecided: open}
 			}
 			look, looks := compare.Looks(round, o.MaxRounds)
-			return true, fmt.Sprintf("every judged metric decided after %d rounds (look %d of at most %d)", round, look, looks)
+			return harness.Look{Decided: true, Reason: fmt.Sprintf("every judged metric decided after %d rounds (look %d of at most %d)", round, look, looks)}
 		},
 	}))
 	return nil
+}
+
+// undecidedVerdicts is what the comparison of res at the look after round
+// leaves undecided: each inconclusive verdict as "METRIC of VARIANT vs
+// BASELINE", or the comparison as a whole when it gave no verdict.
+func (o *Options) undecidedVerdicts(res *results.Results, round int) []string {
+	pairs, _, _, err := pairsFor(res, *o)
+	if err != nil {
+		return []string{"the comparison: " + err.Error()}
+	}
+	vs, err := verdicts(pairs, o.lookAt(round))
+	if err != nil {
+		return []string{"the comparison: " + err.Error()}
+	}
+	if len(vs) == 0 {
+		return []string{"the comparison: no verdict yet"}
+	}
+	var open []string
+	for _, v := range vs {
+		if v.Outcome == compare.Inconclusive {
+			open = append(open, fmt.Sprintf("%s of %s vs %s", v.Metric, v.Variant, v.Baseline))
+		}
+	}
+	return open
 }
 
 // lookAt is o's comparison at the look after round (until decided), or
