@@ -104,28 +104,70 @@ func leveled(c scenario.Check) bool {
 // evidence.
 //
 // Results made until decided (run --until-decided) are judged at the
-// level the comparison's last look was given (stats.SpendAlpha over the
-// looks the run allowed): the claims were judged on rounds whose number
-// the looks chose, so judging them at the full level after a data-chosen
-// stop would spend it again (7.7 to 9.0% false alarms at 5%, measured
-// by issue 42's review at 2c414e8).
-func Judge(r *results.Results) []Result { return JudgeWith(r, Options{Alpha: lookAlpha(r)}) }
+// share of the level their run's last look had (stats.SpendAlpha over the
+// looks the run allowed; see Family), as that look judged them when the
+// run stopped on its claims (UndecidedAt): the claims were judged on
+// rounds whose number the looks chose, so judging them at the full level
+// after a data-chosen stop would spend it again (7.7 to 9.0% false alarms
+// at 5%, measured by issue 42's review at 2c414e8).
+func Judge(r *results.Results) []Result { return JudgeWith(r, Options{}) }
 
-// lookAlpha is the claims family's level for r: DefaultAlpha, or for
-// results made until decided its share at the run's last look; 0 (the
-// default) when r did not stop on looks.
-func lookAlpha(r *results.Results) float64 {
+// lookShare is the share of the claims family's level that r's claims
+// are judged at: 1, or for results made until decided the share of the
+// run's last look (stats.SpendAlpha over the looks it allowed); look and
+// looks are that look and how many the run allowed (0 when r did not stop
+// on looks).
+func lookShare(r *results.Results) (share float64, look, looks int) {
 	st := r.Stop
 	if st == nil || st.Rounds < compare.MinRounds {
-		return 0
+		return 1, 0, 0
 	}
-	look, looks := compare.Looks(st.Rounds, st.MaxRounds)
-	return stats.SpendAlpha(DefaultAlpha, look, looks)
+	look, looks = compare.Looks(st.Rounds, st.MaxRounds)
+	return stats.SpendAlpha(1, look, looks), look, looks
 }
 
 // JudgeWith is Judge at o's level.
 func JudgeWith(r *results.Results, o Options) []Result {
 	return Family([]*results.Results{r}, o)[0]
+}
+
+// Statistical returns the checks of s's claims that more rounds can
+// decide, in s's order: the members of the family (ratios, equivalences
+// and bounds on a figure that varies from run to run) when s's workload is
+// not deterministic. Exact claims (counts the run fixes) are true or false
+// on every run, and a deterministic workload (closed loop, bursts)
+// repeats itself run for run, its claims judged on its repeat rounds: run
+// --until-decided does not wait for them. A check that does not parse is
+// not one.
+func Statistical(s scenario.Scenario) []string {
+	if s.Workload.Deterministic() {
+		return nil
+	}
+	var out []string
+	for _, c := range s.Claims {
+		if chk, err := scenario.ParseCheck(c.Check); err == nil && leveled(chk) {
+			out = append(out, c.Check)
+		}
+	}
+	return out
+}
+
+// UndecidedAt judges r's claims as Judge will judge them once a run made
+// until decided stops after round rounds of at most maxRounds (one family
+// at that look's share of DefaultAlpha), and returns the checks of its
+// statistical claims (Statistical) that look leaves undecided, in the
+// scenario's order: run --until-decided goes on while there are any.
+func UndecidedAt(r *results.Results, round, maxRounds int) []string {
+	at := *r
+	at.Stop = &results.Stop{Rounds: round, MaxRounds: maxRounds}
+	stat := Statistical(r.Scenario)
+	var out []string
+	for i, cr := range Judge(&at) {
+		if cr.Outcome == Undecided && slices.Contains(stat, r.Scenario.Claims[i].Check) {
+			out = append(out, cr.Check)
+		}
+	}
+	return out
 }
 
 // Family judges the claims of every results of rs, the statistical and
@@ -140,16 +182,28 @@ func JudgeWith(r *results.Results, o Options) []Result {
 // most alpha, as Bonferroni's alpha/n would, but a claim decided by a wide
 // margin leaves more of alpha to the others. out[i] holds rs[i]'s claims
 // in its scenario's order.
+//
+// The claims of results made until decided (results.Stop) are judged at
+// the share of their level that the run's last look had (lookShare): the
+// rounds they rest on were chosen by looks at the data, and p/share, the
+// claim's p-value divided by that share, is a p-value whenever the run
+// stopped (by the union bound over its looks, whose shares sum to 1).
+// Holm orders the family by those, so a suite of such results (make
+// claims) keeps its level, and one results' claims alone are judged as
+// every look of its run judged them (UndecidedAt).
 func Family(rs []*results.Results, o Options) [][]Result {
 	alpha := o.alpha()
 	type member struct {
 		ri, ci int
 		chk    scenario.Check
-		p      float64
+		p      float64 // p-value divided by the share of its look
+		share  float64
+		look   [2]int // the run's last look and how many it allowed; zero without looks
 	}
 	var fam []member
 	out := make([][]Result, len(rs))
 	for ri, r := range rs {
+		share, look, looks := lookShare(r)
 		out[ri] = make([]Result, len(r.Scenario.Claims))
 		for ci, c := range r.Scenario.Claims {
 			chk, err := scenario.ParseCheck(c.Check)
@@ -166,7 +220,7 @@ func Family(rs []*results.Results, o Options) [][]Result {
 				out[ri][ci] = judgeClaim(r, c, chk, 0)
 				continue
 			}
-			fam = append(fam, member{ri: ri, ci: ci, chk: chk, p: pValue(r, c, chk)})
+			fam = append(fam, member{ri: ri, ci: ci, chk: chk, p: pValue(r, c, chk) / share, share: share, look: [2]int{look, looks}})
 		}
 	}
 	slices.SortStableFunc(fam, func(a, b member) int { return cmp.Compare(a.p, b.p) })
@@ -179,8 +233,14 @@ func Family(rs []*results.Results, o Options) [][]Result {
 			stopped = m.p > level
 		}
 		r := rs[m.ri]
-		cr := judgeClaim(r, r.Scenario.Claims[m.ci], m.chk, level)
-		cr.Evidence += fmt.Sprintf(" (Holm: rank %d of the %d claims sharing a %s false-alarm rate, judged at %s)", i+1, n, strconv.FormatFloat(100*alpha, 'g', 4, 64)+"%", levelString(level))
+		cr := judgeClaim(r, r.Scenario.Claims[m.ci], m.chk, level*m.share)
+		rate := strconv.FormatFloat(100*alpha, 'g', 4, 64) + "%"
+		if m.look[0] == 0 {
+			cr.Evidence += fmt.Sprintf(" (Holm: rank %d of the %d claims sharing a %s false-alarm rate, judged at %s)", i+1, n, rate, levelString(level))
+		} else {
+			cr.Evidence += fmt.Sprintf(" (Holm: rank %d of the %d claims sharing a %s false-alarm rate over every look, judged at %s: the share of the run's last look, look %d of at most %d, of %s)",
+				i+1, n, rate, levelString(level*m.share), m.look[0], m.look[1], levelString(level))
+		}
 		out[m.ri][m.ci] = cr
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +152,12 @@ func TestJudgeModelClaim(t *testing.T) {
 // speed from round to round, which pairing cancels) and get noise of
 // their own (log sd 0.05).
 func familyResults(rng *rand.Rand, rounds int, factor float64, truth []float64) *results.Results {
+	return familyResultsWith(rng, rounds, factor, truth, func(rng *rand.Rand) float64 { return 0.05 * rng.NormFloat64() })
+}
+
+// familyResultsWith is familyResults with the noise of each value's own
+// (its log) drawn by noise.
+func familyResultsWith(rng *rand.Rand, rounds int, factor float64, truth []float64, noise func(*rand.Rand) float64) *results.Results {
 	r := &results.Results{Scenario: scenario.Scenario{Name: "sim"}, Complete: true}
 	for k := range truth {
 		r.Scenario.Claims = append(r.Scenario.Claims, scenario.Claim{Say: "x",
@@ -163,7 +170,7 @@ func familyResults(rng *rand.Rand, rounds int, factor float64, truth []float64) 
 				name  string
 				scale float64
 			}{{fmt.Sprintf("a%d", k), t}, {fmt.Sprintf("b%d", k), 1}} {
-				x := v.scale * math.Exp(drift+0.05*rng.NormFloat64())
+				x := v.scale * math.Exp(drift+noise(rng))
 				run := results.Run{ID: v.name, Variant: v.name, Rep: rep, Valid: true}
 				run.Duration, run.Requests = time.Second, uint64(1e6*x)
 				r.Runs = append(r.Runs, run)
@@ -280,14 +287,73 @@ func TestSignWhenInfinite(t *testing.T) {
 
 // TestJudgeAtTheLook: results made until decided are judged at the share
 // of the family's level the run's last look had (look 2 of 4: 1% of 5%),
-// not at the full level again; other results at the full level.
+// not at the full level again, and say so; other results at the full
+// level. UndecidedAt judges as Judge will once the run stops there.
 func TestJudgeAtTheLook(t *testing.T) {
 	r := resultstest.ClaimResults(4, scenario.Claim{Say: "x", Check: "p99(fast) < 0.2 * p99(slow)"})
-	if got := Judge(r)[0]; !strings.Contains(got.Evidence, "sharing a 5% false-alarm rate") {
+	if got := Judge(r)[0]; !strings.HasSuffix(got.Evidence, "(Holm: rank 1 of the 1 claims sharing a 5% false-alarm rate, judged at 5%)") {
 		t.Errorf("fixed rounds: %s", got.Evidence)
 	}
 	r.Stop = &results.Stop{Rounds: 4, MaxRounds: 6, Reason: "decided", Decided: true}
-	if got := Judge(r)[0]; !strings.Contains(got.Evidence, "sharing a 1% false-alarm rate") {
+	want := "(Holm: rank 1 of the 1 claims sharing a 5% false-alarm rate over every look, judged at 1%: the share of the run's last look, look 2 of at most 4, of 5%)"
+	if got := Judge(r)[0]; !strings.HasSuffix(got.Evidence, want) || !strings.Contains(got.Evidence, "98% CI") {
 		t.Errorf("until decided, look 2 of 4: %s", got.Evidence)
+	}
+	// The claim holds by a wide margin at every look: nothing undecided.
+	if u := UndecidedAt(r, 4, 6); u != nil {
+		t.Errorf("UndecidedAt: %q", u)
+	}
+}
+
+// TestStatistical: the claims that more rounds can decide are the
+// statistical ones (ratios, equivalences, bounds on a figure that varies
+// from run to run) of an open-loop workload; exact counts are not, nor is
+// any claim of a deterministic workload; UndecidedAt names only those,
+// in the scenario's order, and only the undecided ones.
+func TestStatistical(t *testing.T) {
+	cs := []scenario.Claim{
+		{Say: "ratio", Check: "p99(fast) < 0.2 * p99(slow)"},            // holds by far
+		{Say: "exact", Check: "requests(fast) == 1000"},                 // exact
+		{Say: "close", Check: "p99(fast) < 0.1 * p99(slow)"},            // at its factor: undecided
+		{Say: "bound", Check: "p50(fast) < 1s"},                         // holds by far
+		{Say: "equal", Check: "p99(fast) ~ 0.1 * p99(slow) within 50%"}, // holds
+		{Say: "broken", Check: "p99(fast) <"},                           // does not parse
+	}
+	r := resultstest.ClaimResults(4, cs...)
+	want := []string{cs[0].Check, cs[2].Check, cs[3].Check, cs[4].Check}
+	if got := Statistical(r.Scenario); !slices.Equal(got, want) {
+		t.Errorf("Statistical: %q, want %q", got, want)
+	}
+	if got := UndecidedAt(r, 4, 10); !slices.Equal(got, []string{cs[2].Check}) {
+		t.Errorf("UndecidedAt: %q, want the claim at its factor", got)
+	}
+	r.Scenario.Workload.Closed = &workloads.Closed{}
+	if got := Statistical(r.Scenario); got != nil {
+		t.Errorf("Statistical, closed loop: %q", got)
+	}
+	if got := UndecidedAt(r, 4, 10); got != nil {
+		t.Errorf("UndecidedAt, closed loop: %q", got)
+	}
+}
+
+// TestFamilyOfLooks: in a suite, the claims of results made until
+// decided enter Holm's order by their p-value over their look's share,
+// and are judged at that share of their Holm level; a suite of one such
+// results judges as Judge does.
+func TestFamilyOfLooks(t *testing.T) {
+	check := "p99(fast) < 0.2 * p99(slow)"
+	fixed := resultstest.ClaimResults(4, scenario.Claim{Say: "x", Check: check})
+	looked := resultstest.ClaimResults(4, scenario.Claim{Say: "y", Check: check})
+	looked.Stop = &results.Stop{Rounds: 4, MaxRounds: 6}
+	fam := Family([]*results.Results{fixed, looked}, Options{})
+	if got := fam[0][0].Evidence; !strings.Contains(got, "rank 1 of the 2 claims sharing a 5% false-alarm rate, judged at 2.5%") {
+		t.Errorf("fixed: %s", got)
+	}
+	// The same p-value over a share of 1/5 ranks second, at 5% × 1/5.
+	if got := fam[1][0].Evidence; !strings.Contains(got, "rank 2 of the 2 claims sharing a 5% false-alarm rate over every look, judged at 1%: the share of the run's last look, look 2 of at most 4, of 5%") {
+		t.Errorf("until decided: %s", got)
+	}
+	if got, want := Family([]*results.Results{looked}, Options{})[0][0], Judge(looked)[0]; got != want {
+		t.Errorf("a family of one results: %+v, Judge: %+v", got, want)
 	}
 }

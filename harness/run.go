@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lbbench/lbbench/internal/hardstop"
@@ -41,9 +42,9 @@ type Neighbours interface {
 	Watch() (end func() []string)
 }
 
-// Rounds makes Run go on round after round until a sequential comparison
-// is decided (run --until-decided), instead of making the scenario's
-// Repeat rounds.
+// Rounds makes Run go on round after round until what it judges (a
+// sequential comparison, the scenario's statistical claims) is decided
+// (run --until-decided), instead of making the scenario's Repeat rounds.
 type Rounds struct {
 	// Min is the first round after which Stop is asked (at least 1); Max
 	// the most rounds made.
@@ -52,11 +53,24 @@ type Rounds struct {
 	// started when the rounds so far say it would end past Budget.
 	Budget time.Duration
 	// Stop is asked, with the results so far, after every round from Min
-	// on: decided ends the scenario there, and reason says why (it is
-	// recorded in results.Stop).
-	Stop func(res *results.Results, rounds int) (decided bool, reason string)
+	// on: a Look that is Decided ends the scenario there.
+	Stop func(res *results.Results, rounds int) Look
 	// Judging, recorded in results.Stop, is what Stop judged at each look.
 	Judging *results.Judging
+
+	last *lastLook // the last look of this Run that did not decide
+}
+
+// Look is what Rounds.Stop found after a round.
+type Look struct {
+	// Decided ends the scenario after this round; Reason says what
+	// decided it (results.Stop.Reason).
+	Decided bool
+	Reason  string
+	// Undecided, when not Decided, names what is not decided yet, one
+	// item each. The last look's is recorded (results.Stop.Undecided, and
+	// in the reason) when the rounds or the budget run out.
+	Undecided []string
 }
 
 // Option configures Run. Options only set fields; their order does not
@@ -132,6 +146,9 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 	}
 	rounds := s.Repeat
 	if c.rounds != nil {
+		rc := *c.rounds // this Run's looks, whoever else uses the option
+		rc.last = nil
+		c.rounds = &rc
 		rounds = c.rounds.Max
 	}
 	sched := s.Schedule(rounds)
@@ -147,7 +164,9 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 		perRound := len(s.Variants)
 		extra := 0 // retries inserted into res.Order so far
 		for i, slot := range sched {
-			if slot.Index%perRound == 1 && c.rounds != nil && c.rounds.stopBefore(res, slot.Round) {
+			// A round's first slot (slot.Index counts from 1; a round of
+			// one variant is one slot, first and last).
+			if (slot.Index-1)%perRound == 0 && c.rounds != nil && c.rounds.stopBefore(res, slot.Round) {
 				res.Order = res.Order[:i+extra]
 				break
 			}
@@ -162,7 +181,7 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 			}
 		}
 		if c.rounds != nil && res.Stop == nil {
-			res.Stop = &results.Stop{Rounds: rounds, MaxRounds: rounds, Reason: fmt.Sprintf("not decided within the %d rounds allowed", rounds), Judging: c.rounds.Judging}
+			res.Stop = c.rounds.notDecided(rounds, fmt.Sprintf("not decided within the %d rounds allowed", rounds))
 		}
 		return nil
 	}()
@@ -378,16 +397,38 @@ func workerResults(n int, responses map[int]uint64, stats []results.WorkerStats)
 	return out
 }
 
-// decided asks Stop after round (from Min on) and records a decision.
+// decided asks Stop after round (from Min on) and records a decision, or
+// keeps what the look left undecided.
 func (r *Rounds) decided(res *results.Results, round int) bool {
 	if round < r.Min || r.Stop == nil {
 		return false
 	}
-	ok, why := r.Stop(res, round)
-	if ok {
-		res.Stop = &results.Stop{Rounds: round, MaxRounds: r.Max, Decided: true, Reason: why, Judging: r.Judging}
+	l := r.Stop(res, round)
+	if l.Decided {
+		res.Stop = &results.Stop{Rounds: round, MaxRounds: r.Max, Decided: true, Reason: l.Reason, Judging: r.Judging}
+		return true
 	}
-	return ok
+	r.last = &lastLook{round: round, undecided: l.Undecided}
+	return false
+}
+
+// lastLook is the last look that did not decide: after which round, and
+// what it left undecided.
+type lastLook struct {
+	round     int
+	undecided []string
+}
+
+// notDecided is the Stop of a scenario that ran out of rounds or time
+// after rounds rounds, saying why (reason) and what the last look left
+// undecided.
+func (r *Rounds) notDecided(rounds int, reason string) *results.Stop {
+	st := &results.Stop{Rounds: rounds, MaxRounds: r.Max, Reason: reason, Judging: r.Judging}
+	if l := r.last; l != nil && l.round == rounds && len(l.undecided) > 0 {
+		st.Undecided = l.undecided
+		st.Reason += "; undecided at the last look: " + strings.Join(l.undecided, "; ")
+	}
+	return st
 }
 
 // stopBefore says whether round should not start: the time budget would
@@ -401,7 +442,6 @@ func (r *Rounds) stopBefore(res *results.Results, round int) bool {
 	if elapsed+mean <= r.Budget {
 		return false
 	}
-	res.Stop = &results.Stop{Rounds: round - 1, MaxRounds: r.Max, Judging: r.Judging,
-		Reason: fmt.Sprintf("not decided after %d rounds: another round (about %s) would pass the budget of %s", round-1, mean.Round(time.Second), r.Budget)}
+	res.Stop = r.notDecided(round-1, fmt.Sprintf("not decided after %d rounds: another round (about %s) would pass the budget of %s", round-1, mean.Round(time.Second), r.Budget))
 	return true
 }

@@ -624,18 +624,19 @@ func TestRunRecordsFailedRun(t *testing.T) {
 
 // TestRunUntilDecided: with WithRounds, Run asks Stop after every round
 // from Min on and ends at the first decision, planning only the rounds it
-// made; without a decision it makes Max rounds and says so; a budget that
-// one more round would pass stops it before that round.
+// made; without a decision it makes Max rounds and says so, naming what
+// the last look left undecided; a budget that one more round would pass
+// stops it before that round, naming the same.
 func TestRunUntilDecided(t *testing.T) {
 	s := testScenario(t, 2, "alpha", "beta")
 	var asked []int
 	d := &fakedriver.Driver{}
-	res, err := harness.Run(context.Background(), s, d, harness.WithRounds(harness.Rounds{Min: 3, Max: 10, Stop: func(res *results.Results, round int) (bool, string) {
+	res, err := harness.Run(context.Background(), s, d, harness.WithRounds(harness.Rounds{Min: 3, Max: 10, Stop: func(res *results.Results, round int) harness.Look {
 		asked = append(asked, round)
 		if len(res.Runs) != 2*round {
 			t.Errorf("asked after round %d with %d runs", round, len(res.Runs))
 		}
-		return round == 5, "decided"
+		return harness.Look{Decided: round == 5, Reason: "decided", Undecided: []string{"not yet"}}
 	}}))
 	if err != nil {
 		t.Fatal(err)
@@ -643,12 +644,17 @@ func TestRunUntilDecided(t *testing.T) {
 	if !reflect.DeepEqual(asked, []int{3, 4, 5}) || len(res.Runs) != 10 || len(res.Order) != 10 || !res.Complete {
 		t.Fatalf("asked %v, %d runs, %d planned, complete %v", asked, len(res.Runs), len(res.Order), res.Complete)
 	}
-	if st := res.Stop; st == nil || !st.Decided || st.Rounds != 5 || st.MaxRounds != 10 || st.Reason != "decided" {
+	if st := res.Stop; st == nil || !st.Decided || st.Rounds != 5 || st.MaxRounds != 10 || st.Reason != "decided" || st.Undecided != nil {
 		t.Errorf("stop %+v", res.Stop)
 	}
 
-	res, _ = harness.Run(context.Background(), s, &fakedriver.Driver{}, harness.WithRounds(harness.Rounds{Min: 3, Max: 4, Stop: func(*results.Results, int) (bool, string) { return false, "" }}))
-	if st := res.Stop; len(res.Runs) != 8 || st == nil || st.Decided || st.Rounds != 4 || !strings.Contains(st.Reason, "not decided within the 4 rounds") {
+	undecided := func(_ *results.Results, round int) harness.Look {
+		return harness.Look{Undecided: []string{fmt.Sprintf("claim x after %d", round), "p99 of b vs a"}}
+	}
+	res, _ = harness.Run(context.Background(), s, &fakedriver.Driver{}, harness.WithRounds(harness.Rounds{Min: 3, Max: 4, Stop: undecided}))
+	if st := res.Stop; len(res.Runs) != 8 || st == nil || st.Decided || st.Rounds != 4 ||
+		st.Reason != "not decided within the 4 rounds allowed; undecided at the last look: claim x after 4; p99 of b vs a" ||
+		!reflect.DeepEqual(st.Undecided, []string{"claim x after 4", "p99 of b vs a"}) {
 		t.Errorf("undecided: %d runs, stop %+v", len(res.Runs), st)
 	}
 
@@ -656,9 +662,16 @@ func TestRunUntilDecided(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // a run's load takes time; the budget is ten of them
 		return fakedriver.Measurement(time.Millisecond), nil
 	}}
-	res, _ = harness.Run(context.Background(), s, slow, harness.WithRounds(harness.Rounds{Min: 3, Max: 10, Budget: 200 * time.Millisecond, Stop: func(*results.Results, int) (bool, string) { return false, "" }}))
+	res, _ = harness.Run(context.Background(), s, slow, harness.WithRounds(harness.Rounds{Min: 3, Max: 10, Budget: 200 * time.Millisecond, Stop: undecided}))
 	if st := res.Stop; st == nil || st.Decided || st.Rounds >= 10 || len(res.Runs) != 2*st.Rounds || len(res.Order) != len(res.Runs) || !strings.Contains(st.Reason, "budget") {
 		t.Errorf("budget: %d runs of %d planned, stop %+v", len(res.Runs), len(res.Order), st)
+	} else if st.Rounds >= 3 && (!strings.HasSuffix(st.Reason, fmt.Sprintf("; undecided at the last look: claim x after %d; p99 of b vs a", st.Rounds)) || len(st.Undecided) != 2) {
+		t.Errorf("budget: the last look's undecided are not named: %+v", st)
+	}
+	// A round of one variant is one run, the round's first and last.
+	res, _ = harness.Run(context.Background(), testScenario(t, 2, "alpha"), slow, harness.WithRounds(harness.Rounds{Min: 3, Max: 30, Budget: 200 * time.Millisecond, Stop: undecided}))
+	if st := res.Stop; st == nil || st.Decided || st.Rounds >= 30 || len(res.Runs) != st.Rounds || !strings.Contains(st.Reason, "budget") {
+		t.Errorf("budget, one variant: %d runs, stop %+v", len(res.Runs), st)
 	}
 }
 

@@ -124,11 +124,15 @@ type Options struct {
 	// ExitInconclusive.
 	Inconclusive string
 	// UntilDecided runs round after round until the comparison decides
-	// every judged metric (pass or fail), from compare.MinRounds rounds to
-	// MaxRounds, and not past Budget (zero: none), instead of the
-	// scenario's Repeat rounds. Each look gets its share of the alpha
-	// (compare.Options.Look, stats.SpendAlpha), so looking after every
-	// round keeps the false-alarm rate at alpha.
+	// every judged metric (pass or fail) and every statistical claim of
+	// the scenario (claims.Statistical) holds or fails, from
+	// compare.MinRounds rounds to MaxRounds, and not past Budget (zero:
+	// none), instead of the scenario's Repeat rounds. Each look gets its
+	// share of the alpha (compare.Options.Look, stats.SpendAlpha), the
+	// comparison's and the claims' family's alike, so looking after every
+	// round keeps the false-alarm rate at alpha. A scenario with claims
+	// but nothing that more rounds decide (no comparison, no statistical
+	// claim) makes its Repeat rounds, with a note on Stderr.
 	UntilDecided bool
 	MaxRounds    int
 	Budget       time.Duration
@@ -219,6 +223,10 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 		runErr = errors.Join(runErr, err)
 	}
 	output.Comparison = cmp.text()
+	if cmp == nil && res.Stop != nil {
+		// Until decided on the claims alone: say how it stopped.
+		output.Comparison = []byte("\n" + stopLine(res.Stop))
+	}
 	doc, err := Report(res, cmp.verdictsOrNil(), nil)
 	if err == nil {
 		err = output.Write(o.Stdout, doc)
@@ -353,7 +361,13 @@ func (o Options) injected(s scenario.Scenario) scenario.Scenario {
 const DefaultMaxRounds = 10
 
 // untilDecided adds the run loop's option that stops when the comparison
-// is decided.
+// (when one applies: a baseline, or two or more open-loop variants) and
+// every statistical claim of the scenario (claims.Statistical) are
+// decided at the look. A scenario with claims but neither a comparison
+// nor a statistical claim (its claims are exact counts, or its workload is
+// deterministic) makes its Repeat rounds, with a note on Stderr: more
+// rounds decide nothing there. One with neither a comparison nor claims is
+// refused.
 func (o *Options) untilDecided() error {
 	if o.MaxRounds == 0 {
 		o.MaxRounds = DefaultMaxRounds
@@ -364,27 +378,89 @@ func (o *Options) untilDecided() error {
 	if o.Budget < 0 {
 		return &Error{Code: ExitError, Err: fmt.Errorf("--budget: must not be negative, got %s", o.Budget)}
 	}
-	if o.Baseline == "" && (len(o.Scenario.Variants) < 2 || o.Scenario.Workload.Deterministic()) {
-		return &Error{Code: ExitError, Err: errors.New("--until-decided stops when a comparison is decided: give --baseline REF, or a scenario of two or more open-loop variants")}
+	s := o.Scenario
+	comparing := o.Baseline != "" || (len(s.Variants) >= 2 && !s.Workload.Deterministic())
+	stat := claims.Statistical(s)
+	if !comparing && len(stat) == 0 {
+		if len(s.Claims) == 0 {
+			return &Error{Code: ExitError, Err: errors.New("--until-decided stops when a comparison and the scenario's statistical claims are decided: give --baseline REF, or a scenario of two or more open-loop variants or with claims")}
+		}
+		why := "its claims are exact counts, true or false on every run"
+		if s.Workload.Deterministic() {
+			why = "its workload is deterministic (" + reports.DeterministicString(s.Workload) + "), each run repeating the last"
+		}
+		notef(o.Stderr, "--until-decided: nothing in scenario %s that more rounds decide (%s, and no comparison): it runs its %d rounds", s.Name, why, s.Repeat)
+		o.UntilDecided = false
+		return nil
 	}
-	c := o.Compare.WithDefaults()
+	judging := &results.Judging{}
+	if comparing {
+		c := o.Compare.WithDefaults()
+		judging.Metrics, judging.Tolerances, judging.Alpha = c.Metrics, c.Tolerances, c.Alpha
+	}
+	if len(stat) > 0 {
+		judging.Claims, judging.ClaimsAlpha = stat, claims.DefaultAlpha
+	}
+	decided := "every judged metric"
+	switch {
+	case comparing && len(stat) > 0:
+		decided = "every judged metric and every statistical claim"
+	case len(stat) > 0:
+		decided = "every statistical claim"
+	}
 	o.Harness = append(o.Harness, harness.WithRounds(harness.Rounds{
-		Min: compare.MinRounds, Max: o.MaxRounds, Budget: o.Budget,
-		Judging: &results.Judging{Metrics: c.Metrics, Tolerances: c.Tolerances, Alpha: c.Alpha},
-		Stop: func(res *results.Results, round int) (bool, string) {
-			pairs, _, _, err := pairsFor(res, *o)
-			if err != nil {
-				return false, ""
+		Min: compare.MinRounds, Max: o.MaxRounds, Budget: o.Budget, Judging: judging,
+		Stop: func(res *results.Results, round int) harness.Look {
+			var open []string
+			if comparing {
+				open = o.undecidedVerdicts(res, round)
 			}
-			vs, err := verdicts(pairs, o.lookAt(round))
-			if err != nil || !compare.Decided(vs) {
-				return false, ""
+			if len(stat) > 0 {
+				open = append(open, undecidedClaims(res, round, o.MaxRounds)...)
+			}
+			if len(open) > 0 {
+				return harness.Look{Undecided: open}
 			}
 			look, looks := compare.Looks(round, o.MaxRounds)
-			return true, fmt.Sprintf("every judged metric decided after %d rounds (look %d of at most %d)", round, look, looks)
+			return harness.Look{Decided: true, Reason: fmt.Sprintf("%s decided after %d rounds (look %d of at most %d)", decided, round, look, looks)}
 		},
 	}))
 	return nil
+}
+
+// undecidedVerdicts is what the comparison of res at the look after round
+// leaves undecided: each inconclusive verdict as "METRIC of VARIANT vs
+// BASELINE", or the comparison as a whole when it gave no verdict.
+func (o *Options) undecidedVerdicts(res *results.Results, round int) []string {
+	pairs, _, _, err := pairsFor(res, *o)
+	if err != nil {
+		return []string{"the comparison: " + err.Error()}
+	}
+	vs, err := verdicts(pairs, o.lookAt(round))
+	if err != nil {
+		return []string{"the comparison: " + err.Error()}
+	}
+	if len(vs) == 0 {
+		return []string{"the comparison: no verdict yet"}
+	}
+	var open []string
+	for _, v := range vs {
+		if v.Outcome == compare.Inconclusive {
+			open = append(open, fmt.Sprintf("%s of %s vs %s", v.Metric, v.Variant, v.Baseline))
+		}
+	}
+	return open
+}
+
+// undecidedClaims is what the look after round (of at most maxRounds)
+// leaves undecided of res's statistical claims, judged as one family at
+// that look's share of their level: each as "claim CHECK".
+func undecidedClaims(res *results.Results, round, maxRounds int) []string {
+	var open []string
+	for _, c := range claims.UndecidedAt(res, round, maxRounds) {
+		open = append(open, "claim "+c)
+	}
+	return open
 }
 
 // lookAt is o's comparison at the look after round (until decided), or
@@ -586,7 +662,7 @@ func compareRun(res *results.Results, runErr error, o Options) (*comparison, err
 	var buf bytes.Buffer
 	buf.WriteString(head)
 	if st := res.Stop; st != nil {
-		fmt.Fprintf(&buf, "rounds: %d of at most %d: %s\n", st.Rounds, st.MaxRounds, st.Reason)
+		buf.WriteString(stopLine(st))
 	}
 	c.verdicts, err = Comparison{Pairs: pairs, Options: copts, Calibrate: o.Calibrate, Title: title, Scenario: res.Scenario.Name,
 		Dir: o.Out, StepSummary: o.StepSummary}.Write(&buf)
@@ -599,6 +675,12 @@ func compareRun(res *results.Results, runErr error, o Options) (*comparison, err
 	}
 	c.table = buf.Bytes()
 	return c, err
+}
+
+// stopLine says how a run made until decided stopped: the rounds made,
+// the most allowed, and why.
+func stopLine(st *results.Stop) string {
+	return fmt.Sprintf("rounds: %d of at most %d: %s\n", st.Rounds, st.MaxRounds, st.Reason)
 }
 
 // pairsFor pairs the runs of res for the job's comparison: with a

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +37,10 @@ type fake struct {
 	scale  map[string]float64
 	dead   map[string]bool
 	cancel func(id string)
+	// round, when set, scales a variant's runs by round (from 1) in place
+	// of scale; wait is how long every attack takes.
+	round func(variant string, round int) float64
+	wait  time.Duration
 }
 
 // driver is the shared fake driver, its hooks answering as f says.
@@ -51,6 +57,15 @@ func (f fake) driver() *fakedriver.Driver {
 			if !ok {
 				scale = 1
 			}
+			if f.round != nil {
+				_, r, _ := strings.Cut(p.ID[strings.LastIndex(p.ID, "-"):], "-r")
+				n, err := strconv.Atoi(r)
+				if err != nil {
+					return nil, fmt.Errorf("no round in run ID %q", p.ID)
+				}
+				scale = f.round(p.Variant, n)
+			}
+			time.Sleep(f.wait)
 			m := resultstest.Run(p.Variant, scale, 0).Measurement
 			m.IntendedRate, m.AchievedRate = 1000, 1000
 			m.SendLag = results.NewHistogram()

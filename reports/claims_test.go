@@ -107,3 +107,38 @@ func TestBurstsInReports(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimsSuiteRounds: the claims suite's text, markdown and HTML say
+// how many rounds each scenario made: against its repeat, or, made until
+// decided, of the most allowed and why it stopped.
+func TestClaimsSuiteRounds(t *testing.T) {
+	fixed := resultstest.ClaimResults(4, scenario.Claim{Say: "x", Check: "skew(fast) <= 1.1"})
+	looked := resultstest.ClaimResults(5, scenario.Claim{Say: "y", Check: "p99(fast) < 0.2 * p99(slow)"})
+	looked.Scenario.Name = "looked"
+	looked.Stop = &results.Stop{Rounds: 5, MaxRounds: 8, Decided: true, Reason: "every statistical claim decided after 5 rounds (look 3 of at most 6)"}
+	es := []SuiteEntry{
+		{Source: results.Source{Path: "a/results.json", Results: fixed}, Claims: claims.Judge(fixed)},
+		{Source: results.Source{Path: "b/results.json", Results: looked}, Claims: claims.Judge(looked)},
+	}
+	var text, md, html bytes.Buffer
+	for _, w := range []struct {
+		b *bytes.Buffer
+		f func(*bytes.Buffer, []SuiteEntry) error
+	}{{&text, writeSuiteText}, {&md, writeSuiteMarkdown}, {&html, writeSuiteHTML}} {
+		if err := w.f(w.b, es); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, c := range map[string]struct {
+		out        string
+		fixed, ran string
+	}{
+		"text":     {text.String(), "   rounds: 4 of 4 (the scenario's repeat)\n", "   rounds: 5 of at most 8, until decided: every statistical claim decided after 5 rounds (look 3 of at most 6)\n"},
+		"markdown": {md.String(), "\nRounds: 4 of 4 (the scenario's repeat)\n", "\nRounds: 5 of at most 8, until decided: every statistical claim decided after 5 rounds (look 3 of at most 6)\n"},
+		"html":     {html.String(), `<p class="note">Rounds: 4 of 4 (the scenario&#39;s repeat)</p>`, `<p class="note">Rounds: 5 of at most 8, until decided: every statistical claim decided after 5 rounds (look 3 of at most 6)</p>`},
+	} {
+		if !strings.Contains(c.out, c.fixed) || !strings.Contains(c.out, c.ran) {
+			t.Errorf("%s lacks the rounds %q and %q:\n%s", name, c.fixed, c.ran, c.out)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/lbbench/lbbench/claims"
@@ -85,6 +86,7 @@ func writeSuiteText(b *bytes.Buffer, es []SuiteEntry) error {
 		if !e.Results.Complete {
 			fmt.Fprintf(b, "   INCOMPLETE: %d of %d runs (%s)\n", len(e.Results.Runs), len(e.Results.Order), e.Results.Error)
 		}
+		fmt.Fprintf(b, "   %s\n", suiteRounds(e.Results))
 		writeClaimsText(b, e.Claims)
 	}
 	return nil
@@ -99,9 +101,32 @@ func writeSuiteMarkdown(b *bytes.Buffer, es []SuiteEntry) error {
 		if s.Workload.Deterministic() {
 			fmt.Fprintf(b, "\n%s. %s.\n", mdEscape(DeterministicString(s.Workload)), mdEscape(closedLoopNote))
 		}
+		fmt.Fprintf(b, "\n%s\n", mdEscape(upperFirst(suiteRounds(e.Results))))
 		writeClaimsMarkdown(b, e.Claims)
 	}
 	return nil
+}
+
+// suiteRounds says how many rounds a scenario of the suite made: with
+// the most its run allowed and why it stopped when it ran until decided
+// (results.Stop), else against the scenario's repeat.
+func suiteRounds(r *results.Results) string {
+	if st := r.Stop; st != nil {
+		return fmt.Sprintf("rounds: %d of at most %d, until decided: %s", st.Rounds, st.MaxRounds, st.Reason)
+	}
+	made := 0
+	for _, run := range r.Runs {
+		made = max(made, run.Rep)
+	}
+	return fmt.Sprintf("rounds: %d of %d (the scenario's repeat)", made, r.Scenario.Repeat)
+}
+
+// upperFirst is s with its first letter in upper case.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func writeSuiteJUnit(b *bytes.Buffer, es []SuiteEntry) error {
@@ -137,11 +162,12 @@ code{font-size:90%}
 </style></head><body>
 <h1>lbbench claims suite</h1>
 <p class="banner">{{.Scenarios}} scenarios: {{.Holds}} claims hold, {{.Fails}} fail, {{.Inconclusive}} inconclusive.</p>
-<p class="note">Each scenario states what the documented experiment expects, in words and as a check. Exact counts hold when true on every valid run; a ratio between variants holds when the whole 95% confidence interval of the ratio of per-run medians lies on the claimed side, fails when it lies wholly on the other side, and is inconclusive otherwise; a bound holds when every valid run meets it; a model claim holds when the exact figure of <code>lbbench model balls</code> lies in the measured proportion's 95% interval. A claim that fails stays failing here: the evidence shows what was measured.</p>
+<p class="note">Each scenario states what the documented experiment expects, in words and as a check. Exact counts hold when true on every valid run; a ratio between variants holds when the whole 95% confidence interval of the ratio of per-run medians lies on the claimed side, fails when it lies wholly on the other side, and is inconclusive otherwise; a bound holds when every valid run meets it; a model claim holds when the exact figure of <code>lbbench model balls</code> lies in the measured proportion's 95% interval. A claim that fails stays failing here: the evidence shows what was measured. A scenario made until decided (<code>run --until-decided</code>) went on round after round until its comparison and its statistical claims were decided at a look, or its rounds or budget ran out; its claims are judged at the share of the level its last look had.</p>
 {{range .Entries}}<section>
 <h2>{{.Name}}</h2>
 <p>{{.Description}}{{with .Report}} (<a href="{{.}}">full report</a>){{end}}</p>
 {{with .Closed}}<p class="banner">{{.}}</p>{{end}}
+<p class="note">{{.Rounds}}</p>
 <div class="scroll"><table>
 <thead><tr><th>claim</th><th>check</th><th>outcome</th><th>evidence</th></tr></thead>
 <tbody>{{range .Claims}}<tr><td>{{.Say}}</td><td><code>{{.Check}}</code></td><td class="v-{{.Class}}">{{.Outcome}}</td><td>{{.Evidence}}</td></tr>{{end}}</tbody>
@@ -159,8 +185,8 @@ code{font-size:90%}
 
 func writeSuiteHTML(b *bytes.Buffer, es []SuiteEntry) error {
 	type entry struct {
-		Name, Description, Report, Closed string
-		Claims                            []claimView
+		Name, Description, Report, Closed, Rounds string
+		Claims                                    []claimView
 	}
 	h, f, u := SuiteCounts(es)
 	page := struct {
@@ -169,7 +195,7 @@ func writeSuiteHTML(b *bytes.Buffer, es []SuiteEntry) error {
 	}{Scenarios: len(es), Holds: h, Fails: f, Inconclusive: u}
 	for _, e := range es {
 		s := e.Results.Scenario
-		en := entry{Name: s.Name, Description: s.Description, Report: e.Report}
+		en := entry{Name: s.Name, Description: s.Description, Report: e.Report, Rounds: upperFirst(suiteRounds(e.Results))}
 		if s.Workload.Deterministic() {
 			en.Closed = DeterministicString(s.Workload) + ". " + closedLoopNote + "."
 		}

@@ -58,11 +58,18 @@ type Stop struct {
 	// have made.
 	Rounds    int `json:"rounds"`
 	MaxRounds int `json:"max_rounds"`
-	// Decided is true when every judged metric was pass or fail; false
-	// when the rounds or the time budget ran out first.
+	// Decided is true when every judged metric was pass or fail and
+	// every statistical claim judged at the looks held or failed (see
+	// Judging); false when the rounds or the time budget ran out first.
 	Decided bool `json:"decided"`
-	// Reason says why it stopped, in a sentence.
+	// Reason says why it stopped, in a sentence: what decided it, or
+	// what the rounds or the budget left undecided.
 	Reason string `json:"reason"`
+	// Undecided names what the last look left undecided when the rounds
+	// or the budget ran out: a verdict as "METRIC of VARIANT vs
+	// BASELINE", a claim as "claim CHECK". Absent when decided, when no
+	// look was made, and in results written before it was recorded.
+	Undecided []string `json:"undecided,omitempty"`
 	// Judging is what every look judged, so that judging the results
 	// again (lbbench compare) spends the same level at the same look and
 	// gives the verdicts the run printed; nil in results written before
@@ -70,13 +77,23 @@ type Stop struct {
 	Judging *Judging `json:"judging,omitempty"`
 }
 
-// Judging is the comparison a run until decided made at each look.
+// Judging is what a run until decided judged at each look: the
+// comparison, the scenario's statistical claims, or both.
 type Judging struct {
 	// Metrics are the metrics judged, Tolerances their tolerances, Alpha
-	// the family's level over all the looks.
-	Metrics    []string           `json:"metrics"`
-	Tolerances map[string]float64 `json:"tolerances"`
-	Alpha      float64            `json:"alpha"`
+	// the family's level over all the looks. Absent when the looks judged
+	// no comparison (a scenario of one variant, its claims only).
+	Metrics    []string           `json:"metrics,omitempty"`
+	Tolerances map[string]float64 `json:"tolerances,omitempty"`
+	Alpha      float64            `json:"alpha,omitempty"`
+	// Claims are the checks of the scenario's statistical claims every
+	// look judged too (those more rounds can decide: ratios,
+	// equivalences and bounds on a figure that varies from run to run),
+	// as one family at ClaimsAlpha over all the looks; each look judged
+	// them at its share of it, as claims.Judge judges the results again.
+	// Absent when the looks judged no claim.
+	Claims      []string `json:"claims,omitempty"`
+	ClaimsAlpha float64  `json:"claims_alpha,omitempty"`
 }
 
 // RunResult is one variant × workload × repetition: the unit of statistics.

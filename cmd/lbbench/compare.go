@@ -220,7 +220,7 @@ func untilDecidedLook(o compare.Options, r *results.Results, changed func(string
 	if st == nil || st.Rounds < compare.MinRounds {
 		return o
 	}
-	if j := st.Judging; j != nil {
+	if j := st.Judging; j != nil && len(j.Metrics) > 0 { // none when the looks judged claims only
 		if !changed("metric") {
 			o.Metrics = j.Metrics
 		}

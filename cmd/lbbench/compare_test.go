@@ -102,4 +102,14 @@ func TestCompareUntilDecidedLook(t *testing.T) {
 	if !strings.Contains(got, "p50") || !strings.Contains(got, "98% interval") {
 		t.Errorf("--metric p50 at the run's look: want p50 at a 98%% interval:\n%s", got)
 	}
+	// A run whose looks judged its claims alone recorded no comparison:
+	// the default metrics and alpha, at the run's look.
+	r.Stop.Judging = &results.Judging{Claims: []string{"p99(cand) < 2 * p99(base)"}, ClaimsAlpha: 0.05}
+	if err := r.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	got = judge(nil, compareFlags{})
+	if !strings.Contains(got, "p50") || !strings.Contains(got, "p99") || !strings.Contains(got, "98% interval") {
+		t.Errorf("claims only judged at the looks: want the default metrics at a 98%% interval:\n%s", got)
+	}
 }

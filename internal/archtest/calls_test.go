@@ -48,6 +48,7 @@ var judgedOnce = []once{
 	{fn: "claims.BurstComparisons", in: "job.Report"},
 	{fn: "claims.JudgeWith"},
 	{fn: "claims.Family", in: "job.JudgeSuite"},
+	{fn: "claims.UndecidedAt", in: "job.undecidedClaims"},
 	{fn: "compare.Compare", in: "job.verdicts"},
 	{fn: "compare.Calibrate", in: "job.calibrate"},
 	{fn: "compare.CalibratePaired", in: "job.calibrate"},

@@ -1,0 +1,216 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lbbench/lbbench/claims"
+	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/internal/resultstest"
+	"github.com/lbbench/lbbench/results"
+	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/workloads"
+)
+
+// upTo is res with the runs of its first rounds only: what the run loop
+// had judged at the look after that round.
+func upTo(res *results.Results, rounds int) *results.Results {
+	out := *res
+	out.Stop, out.Runs = nil, nil
+	for _, r := range res.Runs {
+		if r.Rep <= rounds {
+			out.Runs = append(out.Runs, r)
+		}
+	}
+	return &out
+}
+
+// p99Bound is a claim that variant v's p99 stays below f times the p99 of
+// the fake driver's runs at scale 1.
+func p99Bound(v string, f float64) scenario.Claim {
+	p99 := resultstest.Run(v, 1, 0).Latency.Quantile(0.99)
+	return scenario.Claim{Say: "bounded", Check: fmt.Sprintf("p99(%s) < %dus", v, time.Duration(f*float64(p99)).Microseconds())}
+}
+
+// TestUntilDecidedOnClaims: a scenario of one variant has no comparison,
+// but a statistical claim: --until-decided goes on while the claim is
+// undecided at the look (round 2 was slow: the first looks cannot tell)
+// and stops at the first look that decides it, saying so; the claim is
+// judged in the report at that look's share, as the look judged it.
+func TestUntilDecidedOnClaims(t *testing.T) {
+	var out bytes.Buffer
+	claim := p99Bound("a", 1.5)
+	slowSecond := func(_ string, round int) float64 {
+		if round == 2 {
+			return 2.2
+		}
+		return 1
+	}
+	o := options(t, testScenario(t, 3, []string{"a"}, claim), fake{round: slowSecond}.driver(), &out)
+	o.UntilDecided, o.MaxRounds = true, 20
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	st := res.Stop
+	if st == nil || !st.Decided || st.Rounds <= compare.MinRounds || st.Rounds == o.MaxRounds || len(res.Runs) != st.Rounds {
+		t.Fatalf("stop %+v after %d runs: want a decision after more than %d rounds", st, len(res.Runs), compare.MinRounds)
+	}
+	look, looks := compare.Looks(st.Rounds, o.MaxRounds)
+	want := fmt.Sprintf("every statistical claim decided after %d rounds (look %d of at most %d)", st.Rounds, look, looks)
+	if st.Reason != want || st.Undecided != nil {
+		t.Errorf("reason %q (undecided %q), want %q", st.Reason, st.Undecided, want)
+	}
+	// Every look before that one left the claim undecided.
+	for round := compare.MinRounds; round < st.Rounds; round++ {
+		if got := undecidedClaims(upTo(res, round), round, o.MaxRounds); !slices.Equal(got, []string{"claim " + claim.Check}) {
+			t.Errorf("look after round %d: undecided %q, want the claim", round, got)
+		}
+	}
+	if got := undecidedClaims(res, st.Rounds, o.MaxRounds); got != nil {
+		t.Errorf("the deciding look: undecided %q", got)
+	}
+	// The looks judged the claim only (no comparison), and the report
+	// judges it as the last look did.
+	saved, err := results.ReadFile(filepath.Join(o.Out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := saved.Stop.Judging; j == nil || j.Metrics != nil || j.Alpha != 0 || !slices.Equal(j.Claims, []string{claim.Check}) || j.ClaimsAlpha != claims.DefaultAlpha {
+		t.Errorf("judging recorded %+v", saved.Stop.Judging)
+	}
+	for _, w := range []string{"HOLDS", fmt.Sprintf("look %d of at most %d", look, looks), "rounds: " + fmt.Sprint(st.Rounds) + " of at most 20: " + want} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, out.String())
+		}
+	}
+}
+
+// TestUntilDecidedClaimsAndComparison: with a comparison too (two
+// open-loop variants), the run stops when both are decided: here the
+// comparison (of the error rates, none on either side) is decided at the
+// first look and the claim, whose rounds 2 and 3 straddle its factor,
+// later.
+func TestUntilDecidedClaimsAndComparison(t *testing.T) {
+	var out bytes.Buffer
+	claim := scenario.Claim{Say: "fast is well ahead", Check: "p99(fast) < 0.7 * p99(slow)"}
+	scale := func(v string, round int) float64 {
+		if v == "slow" {
+			return 1
+		}
+		switch round {
+		case 2:
+			return 0.72
+		case 3:
+			return 0.45
+		}
+		return 0.5
+	}
+	o := options(t, testScenario(t, 3, []string{"slow", "fast"}, claim), fake{round: scale}.driver(), &out)
+	o.UntilDecided, o.MaxRounds = true, 20
+	// The error rate (none on either side) is decided at the first look.
+	o.Compare = compare.Options{Metrics: []string{results.MetricErrorRate}}
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	st := res.Stop
+	if st == nil || !st.Decided || st.Rounds <= compare.MinRounds || !strings.HasPrefix(st.Reason, fmt.Sprintf("every judged metric and every statistical claim decided after %d rounds", st.Rounds)) {
+		t.Fatalf("stop %+v", st)
+	}
+	first := upTo(res, compare.MinRounds)
+	if got := o.undecidedVerdicts(first, compare.MinRounds); got != nil {
+		t.Errorf("the comparison after %d rounds: undecided %q, want decided", compare.MinRounds, got)
+	}
+	if got := undecidedClaims(first, compare.MinRounds, o.MaxRounds); !slices.Equal(got, []string{"claim " + claim.Check}) {
+		t.Errorf("the claim after %d rounds: undecided %q", compare.MinRounds, got)
+	}
+	if j := res.Stop.Judging; j == nil || !slices.Equal(j.Metrics, []string{results.MetricErrorRate}) || !slices.Equal(j.Claims, []string{claim.Check}) {
+		t.Errorf("judging recorded %+v", res.Stop.Judging)
+	}
+}
+
+// TestUntilDecidedRunsOut: a claim that no number of rounds decides (its
+// rounds alternate on either side of the bound) runs to --max-rounds, and
+// the stop names it; with a budget that the rounds pass, the same.
+func TestUntilDecidedRunsOut(t *testing.T) {
+	claim := p99Bound("a", 1)
+	alternate := func(_ string, round int) float64 { return []float64{0.7, 1.4}[round%2] }
+	var out bytes.Buffer
+	o := options(t, testScenario(t, 3, []string{"a"}, claim), fake{round: alternate}.driver(), &out)
+	o.UntilDecided, o.MaxRounds = true, 5
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	named := "claim " + claim.Check
+	st := res.Stop
+	if st == nil || st.Decided || st.Rounds != 5 || len(res.Runs) != 5 || !slices.Equal(st.Undecided, []string{named}) ||
+		st.Reason != "not decided within the 5 rounds allowed; undecided at the last look: "+named {
+		t.Fatalf("stop %+v", st)
+	}
+	if !strings.Contains(out.String(), "rounds: 5 of at most 5: not decided within the 5 rounds allowed; undecided at the last look: "+named) {
+		t.Errorf("output does not say what stayed undecided:\n%s", out.String())
+	}
+
+	// The same with a budget of about five runs of 40 ms.
+	out.Reset()
+	o = options(t, testScenario(t, 3, []string{"a"}, claim), fake{round: alternate, wait: 40 * time.Millisecond}.driver(), &out)
+	o.UntilDecided, o.MaxRounds, o.Budget = true, 20, 220*time.Millisecond
+	if res, err = Run(context.Background(), o); err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	st = res.Stop
+	if st == nil || st.Decided || st.Rounds >= 20 || !strings.Contains(st.Reason, "would pass the budget of 220ms") {
+		t.Fatalf("budget: stop %+v", st)
+	}
+	if st.Rounds >= compare.MinRounds && (!slices.Equal(st.Undecided, []string{named}) || !strings.HasSuffix(st.Reason, "; undecided at the last look: "+named)) {
+		t.Errorf("budget after %d rounds: the claim is not named: %+v", st.Rounds, st)
+	}
+}
+
+// TestUntilDecidedDeterministic: a scenario whose claims more rounds
+// cannot decide (exact counts; a closed-loop workload's) and that compares
+// nothing makes its repeat rounds under --until-decided, with a note,
+// so that make claims can give the flag to every scenario; one with no
+// comparison and no claim at all is refused.
+func TestUntilDecidedDeterministic(t *testing.T) {
+	exact := testScenario(t, 2, []string{"a"}, scenario.Claim{Say: "all answered", Check: "errors(a) == 0"})
+	closed := testScenario(t, 2, []string{"a", "b"}, scenario.Claim{Say: "b is even", Check: "skew(b) <= 2"})
+	closed.Workload.Arrival = workloads.Arrival{}
+	closed.Workload.Closed = &workloads.Closed{Order: "sequential"}
+	closed.Workload.Clients.Named = []workloads.NamedClient{{Name: "c", Requests: 10}}
+	if cs := claims.Statistical(closed); cs != nil {
+		t.Fatalf("closed loop: statistical claims %q", cs)
+	}
+	for name, s := range map[string]scenario.Scenario{"exact counts": exact, "closed loop": closed} {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			o := options(t, s, fake{}.driver(), &out)
+			o.UntilDecided, o.MaxRounds = true, 8
+			res, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatalf("Run: %v\n%s", err, out.String())
+			}
+			if res.Stop != nil || len(res.Runs) != 2*len(s.Variants) {
+				t.Errorf("stop %+v, %d runs: want the repeat's 2 rounds", res.Stop, len(res.Runs))
+			}
+			if n := strings.Count(out.String(), "--until-decided: nothing in scenario job that more rounds decide"); n != 1 {
+				t.Errorf("the note appears %d times:\n%s", n, out.String())
+			}
+		})
+	}
+
+	var out bytes.Buffer
+	none := options(t, testScenario(t, 3, []string{"a"}), fake{}.driver(), &out)
+	none.UntilDecided = true
+	if _, err := Run(context.Background(), none); code(t, err) != ExitError || !strings.Contains(err.Error(), "--until-decided") {
+		t.Errorf("no comparison, no claim: %v", err)
+	}
+}
