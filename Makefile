@@ -27,10 +27,10 @@ k8s-testbed:
 ## packages, not beside them: on 2 CPUs a package's simulations next to
 ## them made the generator send 15 ms late. Inside the package, the tests
 ## that measure run one at a time first; those that judge behaviour only
-## (failures, interrupts, containers; t.Parallel) then run E2E_PARALLEL at
+## (failures, interrupts, containers, pods; t.Parallel) then run E2E_PARALLEL at
 ## a time, most of it waiting on timeouts and containers.
 E2E_PKG := ./cmd/lbbench
-E2E_PARALLEL ?= 4
+E2E_PARALLEL ?= 8
 test: setup fmt-check vet k8s-testbed
 	$(GO) test -count=1 -timeout 14m $$($(GO) list ./... | grep -v '/cmd/lbbench$$')
 	$(GO) test -count=1 -timeout 14m -parallel $(E2E_PARALLEL) $(E2E_PKG)

@@ -332,8 +332,21 @@ func startKubeRun(t *testing.T, c *kubetest.Cluster, out string) (*exec.Cmd, *te
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
+		// A test that failed before it ended the run: Ctrl-C, so that
+		// lbbench takes its pods down (a kill would leave them holding
+		// the nodes' CPUs for the tests after), then kill.
+		if cmd.ProcessState != nil {
+			return
+		}
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
 	})
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
