@@ -27,7 +27,7 @@ k8s-testbed:
 ## packages, not beside them: on 2 CPUs a package's simulations next to
 ## them made the generator send 15 ms late. Inside the package, the tests
 ## that measure run one at a time first; those that judge behaviour only
-## (failures, interrupts, containers, pods; t.Parallel) then run E2E_PARALLEL at
+## (failures, interrupts, containers; t.Parallel) then run E2E_PARALLEL at
 ## a time, most of it waiting on timeouts and containers.
 E2E_PKG := ./cmd/lbbench
 E2E_PARALLEL ?= 8

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,22 +21,6 @@ import (
 	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/results"
 )
-
-// kubeMu keeps the Kubernetes tests one at a time: each asks the test
-// cluster for whole CPUs, which two at once would not get.
-var kubeMu sync.Mutex
-
-// kubeParallel runs a Kubernetes test in the parallel phase, beside the
-// docker tests and the behaviour tests of local processes, but alone on
-// the cluster. Its scenarios allow the generator 100 ms of send lag
-// (dockerScenario): they judge what the driver does, not latency.
-// TestKubernetesDefaultScenario, which ranks the variants' p99, runs
-// among the serial, measuring tests.
-func kubeParallel(t *testing.T) {
-	t.Parallel()
-	kubeMu.Lock()
-	t.Cleanup(kubeMu.Unlock)
-}
 
 // kubeArgs are the flags that point run at the test cluster.
 func kubeArgs(c *kubetest.Cluster) []string {
@@ -125,7 +108,6 @@ func TestKubernetesEveryTopology(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings pods up on the test cluster")
 	}
-	kubeParallel(t)
 	c := kubetest.Start(t, bin)
 	out := filepath.Join(t.TempDir(), "out")
 	// Every topology, nginx and HAProxy too: nginx from the image lbbench
@@ -221,7 +203,6 @@ func TestKubernetesGenerators(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings pods up on the test cluster")
 	}
-	kubeParallel(t)
 	c := kubetest.Start(t, bin)
 	out := filepath.Join(t.TempDir(), "out")
 	text, code := runBin(t, "", nil, append([]string{"run", "-q", "--generators", "2", "--pod-cpus", "generator=1", writeDockerScenario(t, "2s", "  - {name: proxy, topology: proxy, proxy: {policy: least_conn}}"), "-o", out}, kubeArgs(c)...)...)
@@ -268,7 +249,6 @@ func TestKubernetesRefuses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("talks to the test cluster")
 	}
-	kubeParallel(t)
 	c := kubetest.Start(t, bin)
 	for _, tc := range []struct {
 		name, want string
@@ -366,7 +346,6 @@ func TestKubernetesInterruptLeavesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings pods up on the test cluster")
 	}
-	kubeParallel(t)
 	c := kubetest.Start(t, bin)
 	for _, tc := range []struct {
 		phase string
@@ -402,7 +381,6 @@ func TestKubernetesKillThenClean(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings pods up on the test cluster")
 	}
-	kubeParallel(t)
 	c := kubetest.Start(t, bin)
 	cmd, _, session := startKubeRun(t, c, filepath.Join(t.TempDir(), "out"))
 	time.Sleep(8 * time.Second) // into the load
@@ -427,7 +405,6 @@ func TestKubernetesRBAC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings pods up on the test cluster")
 	}
-	kubeParallel(t)
 	c := kubetest.Start(t, bin)
 	manifest, err := os.ReadFile(filepath.Join("..", "..", "docs", "kubernetes-rbac.yaml"))
 	if err != nil {
@@ -494,7 +471,6 @@ func TestKubernetesImageRepo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings pods up on the test cluster")
 	}
-	kubeParallel(t)
 	c := kubetest.Start(t, bin)
 	repo := c.Registry + "/lbbench-e2e"
 	text, code := runBin(t, "", nil, "image", "--image-repo", repo)
