@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -60,17 +59,17 @@ const allTopologies = `  - {name: reuseport, topology: reuseport}
   - {name: nginx, topology: proxy, proxy: {engine: nginx, policy: least_conn}}
   - {name: haproxy, topology: unix, proxy: {engine: haproxy, policy: least_conn, upstream_keepalive: false}}`
 
-// dockerMu keeps the docker tests one at a time.
-var dockerMu sync.Mutex
+// dockerSlots lets two docker tests run at a time.
+var dockerSlots = make(chan struct{}, 2)
 
 // dockerParallel runs a docker test in the parallel phase, beside the
-// behaviour tests of local processes, but alone among the docker tests:
-// side by side, their sessions' containers came up more slowly than the
-// tests wait for on this 2-CPU machine.
+// behaviour tests of local processes, with at most one other docker test:
+// four sessions side by side came up more slowly than the tests wait for
+// on this 2-CPU machine.
 func dockerParallel(t *testing.T) {
 	t.Parallel()
-	dockerMu.Lock()
-	t.Cleanup(dockerMu.Unlock)
+	dockerSlots <- struct{}{}
+	t.Cleanup(func() { <-dockerSlots })
 }
 
 func writeDockerScenario(t *testing.T, duration, variants string) string {
