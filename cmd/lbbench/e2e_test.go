@@ -345,6 +345,9 @@ repeat: 1
 `
 
 func TestRunWritesResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a scenario on real processes")
+	}
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "small.yaml")
 	os.WriteFile(scen, []byte(smallScenario), 0o644)

@@ -438,6 +438,9 @@ repeat: 1
 // through "lbbench run" and checks the results: engine versions in the
 // environment, engine counters per run, every response from a worker.
 func TestRunEnginesScenario(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a scenario through nginx and HAProxy")
+	}
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "engines.yaml")
 	os.WriteFile(scen, []byte(enginesScenario), 0o644)

@@ -17,6 +17,9 @@ import (
 // the other) each record the other, pid and scenario, and are invalid
 // for it; the one that started second says so on the terminal at once.
 func TestConcurrentRunsSeeEachOther(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two scenarios at once (about 4 s)")
+	}
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	type ended struct {

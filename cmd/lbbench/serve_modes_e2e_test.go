@@ -265,6 +265,9 @@ func TestServeSharedAcceptStrategies(t *testing.T) {
 }
 
 func TestServeSIGTERMLosesNoRequestInFlight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drains several serve processes under load")
+	}
 	for _, args := range [][]string{
 		{"shared", "--accept", "netpoll"},
 		{"shared", "--accept", "blocking"},

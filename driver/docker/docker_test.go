@@ -62,6 +62,9 @@ func TestCheckStatic(t *testing.T) {
 }
 
 func TestImageBuildsWithoutRegistry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an image on the daemon (about 7 s)")
+	}
 	c := dockertest.Connect(t)
 	ctx := context.Background()
 	// A binary of its own, so that the image is new and really built.
@@ -197,6 +200,9 @@ func TestUpAttackDown(t *testing.T) {
 }
 
 func TestEarlyExitShowsLogs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("brings containers up (about 5 s)")
+	}
 	c := dockertest.Connect(t)
 	ctx := context.Background()
 	d, err := docker.New(ctx, c, exe, t.TempDir())

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -202,12 +204,22 @@ func TestProcsAndExitStatus(t *testing.T) {
 // TestEnviron: a child started with a marker in its environment shows it
 // in Environ; a pid that is gone gives nil.
 func TestEnviron(t *testing.T) {
-	cmd := exec.Command("sleep", "10")
+	// The shell says it runs once it has been exec'd: before that the
+	// child's /proc/PID/environ is its parent's copy, or empty.
+	cmd := exec.Command("sh", "-c", "echo ready; sleep 10")
 	cmd.Env = append(os.Environ(), "TESTKIT_MARK=one", "TESTKIT_MARK=two")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its sleep goes with it
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	defer func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }()
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the child said %q, %v", line, err)
+	}
 	env := Environ(cmd.Process.Pid)
 	if got := Getenv(env, "TESTKIT_MARK"); got != "two" {
 		t.Errorf("TESTKIT_MARK = %q in %d variables, want the last one given, two", got, len(env))
@@ -215,7 +227,7 @@ func TestEnviron(t *testing.T) {
 	if got := Getenv(env, "TESTKIT_MAR"); got != "" {
 		t.Errorf("a prefix of a key matched: %q", got)
 	}
-	cmd.Process.Kill()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Wait()
 	if env := Environ(cmd.Process.Pid); env != nil {
 		t.Errorf("environment of a reaped process: %v", env)
