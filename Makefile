@@ -107,7 +107,7 @@ test-short:
 ## budget: BENCH_FLAGS="--until-decided --max-rounds 8 --budget 6m --retry-invalid 1").
 ## RUN_FLAGS adds flags to lbbench run, e.g. RUN_FLAGS="--inconclusive=pass".
 ## DRIVER=docker runs the targets in containers (see README, "Containers").
-BENCH_ROUNDS ?= $(if $(filter gate scenarios/gate.yaml,$(SCENARIO)),6,4)
+BENCH_ROUNDS ?= $(if $(filter gate,$(notdir $(basename $(SCENARIO)))),6,4)
 BENCH_FLAGS ?= --until-decided --max-rounds $(BENCH_ROUNDS) --budget 150s --retry-invalid 1
 bench-compare: build
 	rm -rf $(OUT)
