@@ -94,7 +94,7 @@ test-short:
 ## proxy and the workers) are decided for every variant (paired rounds; at
 ## most 4 rounds for the default scenario and 6 for SCENARIO=gate
 ## (BENCH_ROUNDS), never a round that would end past 150 s: the default's 3
-## variants make rounds of about 33 s, the gate's 1 variant and its twin
+## variants make rounds of about 31 s, the gate's 1 variant and its twin
 ## rounds of about 22 s, and a +10 us proxy cost (about +40% of the
 ## proxy's CPU per request) was inconclusive after 4 gate rounds in 1 of 2
 ## tries; with 6 as the default's limit its looks' shares of alpha were too

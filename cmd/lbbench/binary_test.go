@@ -47,12 +47,6 @@ func lb(t testing.TB, args ...string) outcome {
 	return invocation{args: args}.run(t)
 }
 
-// lbEnv is lb with extra environment.
-func lbEnv(t testing.TB, env []string, args ...string) outcome {
-	t.Helper()
-	return invocation{args: args, env: env}.run(t)
-}
-
 // testEnv names, in the environment of every process a test starts (and
 // so of the workers and generators lbbench starts in turn, which inherit
 // it), the test that started it: testProcs finds a test's own processes
@@ -75,34 +69,20 @@ func (inv invocation) cmdOf(t testing.TB) *exec.Cmd {
 	return cmd
 }
 
-// run runs inv to its end within its limit.
+// run runs inv to its end within its limit (invocation.start and
+// running.waitWithin).
 func (inv invocation) run(t testing.TB) outcome {
 	t.Helper()
 	limit := inv.limit
 	if limit <= 0 {
 		limit = runLimit
 	}
-	cmd := inv.cmdOf(t)
-	var all, o, e testkit.Buffer
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(&o, &all), io.MultiWriter(&e, &all)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("lbbench %s: %v", strings.Join(inv.args, " "), err)
+	r := inv.start(t)
+	code := r.waitWithin(t, limit)
+	if _, exited := r.err.(*exec.ExitError); r.err != nil && !exited {
+		t.Fatalf("lbbench %s: %v", strings.Join(inv.args, " "), r.err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(limit):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		t.Fatalf("lbbench %s: still running after %v:\n%s", strings.Join(inv.args, " "), limit, all.String())
-	}
-	code := testkit.ExitStatus(err)
-	if _, exited := err.(*exec.ExitError); err != nil && !exited {
-		t.Fatalf("lbbench %s: %v", strings.Join(inv.args, " "), err)
-	}
-	return outcome{out: all.String(), stdout: o.String(), stderr: e.String(), code: code}
+	return outcome{out: r.out.String(), stdout: r.stdout.String(), stderr: r.stderr.String(), code: code}
 }
 
 // mustRun is run for a command that must succeed: any other exit fails the
@@ -188,13 +168,6 @@ func (r *running) waitWithin(t testing.TB, d time.Duration) int {
 func runBin(t testing.TB, dir string, env []string, args ...string) (string, int) {
 	t.Helper()
 	r := invocation{args: args, env: env, dir: dir}.run(t)
-	return r.out, r.code
-}
-
-// lbbenchWithin is runBin with the run bounded to d: a hang is the fault.
-func lbbenchWithin(t testing.TB, d time.Duration, env []string, args ...string) (string, int) {
-	t.Helper()
-	r := invocation{args: args, env: env, limit: d}.run(t)
 	return r.out, r.code
 }
 

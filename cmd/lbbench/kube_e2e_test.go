@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -297,7 +296,7 @@ func cordon(t *testing.T, c *kubetest.Cluster, node string, on bool) {
 
 // startKubeRun starts a long run on the cluster (a 6 s warm-up, then 20 s
 // of load) and returns it, its output and its session once its pods run.
-func startKubeRun(t *testing.T, c *kubetest.Cluster, out string) (*exec.Cmd, *testkit.Buffer, string) {
+func startKubeRun(t *testing.T, c *kubetest.Cluster, out string) (*running, *testkit.Buffer, string) {
 	t.Helper()
 	scen := writeDockerScenario(t, "20s", "  - {name: proxy, topology: proxy}")
 	b, err := os.ReadFile(scen)
@@ -305,33 +304,27 @@ func startKubeRun(t *testing.T, c *kubetest.Cluster, out string) (*exec.Cmd, *te
 		t.Fatal(err)
 	}
 	os.WriteFile(scen, []byte(strings.Replace(string(b), "warmup: 300ms", "warmup: 6s", 1)), 0o644)
-	cmd := binCmd(t, append([]string{"run", scen, "-o", out}, kubeArgs(c)...)...)
-	var buf testkit.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd := start(t, append([]string{"run", scen, "-o", out}, kubeArgs(c)...)...)
+	buf := cmd.out
 	t.Cleanup(func() {
 		// A test that failed before it ended the run: Ctrl-C, so that
-		// lbbench takes its pods down (a kill would leave them holding
-		// the nodes' CPUs for the tests after), then kill.
-		if cmd.ProcessState != nil {
-			return
-		}
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
+		// lbbench takes its pods down (start's kill would leave them
+		// holding the nodes' CPUs for the tests after); this runs first.
 		select {
-		case <-done:
+		case <-cmd.done:
+			return
+		default:
+		}
+		cmd.signal(os.Interrupt)
+		select {
+		case <-cmd.done:
 		case <-time.After(60 * time.Second):
-			cmd.Process.Kill()
-			<-done
 		}
 	})
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		if m := sessionRE.FindStringSubmatch(buf.String()); m != nil && kubetest.Running(c, m[1]) >= 2 {
-			return cmd, &buf, m[1]
+			return cmd, buf, m[1]
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -355,12 +348,10 @@ func TestKubernetesInterruptLeavesNothing(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			cmd, buf, session := startKubeRun(t, c, out)
 			time.Sleep(tc.after)
-			cmd.Process.Signal(syscall.SIGINT)
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			cmd.signal(syscall.SIGINT)
 			select {
-			case err := <-done:
-				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+			case <-cmd.done:
+				if err := cmd.err; testkit.ExitStatus(err) != 130 {
 					t.Errorf("exit %v, want 130 (interrupted)\n%s", err, buf.String())
 				}
 			case <-time.After(60 * time.Second):
@@ -384,8 +375,8 @@ func TestKubernetesKillThenClean(t *testing.T) {
 	c := kubetest.Start(t, bin)
 	cmd, _, session := startKubeRun(t, c, filepath.Join(t.TempDir(), "out"))
 	time.Sleep(8 * time.Second) // into the load
-	cmd.Process.Kill()
-	cmd.Wait()
+	cmd.process.Kill()
+	cmd.wait()
 	if n := kubetest.Running(c, session); n == 0 {
 		t.Errorf("after kill -9 no pod of session %s runs: the test shows nothing", session)
 	}

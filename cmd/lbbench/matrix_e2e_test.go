@@ -283,7 +283,8 @@ func TestFIFOInputsRefused(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			env, args := tc.setup(t, dir)
-			out, code := lbbenchWithin(t, 30*time.Second, env, args...)
+			r := invocation{args: args, env: env, limit: 30 * time.Second}.run(t)
+			out, code := r.out, r.code
 			if code != tc.code || !strings.Contains(out, tc.want) {
 				t.Errorf("exit %d (want %d), output does not say %q:\n%s", code, tc.code, tc.want, out)
 			}
