@@ -68,6 +68,11 @@ const (
 	newSuffix = ".new"
 )
 
+// joinGrace is how old a file being written (newSuffix) must be for a
+// scan to take it for a run's that died while joining: joining takes
+// microseconds, from the file's creation to its lock and rename.
+const joinGrace = 10 * time.Second
+
 // maxFile bounds what is read of a registry file: a run's line and the
 // lines of those that joined while it ran.
 const maxFile = 1 << 20
@@ -151,10 +156,14 @@ func (r *Registration) scan(note []byte) ([]Run, error) {
 		}
 		path := filepath.Join(r.dir, n)
 		if strings.HasSuffix(n, newSuffix) {
-			// A run joining now (it will see this one), or one that died
-			// joining: removed then. Never written to: its own line must
-			// come first.
-			probe(path, nil)
+			// A run joining now (it will see this one) has made its file
+			// a moment before it locks it: left alone, as probing it
+			// would remove it, or hold the lock it is about to take. One
+			// older than joinGrace is a run's that died joining: removed.
+			// Never written to: its own line must come first.
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > joinGrace {
+				probe(path, nil)
+			}
 			continue
 		}
 		if run, alive := probe(path, note); alive && run.plausible() {

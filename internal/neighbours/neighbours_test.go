@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // helperEnv, set to a registry directory, makes the test binary a run of
@@ -168,6 +170,11 @@ func TestDeadRunsNotReported(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The run that died joining did so a while ago (joinGrace).
+	long := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(filepath.Join(dir, ".4194305-8899aabbccddeeff.new"), long, long); err != nil {
+		t.Fatal(err)
+	}
 	r, others := me(t, dir)
 	if len(others) != 0 {
 		t.Errorf("joined beside %+v, want none: every other run here is dead", others)
@@ -179,6 +186,31 @@ func TestDeadRunsNotReported(t *testing.T) {
 	}
 	if len(left) != 1 || left[0] != r.name {
 		t.Errorf("registry holds %q, want only this run's %s", left, r.name)
+	}
+}
+
+// TestJoiningFileLeftAlone: the file of a run joining now, made but not
+// yet locked, is neither removed nor locked by another run's scan (two
+// runs started together: the second's rename failed, "no such file",
+// when the first's scan removed it), and is not reported as a run.
+func TestJoiningFileLeftAlone(t *testing.T) {
+	dir := t.TempDir()
+	joining := filepath.Join(dir, ".4194306-0011223344556677.new")
+	line := fmt.Sprintf(`{"pid":%d,"scenario":"joining","started":"2026-01-02T03:04:05Z"}`+"\n", 1<<22+2)
+	if err := os.WriteFile(joining, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, others := me(t, dir)
+	if len(others) != 0 {
+		t.Errorf("joined beside %+v, want none: the joining run is not registered yet", others)
+	}
+	f, err := os.OpenFile(joining, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("the joining run's file was removed: %v", err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Errorf("the joining run cannot lock its file: %v", err)
 	}
 }
 
