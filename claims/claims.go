@@ -1,7 +1,6 @@
 package claims
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -76,6 +75,14 @@ const DefaultAlpha = 0.05
 type Options struct {
 	// Alpha is the family's false-alarm rate; zero means DefaultAlpha.
 	Alpha float64
+	// Others are the p-values of the other tests of one results' family,
+	// which another package decides (the run's comparison, judged with its
+	// claims as one family: compare.Verdict.TestP), on the scale of the
+	// claims' own p-values (PValues: compared with the same look's share
+	// of Alpha). They take their ranks in Holm's step-down
+	// (stats.HolmSteps). They apply to the family of one results (Judge,
+	// JudgeWith); nil: the claims are a family alone.
+	Others []float64
 }
 
 func (o Options) alpha() float64 {
@@ -152,17 +159,18 @@ func Statistical(s scenario.Scenario) []string {
 	return out
 }
 
-// UndecidedAt judges r's claims as Judge will judge them once a run made
-// until decided stops after round rounds of at most maxRounds (one family
-// at that look's share of DefaultAlpha), and returns the checks of its
-// statistical claims (Statistical) that look leaves undecided, in the
-// scenario's order: run --until-decided goes on while there are any.
-func UndecidedAt(r *results.Results, round, maxRounds int) []string {
+// UndecidedAt judges r's claims as JudgeWith(r, o) will judge them once a
+// run made until decided stops after round rounds of at most maxRounds
+// (one family, with o.Others, at that look's share of o's level), and
+// returns the checks of its statistical claims (Statistical) that look
+// leaves undecided, in the scenario's order: run --until-decided goes on
+// while there are any.
+func UndecidedAt(r *results.Results, round, maxRounds int, o Options) []string {
 	at := *r
 	at.Stop = &results.Stop{Rounds: round, MaxRounds: maxRounds}
 	stat := Statistical(r.Scenario)
 	var out []string
-	for i, cr := range Judge(&at) {
+	for i, cr := range JudgeWith(&at, o) {
 		if cr.Outcome == Undecided && slices.Contains(stat, r.Scenario.Claims[i].Check) {
 			out = append(out, cr.Check)
 		}
@@ -223,27 +231,55 @@ func Family(rs []*results.Results, o Options) [][]Result {
 			fam = append(fam, member{ri: ri, ci: ci, chk: chk, p: pValue(r, c, chk) / share, share: share, look: [2]int{look, looks}})
 		}
 	}
-	slices.SortStableFunc(fam, func(a, b member) int { return cmp.Compare(a.p, b.p) })
-	n := len(fam)
-	stopped := false
-	level := 0.0
+	ps := make([]float64, len(fam), len(fam)+len(o.Others))
 	for i, m := range fam {
-		if !stopped {
-			level = alpha / float64(n-i)
-			stopped = m.p > level
+		ps[i] = m.p
+	}
+	if len(rs) == 1 {
+		share, _, _ := lookShare(rs[0])
+		for _, p := range o.Others {
+			ps = append(ps, p/share)
 		}
+	}
+	steps := stats.HolmSteps(ps, len(fam), alpha)
+	n := len(ps)
+	of := "claims"
+	if n > len(fam) {
+		of = "tests (claims and comparison)"
+	}
+	for i, m := range fam {
+		st := steps[i]
+		level := st.Level
 		r := rs[m.ri]
 		cr := judgeClaim(r, r.Scenario.Claims[m.ci], m.chk, level*m.share)
 		rate := strconv.FormatFloat(100*alpha, 'g', 4, 64) + "%"
 		if m.look[0] == 0 {
-			cr.Evidence += fmt.Sprintf(" (Holm: rank %d of the %d claims sharing a %s false-alarm rate, judged at %s)", i+1, n, rate, levelString(level))
+			cr.Evidence += fmt.Sprintf(" (Holm: rank %d of the %d %s sharing a %s false-alarm rate, judged at %s)", st.Step, n, of, rate, levelString(level))
 		} else {
-			cr.Evidence += fmt.Sprintf(" (Holm: rank %d of the %d claims sharing a %s false-alarm rate over every look, judged at %s: the share of the run's last look, look %d of at most %d, of %s)",
-				i+1, n, rate, levelString(level*m.share), m.look[0], m.look[1], levelString(level))
+			cr.Evidence += fmt.Sprintf(" (Holm: rank %d of the %d %s sharing a %s false-alarm rate over every look, judged at %s: the share of the run's last look, look %d of at most %d, of %s)",
+				st.Step, n, of, rate, levelString(level*m.share), m.look[0], m.look[1], levelString(level))
 		}
 		out[m.ri][m.ci] = cr
 	}
 	return out
+}
+
+// PValues are the p-values of r's claims that are judged at a level (the
+// members of its family: ratios, equivalences, bounds and model claims
+// not judged on every run), in the scenario's order, each the smallest
+// level at which the claim would be decided, before any look's share:
+// what r's comparison, judged with them as one family, ranks them by
+// (compare.Options.Others).
+func PValues(r *results.Results) []float64 {
+	var ps []float64
+	for _, c := range r.Scenario.Claims {
+		chk, err := scenario.ParseCheck(c.Check)
+		if err != nil || !leveled(chk) || everyRun(r, chk) {
+			continue
+		}
+		ps = append(ps, pValue(r, c, chk))
+	}
+	return ps
 }
 
 // levelString says a one-sided level as a percentage.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -81,6 +80,14 @@ type Options struct {
 	// looking after every round keeps the false-alarm rate at Alpha. Zero
 	// Look is a comparison made once, at level Alpha.
 	Look, MaxLooks int
+	// Others are the p-values of the other tests of this comparison's
+	// family, which another package decides (a run's statistical claims,
+	// judged with its comparison as one family: claims.PValues), on the
+	// scale of this comparison's own (compared with the same look's share
+	// of Alpha). They take their ranks in Holm's step-down
+	// (stats.HolmSteps), so that the comparison and the claims share one
+	// false-alarm rate. Nil: the comparison is a family alone.
+	Others []float64
 	// Calibration holds A/A noise floors (see Calibrate); a verdict whose
 	// tolerance is below the noise floor of its baseline (or candidate)
 	// and metric is inconclusive, as too tight to decide. Nil means none.
@@ -221,23 +228,20 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 	}
 	// Holm's step-down over the decision p-values: each test's smaller
 	// one-sided p of "worse than the tolerance" and "within it", so that
-	// a pass is corrected as a fail is.
-	order := make([]int, len(items))
-	for i := range order {
-		order[i] = i
+	// a pass is corrected as a fail is; o.Others take their ranks too.
+	ps := make([]float64, len(items), len(items)+len(o.Others))
+	for i, it := range items {
+		ps[i] = min(it.pFail, it.pPass)
 	}
-	pOf := func(i int) float64 { return min(items[i].pFail, items[i].pPass) }
-	sort.SliceStable(order, func(a, b int) bool { return pOf(order[a]) < pOf(order[b]) })
+	steps := stats.HolmSteps(append(ps, o.Others...), len(items), o.Alpha)
 	verdicts := make([]Verdict, len(items))
-	stopped := false
-	adjusted := 0.0
-	for step, i := range order {
-		it := items[i]
-		level := o.Alpha / float64(len(items)-step)
-		p := pOf(i)
-		adjusted = max(adjusted, min(1, p*float64(len(items)-step)))
+	for i, it := range items {
+		st := steps[i]
+		// Its own step's level, which its interval is shown at, even
+		// past the step that stopped Holm (it is not decided then).
+		level, p := o.Alpha/float64(st.Of-st.Step+1), ps[i]
 		ci := intervalAt(it.m, it.s.base, it.s.cand, o.Interval, o.Resamples, it.seed, 1-2*level)
-		v := Verdict{Variant: it.pair.Variant, Baseline: it.pair.Baseline, Metric: it.m.Name, Tolerance: it.tol, Method: MethodUnpaired, Level: 1 - 2*level, P: adjusted}
+		v := Verdict{Variant: it.pair.Variant, Baseline: it.pair.Baseline, Metric: it.m.Name, Tolerance: it.tol, Method: MethodUnpaired, Level: 1 - 2*level, P: st.Adjusted, TestP: p}
 		if !it.m.Absolute && isFinite(it.e.point) {
 			v.Ratio = it.e.point
 			if isFinite(ci.Low) && isFinite(ci.High) {
@@ -253,8 +257,7 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 		case !it.ok || !isFinite(it.e.point):
 			v.Outcome = Inconclusive
 			why = "no ratio: some runs' values are zero"
-		case stopped || p >= level:
-			stopped = true // Holm stops at the first test it cannot reject
+		case !st.Reached || p > level: // Holm stops at the first test it cannot reject
 			v.Outcome = Inconclusive
 			why = unpairedUndecided(it.m, it.tol, level, ci)
 		default:
@@ -262,7 +265,7 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 			if it.pFail < it.pPass {
 				v.Outcome = Fail
 			}
-			why = unpairedDecided(it.m, v.Outcome, it.tol, level, p, step+1, len(items), ci)
+			why = unpairedDecided(it.m, v.Outcome, it.tol, level, p, st.Step, st.Of, ci)
 		}
 		if floor, ok := noiseFloor(o.Calibration, it.pair, it.m.Name); ok && floor > it.tol && nb >= MinRuns && nc >= MinRuns {
 			why = fmt.Sprintf("tolerance %s is below the A/A noise floor %s: too tight to decide (would be %s)",
@@ -302,7 +305,7 @@ func comparePaired(pairs []Pair, o Options) []Verdict {
 			items = append(items, pairedItem{pair: p, m: m, tol: tol, t: newPairedTest(m, collectRounds(m, p), tol)})
 		}
 	}
-	return decidePaired(items, alpha)
+	return decidePaired(items, alpha, o.Others)
 }
 
 // Decided reports whether every verdict is pass or fail: a sequential

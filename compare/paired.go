@@ -184,30 +184,29 @@ type pairedItem struct {
 
 // decidePaired decides every item of a paired family at family level
 // alpha (already spent for this look), with Holm's step-down over the
-// decision p-values, and returns their verdicts in order.
-func decidePaired(items []pairedItem, alpha float64) []Verdict {
-	idx := make([]int, len(items))
-	for i := range idx {
-		idx[i] = i
+// decision p-values and others, the p-values of the family's members
+// another package decides (Options.Others), and returns their verdicts in
+// order.
+func decidePaired(items []pairedItem, alpha float64, others []float64) []Verdict {
+	ps := make([]float64, len(items), len(items)+len(others))
+	for i, it := range items {
+		ps[i] = min(it.t.pFail, it.t.pPass)
 	}
-	pOf := func(i int) float64 { return min(items[i].t.pFail, items[i].t.pPass) }
-	sort.SliceStable(idx, func(a, b int) bool { return pOf(idx[a]) < pOf(idx[b]) })
-	m := len(items)
-	out := make([]Verdict, m)
-	stopped := false
-	adjusted := 0.0
-	for step, i := range idx {
-		it := items[i]
-		level := alpha / float64(m-step) // Holm's threshold at this step
-		p := pOf(i)
-		adjusted = max(adjusted, min(1, p*float64(m-step)))
+	steps := stats.HolmSteps(append(ps, others...), len(items), alpha)
+	out := make([]Verdict, len(items))
+	for i, it := range items {
+		st := steps[i]
+		// Its own step's level, which its interval is shown at, even
+		// past the step that stopped Holm (it is not decided then).
+		level, p := alpha/float64(st.Of-st.Step+1), ps[i]
 		v := Verdict{Variant: it.pair.Variant, Baseline: it.pair.Baseline, Metric: it.m.Name, Tolerance: it.tol,
 			Method: MethodPaired, Rounds: len(it.t.bad), Outcome: Inconclusive}
 		ci := it.t.interval(level)
 		v.Level = 1 - 2*level
 		sign, _ := badScale(it.m, it.tol)
+		v.TestP = p
 		if len(it.t.bad) >= MinRounds {
-			v.P = adjusted
+			v.P = st.Adjusted
 			if !it.m.Absolute {
 				v.Ratio = math.Exp(sign * it.t.mean)
 				lo, hi := math.Exp(sign*ci.Low), math.Exp(sign*ci.High)
@@ -218,17 +217,16 @@ func decidePaired(items []pairedItem, alpha float64) []Verdict {
 		switch {
 		case len(it.t.bad) < MinRounds:
 			why = fmt.Sprintf("too few paired rounds to decide (%d; at least %d)", len(it.t.bad), MinRounds)
-		case stopped || p >= level:
-			stopped = true // Holm stops at the first test it cannot reject
+		case !st.Reached || p > level: // Holm stops at the first test it cannot reject
 			why = pairedUndecided(it, ci, level)
 		case it.t.pFail < it.t.pPass && it.t.median > it.t.bound:
 			v.Outcome = Fail
 			why = fmt.Sprintf("worse than the tolerance %s: the whole %s interval is beyond it (Holm step %d of %d, one-sided p %s < %s), and so is the median round",
-				it.m.FormatTolerance(it.tol), levelString(level), step+1, m, numfmt.P(p), numfmt.P(level))
+				it.m.FormatTolerance(it.tol), levelString(level), st.Step, st.Of, numfmt.P(p), numfmt.P(level))
 		case it.t.pPass <= it.t.pFail && it.t.median < it.t.bound:
 			v.Outcome = Pass
 			why = fmt.Sprintf("within the tolerance %s: the whole %s interval is (Holm step %d of %d, one-sided p %s < %s), and so is the median round",
-				it.m.FormatTolerance(it.tol), levelString(level), step+1, m, numfmt.P(p), numfmt.P(level))
+				it.m.FormatTolerance(it.tol), levelString(level), st.Step, st.Of, numfmt.P(p), numfmt.P(level))
 			if ci.High < 0 {
 				why = "an improvement: " + why
 			}

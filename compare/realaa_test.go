@@ -69,7 +69,7 @@ func TestRealAAFalseFail(t *testing.T) {
 				rs.base, rs.cand = append(rs.base, 100), append(rs.cand, 100*x)
 			}
 			a := stats.SpendAlpha(alpha, n-minR+1, maxR-minR+1)
-			outcome = decidePaired([]pairedItem{{m: m, tol: tol, t: newPairedTest(m, rs, tol)}}, a)[0].Outcome
+			outcome = decidePaired([]pairedItem{{m: m, tol: tol, t: newPairedTest(m, rs, tol)}}, a, nil)[0].Outcome
 		}
 		return outcome
 	}

@@ -80,7 +80,7 @@ func (s Simulation) Run(shift float64) SimulationResult {
 			if looks > 1 {
 				alpha = stats.SpendAlpha(s.Alpha, r-s.MinRounds+1, looks)
 			}
-			v := decidePaired([]pairedItem{{m: m, tol: s.Tolerance, t: newPairedTest(m, rs, s.Tolerance)}}, alpha)
+			v := decidePaired([]pairedItem{{m: m, tol: s.Tolerance, t: newPairedTest(m, rs, s.Tolerance)}}, alpha, nil)
 			outcome = v[0].Outcome
 			if outcome == Fail {
 				out.FailRounds = append(out.FailRounds, r)

@@ -48,6 +48,12 @@ type Verdict struct {
 	// adjusted p of the decision's one-sided test (paired) or of
 	// Mann-Whitney's test (unpaired).
 	P float64 `json:"p,omitempty"`
+	// TestP is the test's own p-value before Holm's adjustment, the
+	// smaller one-sided p of "worse than the tolerance" and "within it":
+	// what a run's claims, judged with its comparison as one family, rank
+	// the comparison's tests by (claims.Options.Others). Zero in verdicts
+	// written before it was recorded.
+	TestP float64 `json:"test_p,omitempty"`
 	// Detail says why, in a sentence.
 	Detail string `json:"detail,omitempty"`
 	// Method says how the verdict was reached: MethodPaired or
@@ -64,6 +70,17 @@ type Verdict struct {
 	// both sides (nanoseconds in JSON); the pair's verdicts share it.
 	// Zero in verdicts written before it was recorded.
 	RunTime time.Duration `json:"run_time,omitempty"`
+}
+
+// TestPs are the verdicts' own p-values (Verdict.TestP), in order: the
+// comparison's members of a family it shares with a run's claims
+// (claims.Options.Others).
+func TestPs(vs []Verdict) []float64 {
+	ps := make([]float64, len(vs))
+	for i, v := range vs {
+		ps[i] = v.TestP
+	}
+	return ps
 }
 
 // VerdictFile is the JSON layout of a verdicts file ("verdicts.json"

@@ -3,6 +3,7 @@ package job
 import (
 	"io"
 
+	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/reports"
 	"github.com/lbbench/lbbench/results"
@@ -25,6 +26,19 @@ type Comparison struct {
 	// StepSummary, when set, is a file the markdown is appended to (a CI
 	// job summary such as GitHub's $GITHUB_STEP_SUMMARY).
 	StepSummary string
+	// Claims, when set, are the results whose statistical claims share
+	// the comparison's Holm family: the run's own, when Pairs are its
+	// comparison (SharesFamily). Nil: the comparison is a family alone.
+	Claims *results.Results
+}
+
+// SharesFamily reports whether r's comparison was judged with its claims
+// as one Holm family, so that judging it again must rank the claims too:
+// results made until decided say so (results.Judging.OneFamily; earlier
+// ones judged two families), and a run of fixed rounds judges one.
+func SharesFamily(r *results.Results) bool {
+	st := r.Stop
+	return st == nil || (st.Judging != nil && st.Judging.OneFamily)
 }
 
 // Write compares, prints the verdicts (after the calibration, with
@@ -32,6 +46,9 @@ type Comparison struct {
 // even when writing a file failed.
 func (c Comparison) Write(w io.Writer) ([]compare.Verdict, error) {
 	o := c.Options
+	if c.Claims != nil && len(c.Claims.Scenario.Claims) > 0 {
+		o.Others = claims.PValues(c.Claims)
+	}
 	out := reports.Comparison{Pairs: c.Pairs, Title: c.Title, Scenario: c.Scenario, Dir: c.Dir, StepSummary: c.StepSummary}
 	if c.Calibrate {
 		tests := len(o.WithDefaults().Metrics) * len(c.Pairs)

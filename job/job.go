@@ -401,6 +401,7 @@ func (o *Options) untilDecided() error {
 	if len(stat) > 0 {
 		judging.Claims, judging.ClaimsAlpha = stat, claims.DefaultAlpha
 	}
+	judging.OneFamily = true
 	decided := "every judged metric"
 	switch {
 	case comparing && len(stat) > 0:
@@ -411,14 +412,7 @@ func (o *Options) untilDecided() error {
 	o.Harness = append(o.Harness, harness.WithRounds(harness.Rounds{
 		Min: compare.MinRounds, Max: o.MaxRounds, Budget: o.Budget, Judging: judging,
 		Stop: func(res *results.Results, round int) harness.Look {
-			var open []string
-			if comparing {
-				open = o.undecidedVerdicts(res, round)
-			}
-			if len(stat) > 0 {
-				open = append(open, undecidedClaims(res, round, o.MaxRounds)...)
-			}
-			if len(open) > 0 {
+			if open := o.undecidedAt(res, round, comparing, stat); len(open) > 0 {
 				return harness.Look{Undecided: open}
 			}
 			look, looks := compare.Looks(round, o.MaxRounds)
@@ -428,39 +422,51 @@ func (o *Options) untilDecided() error {
 	return nil
 }
 
-// undecidedVerdicts is what the comparison of res at the look after round
-// leaves undecided: each inconclusive verdict as "METRIC of VARIANT vs
-// BASELINE", or the comparison as a whole when it gave no verdict.
-func (o *Options) undecidedVerdicts(res *results.Results, round int) []string {
-	pairs, _, _, err := pairsFor(res, *o)
-	if err != nil {
-		return []string{"the comparison: " + err.Error()}
-	}
-	vs, err := verdicts(pairs, o.lookAt(round))
-	if err != nil {
-		return []string{"the comparison: " + err.Error()}
-	}
-	if len(vs) == 0 {
-		return []string{"the comparison: no verdict yet"}
-	}
+// undecidedAt is what the look after round leaves undecided of res's
+// comparison (when comparing) and its statistical claims (stat), judged
+// as one Holm family at that look's share of the level: each inconclusive
+// verdict as "METRIC of VARIANT vs BASELINE" (or the comparison as a
+// whole when it gave no verdict), each undecided claim as "claim CHECK".
+func (o *Options) undecidedAt(res *results.Results, round int, comparing bool, stat []string) []string {
 	var open []string
-	for _, v := range vs {
-		if v.Outcome == compare.Inconclusive {
-			open = append(open, fmt.Sprintf("%s of %s vs %s", v.Metric, v.Variant, v.Baseline))
+	var others []float64 // the comparison's members of the claims' family
+	if comparing {
+		var claimPs []float64
+		if len(res.Scenario.Claims) > 0 {
+			claimPs = claims.PValues(res)
+		}
+		vs, err := o.verdictsAt(res, round, claimPs)
+		switch {
+		case err != nil:
+			open = append(open, "the comparison: "+err.Error())
+		case len(vs) == 0:
+			open = append(open, "the comparison: no verdict yet")
+		}
+		for _, v := range vs {
+			if v.Outcome == compare.Inconclusive {
+				open = append(open, fmt.Sprintf("%s of %s vs %s", v.Metric, v.Variant, v.Baseline))
+			}
+		}
+		others = compare.TestPs(vs)
+	}
+	if len(stat) > 0 {
+		for _, c := range claims.UndecidedAt(res, round, o.MaxRounds, claims.Options{Others: others}) {
+			open = append(open, "claim "+c)
 		}
 	}
 	return open
 }
 
-// undecidedClaims is what the look after round (of at most maxRounds)
-// leaves undecided of res's statistical claims, judged as one family at
-// that look's share of their level: each as "claim CHECK".
-func undecidedClaims(res *results.Results, round, maxRounds int) []string {
-	var open []string
-	for _, c := range claims.UndecidedAt(res, round, maxRounds) {
-		open = append(open, "claim "+c)
+// verdictsAt is the comparison of res at the look after round, in one
+// family with the claims whose p-values are claimPs.
+func (o *Options) verdictsAt(res *results.Results, round int, claimPs []float64) ([]compare.Verdict, error) {
+	pairs, _, _, err := pairsFor(res, *o)
+	if err != nil {
+		return nil, err
 	}
-	return open
+	c := o.lookAt(round)
+	c.Others = claimPs
+	return verdicts(pairs, c)
 }
 
 // lookAt is o's comparison at the look after round (until decided), or
@@ -659,13 +665,14 @@ func compareRun(res *results.Results, runErr error, o Options) (*comparison, err
 	if res.Stop != nil {
 		copts = o.lookAt(res.Stop.Rounds)
 	}
+
 	var buf bytes.Buffer
 	buf.WriteString(head)
 	if st := res.Stop; st != nil {
 		buf.WriteString(stopLine(st))
 	}
 	c.verdicts, err = Comparison{Pairs: pairs, Options: copts, Calibrate: o.Calibrate, Title: title, Scenario: res.Scenario.Name,
-		Dir: o.Out, StepSummary: o.StepSummary}.Write(&buf)
+		Dir: o.Out, StepSummary: o.StepSummary, Claims: res}.Write(&buf)
 	if errors.Is(err, reports.ErrOneSided) {
 		// A run's own comparison says so and goes on: the run's exit
 		// status comes from its runs and verdicts. `lbbench compare` is

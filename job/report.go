@@ -8,10 +8,11 @@ import (
 )
 
 // Report builds the report document of r: the variants' summaries, the
-// scenario's claims judged, the bursts beside the model, with a
-// comparison's verdicts (nil: none) and the sources a combined r was made
+// scenario's claims judged (with the verdicts, as one Holm family: the
+// verdicts' own p-values take their ranks among the claims'), the bursts
+// beside the model, with a comparison's verdicts (nil: none) and the sources a combined r was made
 // from (nil: r alone). It is the one place a report is computed (it calls
-// reports.Summarize, claims.Judge and claims.BurstComparisons once each;
+// reports.Summarize, claims.JudgeWith and claims.BurstComparisons once each;
 // internal/archtest checks that nothing else does): every format of
 // package reports only formats the Doc it returns.
 func Report(r *results.Results, verdicts []compare.Verdict, srcs []results.Source) (*reports.Doc, error) {
@@ -23,7 +24,7 @@ func Report(r *results.Results, verdicts []compare.Verdict, srcs []results.Sourc
 		Results:   r,
 		Summaries: sums,
 		Verdicts:  verdicts,
-		Claims:    claims.Judge(r),
+		Claims:    claims.JudgeWith(r, claims.Options{Others: compare.TestPs(verdicts)}),
 		Bursts:    claims.BurstComparisons(r),
 		Sources:   srcs,
 	}, nil

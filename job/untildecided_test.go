@@ -69,11 +69,11 @@ func TestUntilDecidedOnClaims(t *testing.T) {
 	}
 	// Every look before that one left the claim undecided.
 	for round := compare.MinRounds; round < st.Rounds; round++ {
-		if got := undecidedClaims(upTo(res, round), round, o.MaxRounds); !slices.Equal(got, []string{"claim " + claim.Check}) {
+		if got := o.undecidedAt(upTo(res, round), round, false, claims.Statistical(res.Scenario)); !slices.Equal(got, []string{"claim " + claim.Check}) {
 			t.Errorf("look after round %d: undecided %q, want the claim", round, got)
 		}
 	}
-	if got := undecidedClaims(res, st.Rounds, o.MaxRounds); got != nil {
+	if got := o.undecidedAt(res, st.Rounds, false, claims.Statistical(res.Scenario)); got != nil {
 		t.Errorf("the deciding look: undecided %q", got)
 	}
 	// The looks judged the claim only (no comparison), and the report
@@ -125,15 +125,90 @@ func TestUntilDecidedClaimsAndComparison(t *testing.T) {
 		t.Fatalf("stop %+v", st)
 	}
 	first := upTo(res, compare.MinRounds)
-	if got := o.undecidedVerdicts(first, compare.MinRounds); got != nil {
-		t.Errorf("the comparison after %d rounds: undecided %q, want decided", compare.MinRounds, got)
+	// The comparison is decided after three rounds, in one family with
+	// the claim, which is not.
+	if got := o.undecidedAt(first, compare.MinRounds, true, claims.Statistical(res.Scenario)); !slices.Equal(got, []string{"claim " + claim.Check}) {
+		t.Errorf("after %d rounds: undecided %q, want the claim alone", compare.MinRounds, got)
 	}
-	if got := undecidedClaims(first, compare.MinRounds, o.MaxRounds); !slices.Equal(got, []string{"claim " + claim.Check}) {
-		t.Errorf("the claim after %d rounds: undecided %q", compare.MinRounds, got)
-	}
-	if j := res.Stop.Judging; j == nil || !slices.Equal(j.Metrics, []string{results.MetricErrorRate}) || !slices.Equal(j.Claims, []string{claim.Check}) {
+	if j := res.Stop.Judging; j == nil || !slices.Equal(j.Metrics, []string{results.MetricErrorRate}) || !slices.Equal(j.Claims, []string{claim.Check}) || !j.OneFamily {
 		t.Errorf("judging recorded %+v", res.Stop.Judging)
 	}
+}
+
+// TestOneFamilyJudgedAgain: a run until decided judges its comparison
+// and its claim as one Holm family (the claim ranked among the comparison's
+// tests, which are ranked among the claim's), and judging its saved
+// results again as lbbench compare and lbbench report do (the comparison
+// with the run's claims, the claims with the saved verdicts) gives back
+// the verdicts and claim outcomes the run wrote.
+func TestOneFamilyJudgedAgain(t *testing.T) {
+	var out bytes.Buffer
+	claim := scenario.Claim{Say: "fast is well ahead", Check: "p99(fast) < 0.7 * p99(slow)"}
+	scale := func(v string, round int) float64 {
+		if v == "slow" {
+			return 1
+		}
+		return []float64{0.5, 0.6, 0.45, 0.55, 0.5}[round%5]
+	}
+	o := options(t, testScenario(t, 3, []string{"slow", "fast"}, claim), fake{round: scale}.driver(), &out)
+	o.UntilDecided, o.MaxRounds = true, 8
+	o.Compare = compare.Options{Metrics: []string{results.MetricP99, results.MetricErrorRate}}
+	res, err := Run(context.Background(), o)
+	if err != nil && code(t, err) == ExitError {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	saved, err := results.ReadFile(filepath.Join(o.Out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := saved.Stop.Judging; j == nil || !j.OneFamily {
+		t.Fatalf("judging recorded %+v, want one family", saved.Stop.Judging)
+	}
+	wrote, err := compare.ReadVerdicts(filepath.Join(o.Out, compare.VerdictsFileName))
+	if err != nil || len(wrote) != 2 {
+		t.Fatalf("verdicts written %+v, %v", wrote, err)
+	}
+	// lbbench compare RESULTS: the run's look, its metrics, its claims.
+	pairs, _, _, err := pairsFor(saved, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	look := compare.Options{Metrics: saved.Stop.Judging.Metrics, Tolerances: saved.Stop.Judging.Tolerances, Alpha: saved.Stop.Judging.Alpha}
+	look.Look, look.MaxLooks = compare.Looks(saved.Stop.Rounds, saved.Stop.MaxRounds)
+	var buf bytes.Buffer
+	again, err := Comparison{Pairs: pairs, Options: look, Claims: saved}.Write(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range wrote {
+		w, g := wrote[i], again[i]
+		if w.Outcome != g.Outcome || w.P != g.P || w.TestP != g.TestP || w.Level != g.Level || w.Detail != g.Detail {
+			t.Errorf("verdict %d judged again:\n%+v\nthe run wrote:\n%+v", i, g, w)
+		}
+	}
+	// Without the claims the comparison is a smaller family: its
+	// adjusted p-values are not the run's.
+	alone, err := Comparison{Pairs: pairs, Options: look}.Write(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alone[0].P == wrote[0].P && alone[1].P == wrote[1].P {
+		t.Errorf("the comparison alone adjusts as the family does (%g, %g): the claims took no rank", alone[0].P, alone[1].P)
+	}
+	// lbbench report: the claims with the saved verdicts, as the run
+	// printed them.
+	doc, err := Report(saved, wrote, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := doc.Claims[0]
+	if !strings.Contains(cr.Evidence, "of the 3 tests (claims and comparison)") {
+		t.Errorf("claim evidence %q: want it ranked among 3 tests", cr.Evidence)
+	}
+	if want := strings.ToUpper(string(cr.Outcome)); !strings.Contains(out.String(), want) || !strings.Contains(out.String(), cr.Evidence) {
+		t.Errorf("the run printed other claims than the report of its results gives (%s: %s):\n%s", want, cr.Evidence, out.String())
+	}
+	_ = res
 }
 
 // TestUntilDecidedRunsOut: a claim that no number of rounds decides (its

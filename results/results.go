@@ -94,6 +94,11 @@ type Judging struct {
 	// Absent when the looks judged no claim.
 	Claims      []string `json:"claims,omitempty"`
 	ClaimsAlpha float64  `json:"claims_alpha,omitempty"`
+	// OneFamily is true when the comparison and the claims were judged
+	// as one Holm family (each ranked among the other's p-values), so
+	// that judging them again does so too; false in results written
+	// before they were (two families, each at its level).
+	OneFamily bool `json:"one_family,omitempty"`
 }
 
 // RunResult is one variant × workload × repetition: the unit of statistics.

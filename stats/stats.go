@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -480,4 +481,60 @@ func shiftRank(n1, n2 int, tail float64) int {
 		cum += ways[n2][c]
 	}
 	return m
+}
+
+// HolmStep is where one test of a family stands in Holm's step-down
+// procedure (HolmSteps).
+type HolmStep struct {
+	// Step is the test's rank in increasing order of p-value, from 1, of
+	// Of tests in the family.
+	Step, Of int
+	// Level is the level the test is judged at: alpha/(Of-Step+1) when
+	// every test before it was rejected, else the level of the first test
+	// that was not (the step-down stopped there, so the test cannot be
+	// rejected either).
+	Level float64
+	// Reached is true when every test before this one was rejected, so
+	// that this test is rejected when its p-value is at most Level.
+	Reached bool
+	// Adjusted is the test's Holm-adjusted p-value (Holm).
+	Adjusted float64
+}
+
+// HolmSteps places the first n of ps in the step-down of Holm's
+// procedure at family level alpha over all of ps: the rest of ps are the
+// other members of the family (tests another package decides, such as a
+// run's claims beside its comparison), which take their ranks and may stop
+// the step-down, but whose own steps are not returned. Every package
+// deciding a share of one family with the same ps and alpha decides it as
+// one Holm family at alpha would. A test is rejected at its step when its
+// p-value is at most its level; ties keep ps's order.
+func HolmSteps(ps []float64, n int, alpha float64) []HolmStep {
+	idx := make([]int, len(ps))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ps[a], ps[b]) })
+	m := len(ps)
+	out := make([]HolmStep, n)
+	reached, stopLevel, adjusted := true, 0.0, 0.0
+	for rank, i := range idx {
+		level := alpha / float64(m-rank)
+		adjusted = max(adjusted, min(1, float64(m-rank)*ps[i]))
+		if reached && ps[i] > level {
+			stopLevel = level
+			reached = false
+			if i < n {
+				out[i] = HolmStep{Step: rank + 1, Of: m, Level: level, Reached: true, Adjusted: adjusted}
+			}
+			continue
+		}
+		if i < n {
+			out[i] = HolmStep{Step: rank + 1, Of: m, Level: level, Reached: reached, Adjusted: adjusted}
+			if !reached {
+				out[i].Level = stopLevel
+			}
+		}
+	}
+	return out
 }

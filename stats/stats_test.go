@@ -215,6 +215,56 @@ func TestHolm(t *testing.T) {
 	}
 }
 
+// TestHolmSteps: a test is rejected by HolmSteps (reached, p at most its
+// level) exactly when its Holm-adjusted p-value is at most alpha, whether
+// the family's other members are returned or only passed along, and two
+// shares of one family decided apart decide as the whole family does.
+func TestHolmSteps(t *testing.T) {
+	// Worked example at 5%: sorted 0.005 (step 1, 0.05/4), 0.01 (0.05/3),
+	// 0.03 (0.05/2: stops), 0.04 (judged at the stopping level 0.025).
+	steps := HolmSteps([]float64{0.01, 0.04, 0.03, 0.005}, 4, 0.05)
+	want := []HolmStep{
+		{Step: 2, Of: 4, Level: 0.05 / 3, Reached: true, Adjusted: 0.03},
+		{Step: 4, Of: 4, Level: 0.025, Reached: false, Adjusted: 0.06},
+		{Step: 3, Of: 4, Level: 0.025, Reached: true, Adjusted: 0.06},
+		{Step: 1, Of: 4, Level: 0.0125, Reached: true, Adjusted: 0.02},
+	}
+	for i, w := range want {
+		g := steps[i]
+		if g.Step != w.Step || g.Of != w.Of || g.Reached != w.Reached || !near(g.Level, w.Level, 1e-12) || !near(g.Adjusted, w.Adjusted, 1e-12) {
+			t.Errorf("step %d = %+v, want %+v", i, g, w)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		m := 1 + rng.IntN(8)
+		ps := make([]float64, m)
+		for i := range ps {
+			ps[i] = math.Pow(rng.Float64(), 3) // many small ones
+		}
+		adj := Holm(ps)
+		k := rng.IntN(m + 1) // the first k are ours, the rest another's
+		ours := HolmSteps(ps, k, 0.05)
+		rest := append(slices.Clone(ps[k:]), ps[:k]...)
+		theirs := HolmSteps(rest, m-k, 0.05)
+		for i := range m {
+			var s HolmStep
+			if i < k {
+				s = ours[i]
+			} else {
+				s = theirs[i-k]
+			}
+			rejected := s.Reached && ps[i] <= s.Level
+			if rejected != (adj[i] <= 0.05) {
+				t.Fatalf("ps %v, test %d (first %d ours): step %+v rejects %v, Holm adjusted %.4f", ps, i, k, s, rejected, adj[i])
+			}
+			if !near(s.Adjusted, adj[i], 1e-12) && ps[i] != ps[(i+1)%m] {
+				t.Fatalf("ps %v, test %d: adjusted %.6f, Holm %.6f", ps, i, s.Adjusted, adj[i])
+			}
+		}
+	}
+}
+
 func TestBootstrapMedians(t *testing.T) {
 	base := []float64{10, 11, 9, 10.5, 9.5}
 	cand := []float64{13, 14, 12, 13.5, 12.5}

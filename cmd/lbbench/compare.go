@@ -145,6 +145,7 @@ func runCompare(o compareOptions, args []string, changed func(string) bool, stdo
 		return usageError("%w", err)
 	}
 	var pairs []compare.Pair
+	var family *results.Results // the results whose claims share the comparison's family
 	var title, scenario string
 	switch {
 	case len(args) == 2:
@@ -176,6 +177,11 @@ func runCompare(o compareOptions, args []string, changed func(string) bool, stdo
 			copts.Metrics = r.Scenario.Verdicts // what the run judged
 		}
 		copts = untilDecidedLook(copts, r, changed)
+		// The run's own comparison (of its builds, or of its variants with
+		// the first) was judged with its claims as one family.
+		if job.SharesFamily(r) && (o.baselineVariant == "" || o.baselineVariant == r.Scenario.Variants[0].Name) {
+			family = r
+		}
 		switch {
 		case o.baselineVariant != "":
 			if pairs, err = compare.PairWith(r, o.baselineVariant); err != nil {
@@ -193,7 +199,7 @@ func runCompare(o compareOptions, args []string, changed func(string) bool, stdo
 		}
 	}
 	vs, err := job.Comparison{Pairs: pairs, Options: copts, Calibrate: o.calibrate, Title: title, Scenario: scenario,
-		Dir: o.out, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY")}.Write(stdout)
+		Dir: o.out, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY"), Claims: family}.Write(stdout)
 	if err != nil {
 		return err
 	}

@@ -44,11 +44,11 @@ type once struct {
 // signature change of a judging function has one caller to follow.
 var judgedOnce = []once{
 	{fn: "reports.Summarize", in: "job.Report", own: true},
-	{fn: "claims.Judge", in: "job.Report"},
+	{fn: "claims.Judge"},
+	{fn: "claims.JudgeWith", in: "job.Report"},
 	{fn: "claims.BurstComparisons", in: "job.Report"},
-	{fn: "claims.JudgeWith"},
 	{fn: "claims.Family", in: "job.JudgeSuite"},
-	{fn: "claims.UndecidedAt", in: "job.undecidedClaims"},
+	{fn: "claims.UndecidedAt", in: "job.Options.undecidedAt"},
 	{fn: "compare.Compare", in: "job.verdicts"},
 	{fn: "compare.Calibrate", in: "job.calibrate"},
 	{fn: "compare.CalibratePaired", in: "job.calibrate"},
@@ -244,8 +244,8 @@ func TestJudgedOnce(t *testing.T) {
 // every planted call.
 func TestTheCallRulesCanFail(t *testing.T) {
 	s := parseModule(t)
-	if got := s.uses("job"); !slices.Contains(got, use{fn: "claims.Judge", in: "job.Report"}) {
-		t.Fatalf("job's uses %v lack claims.Judge in job.Report: the source is not read right", got)
+	if got := s.uses("job"); !slices.Contains(got, use{fn: "claims.JudgeWith", in: "job.Report"}) {
+		t.Fatalf("job's uses %v lack claims.JudgeWith in job.Report: the source is not read right", got)
 	}
 	plant := func(pkg, src string) source {
 		f, err := parser.ParseFile(token.NewFileSet(), pkg+"/planted.go", src, parser.SkipObjectResolution)
@@ -282,7 +282,7 @@ func writeAgain(r *results.Results) {
 		t.Errorf("the rule refused an allowed call: %q", got)
 	}
 	got = checkOnce(renderer)
-	for _, want := range []string{"claims.Judge is used in [job.Report reports.writeAgain]", "reports.Summarize is used in [job.Report reports.writeAgain]", "compare.Compare is used in [job.verdicts reports.writeAgain]"} {
+	for _, want := range []string{"claims.Judge is used in [reports.writeAgain]: nothing outside", "reports.Summarize is used in [job.Report reports.writeAgain]", "compare.Compare is used in [job.verdicts reports.writeAgain]"} {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, want) }) {
 			t.Errorf("planted %q, the rule reported %q", want, got)
 		}
@@ -296,7 +296,7 @@ func (o Options) judgeAgain(r *results.Results) int { return claims.Failed(claim
 var again = claims.BurstComparisons
 `)
 	got = checkOnce(twice)
-	for _, want := range []string{"claims.JudgeWith is used in [job.Options.judgeAgain]", "claims.BurstComparisons is used in [job.<package> job.Report]"} {
+	for _, want := range []string{"claims.JudgeWith is used in [job.Options.judgeAgain job.Report]", "claims.BurstComparisons is used in [job.<package> job.Report]"} {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, want) }) {
 			t.Errorf("planted %q, the rule reported %q", want, got)
 		}
