@@ -121,8 +121,10 @@ bench-compare: build
 ## on round after round until its statistical claims (and the comparison of
 ## its variants with the first) are decided (--until-decided; a scenario
 ## whose claims are exact counts or whose workload is closed-loop or bursts
-## makes its repeat rounds, which is all it needs), and a run the generator
-## fell behind in is made again, up to twice (--retry-invalid 2).
+## makes its repeat rounds, which is all it needs; but a's model claim,
+## pmax ~ model, is judged run by run and goes on until decided, up to
+## CLAIMS_ROUNDS_DEFAULT's 10 rounds of 340 bursts), and a run the
+## generator fell behind in is made again, up to twice (--retry-invalid 2).
 ## CLAIMS_ROUNDS gives each scenario its own bounds, NAME:MAX-ROUNDS:BUDGET
 ## (--max-rounds, --budget; CLAIMS_ROUNDS_DEFAULT for a scenario not listed),
 ## from its round's length on 2 CPUs, variants x (duration + 1 s warm-up +
@@ -134,8 +136,9 @@ bench-compare: build
 ## shares of alpha grow to the last allowed (docs/verdicts.md), and a
 ## budget that stops a run earlier leaves the last ones unspent. The suite
 ## then takes about 20 minutes when the b, c2 and d scenarios decide in a
-## few rounds, and at most about 30 when none does (a, e and f: under a
-## minute each). Give CLAIMS_FLAGS="--retry-invalid 2" for the scenarios'
+## few rounds, and at most about 30 when none does (e and f: under a
+## minute each; a: its 3400 bursts a variant, once a single run, now up to
+## 10 runs of 340 each with its own bring-up, not yet timed). Give CLAIMS_FLAGS="--retry-invalid 2" for the scenarios'
 ## own repeat rounds (about 20 minutes).
 CLAIMS_OUT ?= reports/out/claims
 CLAIMS_FLAGS ?= --until-decided --retry-invalid 2

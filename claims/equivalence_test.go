@@ -98,15 +98,18 @@ func TestEquivalenceParse(t *testing.T) {
 	if err != nil || c.Op != "~" || c.Within != 0.1 || c.Right == nil || c.Right.Factor != 0.5 || c.Model {
 		t.Fatalf("%+v %v", c, err)
 	}
-	if c, err := scenario.ParseCheck("pmax(a, 4) ~ model"); err != nil || !c.Model {
+	if c, err := scenario.ParseCheck("pmax(a, 4) ~ model within 0.03"); err != nil || !c.Model || c.Margin != 0.03 || c.Within != 0 {
 		t.Fatalf("model form: %+v %v", c, err)
 	}
 	for in, want := range map[string]string{
-		"p99(a) ~ p99(b)":             "needs its margin",
-		"p99(a) ~ p99(b) within 10":   "percentage",
-		"p99(a) ~ p99(b) within 0%":   "above 0%",
-		"p99(a) ~ p99(b) within 200%": "at most 100%",
-		"p99(a) ~ 5ms":                "another variant's figure",
+		"p99(a) ~ p99(b)":              "needs its margin",
+		"p99(a) ~ p99(b) within 10":    "percentage",
+		"p99(a) ~ p99(b) within 0%":    "above 0%",
+		"p99(a) ~ p99(b) within 200%":  "at most 100%",
+		"p99(a) ~ 5ms":                 "another variant's figure",
+		"pmax(a, 4) ~ model":           "~ model within 0.03",
+		"pmax(a, 4) ~ model within 3%": "not a percentage",
+		"pmax(a, 4) ~ model within 1":  "above 0 and below 1",
 	} {
 		if _, err := scenario.ParseCheck(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)

@@ -362,11 +362,12 @@ const DefaultMaxRounds = 10
 
 // untilDecided adds the run loop's option that stops when the comparison
 // (when one applies: a baseline, or two or more open-loop variants) and
-// every statistical claim of the scenario (claims.Statistical) are
-// decided at the look. A scenario with claims but neither a comparison
-// nor a statistical claim (its claims are exact counts, or its workload is
-// deterministic) makes its Repeat rounds, with a note on Stderr: more
-// rounds decide nothing there. One with neither a comparison nor claims is
+// every statistical claim of the scenario (claims.Statistical, model
+// claims included) are decided at the look. A scenario with claims but
+// neither a comparison nor a statistical claim (its claims are exact
+// counts, or its workload is deterministic and it has no model claim)
+// makes its Repeat rounds, with a note on Stderr: more rounds decide
+// nothing there. One with neither a comparison nor claims is
 // refused.
 func (o *Options) untilDecided() error {
 	if o.MaxRounds == 0 {

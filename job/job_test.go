@@ -41,6 +41,9 @@ type fake struct {
 	// of scale; wait is how long every attack takes.
 	round func(variant string, round int) float64
 	wait  time.Duration
+	// bursts, when set, gives every run's measurement the bursts it
+	// returns for the run's plan ID.
+	bursts func(id string) *results.Bursts
 }
 
 // driver is the shared fake driver, its hooks answering as f says.
@@ -71,6 +74,9 @@ func (f fake) driver() *fakedriver.Driver {
 			m.SendLag = results.NewHistogram()
 			m.SendLag.RecordDuration(100 * time.Microsecond)
 			m.Classes = []results.Class{{Name: "a", Requests: m.Requests, Latency: m.Latency}}
+			if f.bursts != nil {
+				m.Bursts = f.bursts(p.ID)
+			}
 			return &m, nil
 		},
 		Stats: func(_ int, p topologies.Plan) (harness.Stats, error) {

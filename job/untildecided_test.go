@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/lbbench/lbbench/internal/resultstest"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -247,6 +250,60 @@ func TestUntilDecidedRunsOut(t *testing.T) {
 	}
 	if st.Rounds >= compare.MinRounds && (!slices.Equal(st.Undecided, []string{named}) || !strings.HasSuffix(st.Reason, "; undecided at the last look: "+named)) {
 		t.Errorf("budget after %d rounds: the claim is not named: %+v", st.Rounds, st)
+	}
+}
+
+// TestUntilDecidedOnModelClaim: a burst workload repeats its requests
+// run for run, but a model claim (pmax ~ model within D) is judged with
+// the run as the unit, each run drawing its own dispatch: --until-decided
+// goes on while the claim is undecided, past the first look, rather than
+// making the scenario's repeat rounds.
+func TestUntilDecidedOnModelClaim(t *testing.T) {
+	const check = "pmax(a, 4) ~ model within 0.03"
+	s := testScenario(t, 2, []string{"a"})
+	s.Workers.Count = 8
+	s.Workload = workloads.Spec{Bursts: &workloads.Bursts{Size: 16, Count: 200}, Classes: []workloads.Class{{Name: "a", Weight: 1}}}
+	s.Claims = []scenario.Claim{{Say: "random dispatch", Check: check}}
+	s = s.WithDefaults()
+	if err := s.Validate(topologies.Catalog()); err != nil {
+		t.Fatal(err)
+	}
+	if got := claims.Statistical(s); !slices.Equal(got, []string{check}) {
+		t.Fatalf("statistical claims of a burst workload: %q, want the model claim", got)
+	}
+	random := func(id string) *results.Bursts {
+		h := fnv.New64a()
+		h.Write([]byte(id))
+		rng := rand.New(rand.NewPCG(h.Sum64(), 1))
+		b := &results.Bursts{Size: 16, Workers: 8}
+		for range 200 {
+			load := make([]int, 8)
+			for range 16 {
+				load[rng.IntN(8)]++
+			}
+			b.Loads = append(b.Loads, load)
+			b.Unattributed = append(b.Unattributed, 0)
+		}
+		return b
+	}
+	var out bytes.Buffer
+	o := options(t, s, fake{bursts: random}.driver(), &out)
+	o.UntilDecided, o.MaxRounds = true, 6
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	st := res.Stop
+	if st == nil || st.Rounds <= compare.MinRounds || len(res.Runs) != st.Rounds {
+		t.Fatalf("stop %+v after %d runs: want the run to go on past the first look on the model claim", st, len(res.Runs))
+	}
+	if strings.Contains(out.String(), "nothing in scenario") {
+		t.Errorf("a model claim is something more rounds decide:\n%s", out.String())
+	}
+	for round := compare.MinRounds; round < st.Rounds; round++ {
+		if got := undecidedClaims(upTo(res, round), round, o.MaxRounds); !slices.Equal(got, []string{"claim " + check}) {
+			t.Errorf("look after round %d: undecided %q, want the model claim", round, got)
+		}
 	}
 }
 

@@ -252,7 +252,7 @@ var Metrics = []Metric{
 			return float64(slices.Max(maxes)), ""
 		}},
 	{MetricDef: scenario.MetricDef{Name: "pmax", Kind: scenario.KindModel, Arg: scenario.ArgIndex,
-		Help: "fraction of bursts whose largest load is >= INDEX (burst workloads), against `model balls`"}, Unit: "fraction"},
+		Help: "fraction of bursts whose largest load is >= INDEX (burst workloads), run by run, against `model balls`: pmax(v, K) ~ model within 0.03"}, Unit: "fraction"},
 }
 
 func stat(name, help string) scenario.MetricDef {

@@ -47,7 +47,8 @@ func (t Term) String() string {
 // number, a list of numbers or the model.
 type Check struct {
 	Left Term
-	// Op is one of <, <=, >, >=, ==, ~ (~ only against the model).
+	// Op is one of <, <=, >, >=, ==, ~ (~: an equivalence, with the model
+	// or another variant's figure, within a margin).
 	Op string
 	// Exactly one of these is the right-hand side.
 	Right  *Term
@@ -58,6 +59,10 @@ type Check struct {
 	// equivalence claim: "p99(a) ~ p99(b) within 10%" claims the ratio
 	// a/(F·b) lies between 1/(1+Within) and 1+Within.
 	Within float64
+	// Margin, with Model, is the absolute margin on the probability of a
+	// model equivalence: "pmax(v, 4) ~ model within 0.03" claims the
+	// measured probability lies within 0.03 of the model's exact one.
+	Margin float64
 }
 
 // Holds reports whether l Op r.
@@ -79,14 +84,17 @@ func (c Check) Holds(l, r float64) bool {
 
 // ParseCheck parses a claim check:
 //
-//	check := side op side | side op "[" number {"," number} "]" | term "~" "model"
+//	check := side op side | side op "[" number {"," number} "]"
+//	       | term "~" "model" "within" number
 //	       | term "~" side "within" number "%"
 //	side  := [number ("*" | "×")] term | number [unit]
 //	term  := metric "(" variant ["," arg] ")"
 //	op    := "<" | "<=" | "≤" | ">" | ">=" | "≥" | "=="
 //
-// Latency numbers take a unit (ns, us, µs, ms, s). It checks the syntax
-// only; Validate checks the names against a scenario.
+// Latency numbers take a unit (ns, us, µs, ms, s). The model's margin is
+// an absolute probability, above 0 and below 1 (within 0.03: three
+// percentage points); another variant's is a percentage of its figure. It
+// checks the syntax only; Validate checks the names against a scenario.
 func ParseCheck(s string) (Check, error) {
 	p := &checkParser{s: s}
 	var c Check
@@ -105,12 +113,15 @@ func ParseCheck(s string) (Check, error) {
 	switch {
 	case c.Op == "~" && p.word("model"):
 		c.Model = true
+		if c.Margin, err = p.modelMargin(c.Left); err != nil {
+			return c, err
+		}
 	case c.Op == "~":
 		if c.Right, c.Number, err = p.side(); err != nil {
 			return c, err
 		}
 		if c.Right == nil {
-			return c, fmt.Errorf("~ compares with the model or another variant's figure: write \"%s ~ model\" or \"%s ~ metric(variant) within 10%%\"", c.Left, c.Left)
+			return c, fmt.Errorf("~ compares with the model or another variant's figure: write \"%s ~ model within 0.03\" or \"%s ~ metric(variant) within 10%%\"", c.Left, c.Left)
 		}
 		p.skip()
 		if !p.word("within") {
@@ -158,6 +169,27 @@ func ParseCheck(s string) (Check, error) {
 		return c, fmt.Errorf("unexpected %q at the end", p.rest())
 	}
 	return c, nil
+}
+
+// modelMargin reads the margin of a model equivalence, "within" and an
+// absolute probability in (0, 1), after "~ model".
+func (p *checkParser) modelMargin(left Term) (float64, error) {
+	p.skip()
+	if !p.word("within") {
+		return 0, fmt.Errorf("an agreement with the model needs its margin, an absolute probability: \"%s ~ model within 0.03\" (the measured probability within 0.03 of the model's)", left)
+	}
+	v, err := p.number()
+	if err != nil {
+		return 0, err
+	}
+	p.skip()
+	if p.word("%") {
+		return 0, fmt.Errorf("the model's margin is an absolute probability, not a percentage: within %g, not within %g%%", v/100, v)
+	}
+	if !(v > 0 && v < 1) {
+		return 0, fmt.Errorf("the model's margin is a probability above 0 and below 1, got %g", v)
+	}
+	return v, nil
 }
 
 type checkParser struct {
@@ -337,7 +369,7 @@ func (s Scenario) validateCheck(c Check, metrics []MetricDef) error {
 	switch kinds[0] {
 	case KindModel:
 		if !c.Model {
-			return fmt.Errorf("%s is judged against the model: write \"%s ~ model\"", c.Left.Metric, c.Left)
+			return fmt.Errorf("%s is judged against the model: write \"%s ~ model within 0.03\"", c.Left.Metric, c.Left)
 		}
 	case KindExact:
 		return s.validateExact(c)
@@ -403,11 +435,11 @@ func (s Scenario) validateTerm(t Term, m MetricDef) error {
 
 // validateExact checks the form of a check of counts.
 func (s Scenario) validateExact(c Check) error {
-	if c.Within > 0 {
-		return fmt.Errorf("%s is exact: an equivalence (~ within) is for statistical metrics", c.Left.Metric)
-	}
 	if c.Model {
 		return fmt.Errorf("only pmax compares with the model")
+	}
+	if c.Within > 0 {
+		return fmt.Errorf("%s is exact: an equivalence (~ within) is for statistical metrics", c.Left.Metric)
 	}
 	if c.Left.Metric == "workers" {
 		if c.List == nil || c.Op != "==" {

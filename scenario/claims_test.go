@@ -35,20 +35,29 @@ func TestParseCheck(t *testing.T) {
 	if err != nil || c.Left.Index != 3 || c.Right.Arg != "event" {
 		t.Errorf("arguments parsed as %+v, %v", c, err)
 	}
-	c, err = scenario.ParseCheck("pmax(reuseport, 4) ~ model")
-	if err != nil || !c.Model || c.Left.Index != 4 {
+	c, err = scenario.ParseCheck("pmax(reuseport, 4) ~ model within 0.03")
+	if err != nil || !c.Model || c.Left.Index != 4 || c.Margin != 0.03 || c.Within != 0 {
 		t.Errorf("model parsed as %+v, %v", c, err)
 	}
 	for in, want := range map[string]string{
-		"":                          "expected metric",
-		"p99(a) = p99(b)":           "expected a comparison",
-		"p99(a < 1":                 "expected )",
-		"p99 < 1":                   "expected ( after p99",
-		"p99(a) < 1 extra":          "unexpected",
-		"5 < p99(a)":                "must start with a metric",
-		"workers(a) == [1, 2":       "expected , or ]",
-		"pmax(a, 4) ~ p99(b)":       "an equivalence needs its margin",
-		"p99(a) < 0.8 * p99(b) + 1": "unexpected",
+		"":                    "expected metric",
+		"p99(a) = p99(b)":     "expected a comparison",
+		"p99(a < 1":           "expected )",
+		"p99 < 1":             "expected ( after p99",
+		"p99(a) < 1 extra":    "unexpected",
+		"5 < p99(a)":          "must start with a metric",
+		"workers(a) == [1, 2": "expected , or ]",
+		"pmax(a, 4) ~ p99(b)": "an equivalence needs its margin",
+		// The model's margin is an absolute probability, and required.
+		"pmax(a, 4) ~ model":              `needs its margin, an absolute probability: "pmax(a, 4) ~ model within 0.03"`,
+		"pmax(a, 4) ~ model within":       "expected a number",
+		"pmax(a, 4) ~ model within 3%":    "not a percentage: within 0.03, not within 3%",
+		"pmax(a, 4) ~ model within 0":     "above 0 and below 1",
+		"pmax(a, 4) ~ model within 1":     "above 0 and below 1",
+		"pmax(a, 4) ~ model within -0.1":  "above 0 and below 1",
+		"pmax(a, 4) ~ model within .03 x": "unexpected",
+		"pmax(a, 4) ~ 0.79":               "~ model within 0.03",
+		"p99(a) < 0.8 * p99(b) + 1":       "unexpected",
 	} {
 		if _, err := scenario.ParseCheck(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseCheck(%q) = %v, want an error containing %q", in, err, want)

@@ -97,7 +97,7 @@ finished. "lbbench scenarios" lists the built-in scenarios.
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
 	f.StringVar(&o.baseline, "baseline", "", "git ref to build the baseline lbbench from; compare and exit with the verdict")
 	f.BoolVar(&o.failOnClaims, "fail-on-claims", false, "exit with status 4 when one of the scenario's claims fails")
-	f.BoolVar(&o.untilDecided, "until-decided", false, "run round after round until every judged metric is pass or fail and every statistical claim holds or fails (from 3 rounds to --max-rounds, within --budget), instead of --repeat; a scenario whose claims more rounds cannot decide (exact counts, a closed-loop or burst workload) and that compares nothing runs its --repeat rounds")
+	f.BoolVar(&o.untilDecided, "until-decided", false, "run round after round until every judged metric is pass or fail and every statistical claim holds or fails (from 3 rounds to --max-rounds, within --budget), instead of --repeat; a scenario whose claims more rounds cannot decide (exact counts, a closed-loop or burst workload without a model claim) and that compares nothing runs its --repeat rounds")
 	f.IntVar(&o.maxRounds, "max-rounds", job.DefaultMaxRounds, "with --until-decided, the most rounds made")
 	f.DurationVar(&o.budget, "budget", 0, "with --until-decided, do not start a round that would end past this time (0: no bound)")
 	f.IntVar(&o.retryInvalid, "retry-invalid", 0, "make a run the generator fell behind in again, up to this many times, in the same round (the invalid attempts are kept, and left out); for a machine whose host takes its CPUs at times")

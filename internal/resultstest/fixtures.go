@@ -54,20 +54,32 @@ func ClaimResults(n int, claims ...scenario.Claim) *results.Results {
 }
 
 // BurstResults records n bursts of 16 tasks over 8 workers, dispatched
-// uniformly at random (seeded), as SO_REUSEPORT's hash would.
+// uniformly at random (seeded), as SO_REUSEPORT's hash would, in one run
+// of "fast".
 func BurstResults(n int, seed uint64, claim string) *results.Results {
+	return BurstRuns(1, n, seed, claim)
+}
+
+// BurstRuns is BurstResults over runs runs (rounds) of "fast", n bursts
+// each.
+func BurstRuns(runs, n int, seed uint64, claim string) *results.Results {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	b := &results.Bursts{Size: 16, Workers: 8}
-	for range n {
-		load := make([]int, 8)
-		for range 16 {
-			load[rng.IntN(8)]++
-		}
-		b.Loads = append(b.Loads, load)
-		b.Unattributed = append(b.Unattributed, 0)
-	}
-	r := ClaimResults(1, scenario.Claim{Say: "x", Check: claim})
+	r := ClaimResults(runs, scenario.Claim{Say: "x", Check: claim})
 	r.Scenario.Workload = workloads.Spec{Bursts: &workloads.Bursts{Size: 16, Count: n}}
-	r.Runs[0].Bursts = b
+	for i := range r.Runs {
+		if r.Runs[i].Variant != "fast" {
+			continue
+		}
+		b := &results.Bursts{Size: 16, Workers: 8}
+		for range n {
+			load := make([]int, 8)
+			for range 16 {
+				load[rng.IntN(8)]++
+			}
+			b.Loads = append(b.Loads, load)
+			b.Unattributed = append(b.Unattributed, 0)
+		}
+		r.Runs[i].Bursts = b
+	}
 	return r
 }
