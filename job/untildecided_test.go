@@ -301,7 +301,7 @@ func TestUntilDecidedOnModelClaim(t *testing.T) {
 		t.Errorf("a model claim is something more rounds decide:\n%s", out.String())
 	}
 	for round := compare.MinRounds; round < st.Rounds; round++ {
-		if got := undecidedClaims(upTo(res, round), round, o.MaxRounds); !slices.Equal(got, []string{"claim " + check}) {
+		if got := o.undecidedAt(upTo(res, round), round, false, claims.Statistical(res.Scenario)); !slices.Equal(got, []string{"claim " + check}) {
 			t.Errorf("look after round %d: undecided %q, want the model claim", round, got)
 		}
 	}
