@@ -138,7 +138,8 @@ bench-compare: build
 ## then takes about 20 minutes when the b, c2 and d scenarios decide in a
 ## few rounds, and at most about 30 when none does (e and f: under a
 ## minute each; a: its 3400 bursts a variant, once a single run, now up to
-## 10 runs of 340 each with its own bring-up, not yet timed). Give CLAIMS_FLAGS="--retry-invalid 2" for the scenarios'
+## 10 rounds of 340 each with its own bring-up, about 27 s a round of its
+## two variants, 81 s for 3 rounds on 2 CPUs, 2026-12-06: up to 4.5 minutes). Give CLAIMS_FLAGS="--retry-invalid 2" for the scenarios'
 ## own repeat rounds (about 20 minutes).
 CLAIMS_OUT ?= reports/out/claims
 CLAIMS_FLAGS ?= --until-decided --retry-invalid 2
