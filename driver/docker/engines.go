@@ -73,7 +73,7 @@ func (d *Driver) runOnce(ctx context.Context, role, image string, entrypoint, cm
 	if err != nil {
 		return "", -1, fmt.Errorf("docker: create %s: %w", name, err)
 	}
-	defer d.c.api.ContainerRemove(context.WithoutCancel(ctx), resp.ID, container.RemoveOptions{Force: true})
+	defer d.c.removeContainer(context.WithoutCancel(ctx), resp.ID)
 	exited, waitErr := d.c.api.ContainerWait(ctx, resp.ID, container.WaitConditionNextExit)
 	if err := d.c.api.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
 		return "", -1, fmt.Errorf("docker: start %s %v in %s: %w", name, append(entrypoint, cmd...), image, err)

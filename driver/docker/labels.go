@@ -79,7 +79,7 @@ func (k containers) List(ctx context.Context, session string) ([]driver.Object, 
 }
 
 func (k containers) Remove(ctx context.Context, o driver.Object) error {
-	if err := k.c.api.ContainerRemove(ctx, o.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !errdefs.IsNotFound(err) && !removing(err) {
+	if err := k.c.removeContainer(ctx, o.ID); err != nil {
 		return fmt.Errorf("remove container %s: %w", o.Name, err)
 	}
 	return nil
@@ -131,6 +131,19 @@ func (k volumes) List(ctx context.Context, session string) ([]driver.Object, err
 func (k volumes) Remove(ctx context.Context, o driver.Object) error {
 	if err := k.c.api.VolumeRemove(ctx, o.ID, true); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("remove volume %s: %w", o.Name, err)
+	}
+	return nil
+}
+
+// removeContainer removes container id, running or not, with its
+// anonymous volumes: the one way a run's teardown, a clean and a probe
+// remove one. A container already gone, or that another client (an
+// lbbench cleaning the same stale session, or a run's own teardown) is
+// removing already, is not an error: it is going, as asked.
+func (c *Client) removeContainer(ctx context.Context, id string) error {
+	err := c.api.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !errdefs.IsNotFound(err) && !removing(err) {
+		return err
 	}
 	return nil
 }

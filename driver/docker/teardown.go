@@ -84,7 +84,7 @@ func (dep *deployment) remove(stop, cleanup context.Context, b *box) error {
 	if err := dep.saveLog(cleanup, b); err != nil {
 		errs = append(errs, err)
 	}
-	if err := api.ContainerRemove(cleanup, b.id, container.RemoveOptions{Force: true}); err != nil && !errdefs.IsNotFound(err) {
+	if err := dep.d.c.removeContainer(cleanup, b.id); err != nil {
 		errs = append(errs, fmt.Errorf("remove %s: %w", b.name, err))
 	}
 	return errors.Join(errs...)
