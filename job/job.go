@@ -313,7 +313,7 @@ func spends(s scenario.Scenario, v scenario.Variant, role string) bool {
 	if role == topologies.RoleProxy {
 		return v.BuiltinProxy()
 	}
-	return v.Target == nil && s.Workers.Target == nil
+	return s.BuiltinWorkers(v)
 }
 
 // injections describes what injected makes of this build's variants, ""

@@ -197,7 +197,8 @@ func (s Scenario) Validate(cat Catalog) error {
 		if seen[v.Name] {
 			return &FieldError{Field: f + ".name", Msg: fmt.Sprintf("duplicate variant name %q", v.Name)}
 		}
-		if v.WorkerCost > 0 && s.Workers.Target != nil {
+		if v.WorkerCost > 0 && !s.BuiltinWorkers(v) && v.Target == nil {
+			// (a variant's own target is refused by Variant.Validate)
 			return &FieldError{Field: f + ".worker_cost", Msg: "an injected worker cost (--inject-cost workers=D) needs the built-in worker; workers.target runs a foreign server"}
 		}
 		if v.Clients != nil {
@@ -533,4 +534,12 @@ func ParseWorkload(name string, data []byte) (workloads.Spec, error) {
 		return workloads.Spec{}, &FieldError{File: name, Msg: err.Error()}
 	}
 	return spec, nil
+}
+
+// BuiltinWorkers reports whether v's workers are lbbench's own (the
+// built-in worker), not a foreign server: neither v nor the scenario's
+// workers name a target. It is what decides where an injected worker cost
+// can be spent (Variant.WorkerCost) and whose CPU it adds to.
+func (s Scenario) BuiltinWorkers(v Variant) bool {
+	return v.Target == nil && s.Workers.Target == nil
 }
