@@ -5,12 +5,12 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS := -X main.commit=$(COMMIT)
 OUT     ?= reports/out/latest
 
-.PHONY: build setup k8s-testbed test test-short fuzz bench-compare claims screenshot fmt-check vet clean
+.PHONY: build setup k8s-testbed test test-short fuzz bench-compare claims screenshot fmt-check vet lint-workflows clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lbbench
 
-## setup: install from Debian's packages when missing: nginx, HAProxy, Chromium, wrk, libhdrhistogram-java and a headless JRE, libxml2-utils (xmllint), gunicorn, uvicorn, and for the test cluster etcd, docker-registry and the CNI plugins.
+## setup: install from Debian's packages when missing: nginx, HAProxy, Chromium, wrk, libhdrhistogram-java and a headless JRE, libxml2-utils (xmllint), shellcheck, gunicorn, uvicorn, and for the test cluster etcd, docker-registry and the CNI plugins.
 setup:
 	bash scripts/setup.sh
 
@@ -21,7 +21,7 @@ setup:
 k8s-testbed:
 	bash scripts/k8s-testbed.sh build
 
-## test: everything CI runs: setup, format, vet, the test cluster's binaries, then every test and the fuzz targets.
+## test: everything CI runs: setup, format, vet, the workflows' lint, the test cluster's binaries, then every test and the fuzz targets.
 ## The end-to-end tests of cmd/lbbench measure the machine (a run is valid
 ## only if the generator kept its schedule), so they run after the other
 ## packages, not beside them: on 2 CPUs a package's simulations next to
@@ -31,7 +31,7 @@ k8s-testbed:
 ## a time, most of it waiting on timeouts and containers.
 E2E_PKG := ./cmd/lbbench
 E2E_PARALLEL ?= 8
-test: setup fmt-check vet k8s-testbed
+test: setup fmt-check vet lint-workflows k8s-testbed
 	$(GO) test -count=1 -timeout 14m $$($(GO) list ./... | grep -v '/cmd/lbbench$$')
 	$(GO) test -count=1 -timeout 14m -parallel $(E2E_PARALLEL) $(E2E_PKG)
 	$(MAKE) fuzz
@@ -88,30 +88,44 @@ fuzz:
 test-short:
 	$(GO) test -short -count=1 ./...
 
-## bench-compare: the main job on the embedded default scenario, local processes.
-## It runs round after round until the scenario's verdict metrics (its
-## "verdicts:", p99 for the default; the gate adds CPU per request of the
-## proxy and the workers) are decided for every variant (paired rounds; at
-## most 4 rounds for the default scenario and 6 for SCENARIO=gate
-## (BENCH_ROUNDS), never a round that would end past 150 s: the default's 3
-## variants make rounds of about 31 s, the gate's 1 variant and its twin
-## rounds of about 22 s, and a +10 us proxy cost (about +40% of the
-## proxy's CPU per request) was inconclusive after 4 gate rounds in 1 of 2
-## tries; with 6 as the default's limit its looks' shares of alpha were too
-## small to decide p99 in its 4 rounds. A run the generator fell behind in
-## is made again once, in its round; BENCH_FLAGS sets these).
-## Without BASE it compares the scenario's variants with the first (for
-## information, exit 0). With BASE=<git ref> it builds lbbench at that ref,
-## runs every variant with both builds interleaved and exits with the
-## verdict: 0 pass, 1 regression, 3 inconclusive, 2 error (give it a larger
-## budget: BENCH_FLAGS="--until-decided --max-rounds 8 --budget 6m --retry-invalid 1").
-## RUN_FLAGS adds flags to lbbench run, e.g. RUN_FLAGS="--inconclusive=pass".
+## bench-compare: the main job, on local processes.
+## Without BASE it runs SCENARIO (the embedded default scenario when not
+## given) and compares its variants with the first, for information:
+## round after round until the scenario's verdict metrics (its
+## "verdicts:", p99 for the default) are decided for every variant
+## (paired rounds; at most 4 rounds, never a round that would end past
+## 150 s: the default's 3 variants make rounds of about 31 s; with 6 as the
+## default's limit its looks' shares of alpha were too small to decide p99
+## in its 4 rounds. A run the generator fell behind in is made again once,
+## in its round; BENCH_FLAGS sets these).
+## With BASE=<git ref> it is the gate: it calls scripts/gate, which builds
+## lbbench here and at that ref and runs SCENARIO (default: gate, the
+## embedded scenarios/gate.yaml) with both builds interleaved until
+## decided. The gate's flags are the script's (GATE_FLAGS overrides them):
+## at most 6 rounds, never one that would end past 150 s (the gate's 1
+## variant and its twin make rounds of about 22 s, and a +10 us proxy cost,
+## about +40% of the proxy's CPU per request, was inconclusive after 4
+## rounds in 1 of 2 tries), a run the generator fell behind in made again
+## once. Another scenario needs a larger budget:
+## GATE_FLAGS="--until-decided --max-rounds 8 --budget 6m --retry-invalid 1".
+## The script's status is the verdict (0 pass, 1 regression, 3
+## inconclusive, 2 error) and lbbench prints it, but make's own status is
+## 0 or 2: make exits 2 whenever a recipe fails, a regression and a broken
+## runner alike. CI that acts on the verdict calls scripts/gate (or
+## bin/lbbench run --baseline) itself, as .github/workflows/perf.yml does
+## (README, "CI").
+## RUN_FLAGS adds flags to lbbench run, e.g. RUN_FLAGS="--inject-slowdown 1.2".
 ## DRIVER=docker runs the targets in containers (see README, "Containers").
-BENCH_ROUNDS ?= $(if $(filter gate,$(notdir $(basename $(SCENARIO)))),6,4)
-BENCH_FLAGS ?= --until-decided --max-rounds $(BENCH_ROUNDS) --budget 150s --retry-invalid 1
+BENCH_FLAGS ?= --until-decided --max-rounds 4 --budget 150s --retry-invalid 1
+ifneq ($(BASE),)
+bench-compare:
+	BASE='$(BASE)' OUT='$(OUT)' GO='$(GO)' $(if $(SCENARIO),SCENARIO='$(SCENARIO)') $(if $(GATE_FLAGS),GATE_FLAGS='$(GATE_FLAGS)') \
+		scripts/gate $(if $(DRIVER),--driver $(DRIVER)) $(RUN_FLAGS)
+else
 bench-compare: build
 	rm -rf $(OUT)
-	./$(BIN) run -o $(OUT) $(BENCH_FLAGS) $(if $(DRIVER),--driver $(DRIVER)) $(if $(BASE),--baseline $(BASE)) $(RUN_FLAGS) $(SCENARIO)
+	./$(BIN) run -o $(OUT) $(BENCH_FLAGS) $(if $(DRIVER),--driver $(DRIVER)) $(RUN_FLAGS) $(SCENARIO)
+endif
 
 ## claims: run every scenario of scenarios/claims/ and write one report of
 ## their claims to $(CLAIMS_OUT)/claims.html (and claims.md, claims.txt,
@@ -172,6 +186,13 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+## lint-workflows: actionlint, pinned in go.mod as a tool, on the GitHub
+## workflows: their syntax, expressions, the actions' inputs, and the
+## shell of each run: step when shellcheck is installed (it skips those
+## checks otherwise).
+lint-workflows:
+	$(GO) tool actionlint .github/workflows/*.yml
 
 clean:
 	rm -rf bin reports/out

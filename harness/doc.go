@@ -10,11 +10,12 @@
 //
 // It holds the loop (run.go), the interfaces it drives (driver.go:
 // Driver, Deployment, Attacker, Stats; and Neighbours, the other lbbench
-// runs on the host, in run.go) and the validity judgement (validity.go:
-// the generator, the host's steal, other lbbench runs). The drivers live in driver/local and driver/docker, the
-// load generator in loadgen: harness depends on none of them, nor on
-// topologies or any targets/* package, even indirectly, and knows only the
-// interfaces (internal/archtest holds it to that).
+// runs on the host, in run.go), the validity judgement (validity.go:
+// the generator, the host's steal, other lbbench runs) and what retries
+// made again, by cause (remade.go). The drivers live in driver/local and
+// driver/docker, the load generator in loadgen: harness depends on none
+// of them, nor on topologies or any targets/* package, even indirectly,
+// and knows only the interfaces (internal/archtest holds it to that).
 //
 // The package never prints to a terminal and never handles signals: callers
 // pass a context (with a hard stop, package internal/hardstop) and observe

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -719,6 +720,11 @@ func TestRunRetriesInvalidRuns(t *testing.T) {
 		t.Errorf("last progress %+v, want run 7 of 7 done", last)
 	}
 	checkDowns(t, d, 7)
+	// Three attempts were made again (the last of round 2's second run,
+	// still invalid, was not).
+	if got := harness.Remade(res); !maps.Equal(got, map[string]int{harness.CauseBehind: 3}) {
+		t.Errorf("Remade = %v, want 3 runs, the generator fell behind", got)
+	}
 	d = newDriver()
 	res, err = harness.Run(context.Background(), s, d)
 	if err != nil {
@@ -726,5 +732,8 @@ func TestRunRetriesInvalidRuns(t *testing.T) {
 	}
 	if got := runIDs(res.Runs); len(got) != 4 {
 		t.Errorf("without retries: runs %q, want the 4 planned", got)
+	}
+	if got := harness.Remade(res); got != nil {
+		t.Errorf("without retries: Remade = %v, want none", got)
 	}
 }

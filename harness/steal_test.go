@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -73,6 +74,9 @@ func TestRunStealRetried(t *testing.T) {
 	first := res.Runs[0]
 	if first.Valid || len(first.Invalid) != 1 || !strings.Contains(first.Invalid[0], "the host stole 20.0% of the run's 2 CPUs") {
 		t.Errorf("stolen run: valid=%v reasons %q; want invalid, the host stole 20.0%% of 2 CPUs", first.Valid, first.Invalid)
+	}
+	if got := harness.Remade(res); !maps.Equal(got, map[string]int{harness.CauseSteal: 1}) {
+		t.Errorf("Remade = %v, want 1 run, host steal", got)
 	}
 	if first.Server == nil || *first.Server != (results.Server{CPUs: 2, Steal: 2 * wall / 5}) {
 		t.Errorf("stolen run's server %+v, want 2 CPUs, %s", first.Server, 2*wall/5)

@@ -185,3 +185,30 @@ func TestServerDuring(t *testing.T) {
 		t.Errorf("nothing before: %+v, want nil", got)
 	}
 }
+
+// TestCause: the short cause of an invalid run is the first of its
+// reasons that names one a retry is for (another lbbench run on the host
+// before the generator falling behind, as judge gives them), else its
+// first reason; a valid run has none.
+func TestCause(t *testing.T) {
+	v := scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * time.Millisecond}
+	for _, tc := range []struct {
+		name       string
+		m          results.Measurement
+		concurrent []string
+		want       string
+	}{
+		{"valid", *fakedriver.Measurement(time.Millisecond), nil, ""},
+		{"behind", *fakedriver.Measurement(20 * time.Millisecond), nil, harness.CauseBehind},
+		{"beside another run, and behind", *fakedriver.Measurement(20 * time.Millisecond), []string{"pid 4242, scenario default, since 15:04:05"}, harness.CauseNeighbour},
+		{"no requests", results.Measurement{}, nil, "no measured requests"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := results.Run{Measurement: tc.m, Concurrent: tc.concurrent}
+			harness.Judge(&run, v, 0)
+			if got := harness.Cause(run); got != tc.want {
+				t.Errorf("Cause = %q, want %q (reasons %q)", got, tc.want, run.Invalid)
+			}
+		})
+	}
+}

@@ -30,6 +30,9 @@ type Comparison struct {
 	// the comparison's Holm family: the run's own, when Pairs are its
 	// comparison (SharesFamily). Nil: the comparison is a family alone.
 	Claims *results.Results
+	// Remade counts by cause the runs of the results compared that were
+	// made again (harness.Remade): the verdict line says so. Nil: none.
+	Remade map[string]int
 }
 
 // SharesFamily reports whether r's comparison was judged with its claims
@@ -49,7 +52,7 @@ func (c Comparison) Write(w io.Writer) ([]compare.Verdict, error) {
 	if c.Claims != nil && len(c.Claims.Scenario.Claims) > 0 {
 		o.Others = claims.PValues(c.Claims)
 	}
-	out := reports.Comparison{Pairs: c.Pairs, Title: c.Title, Scenario: c.Scenario, Dir: c.Dir, StepSummary: c.StepSummary}
+	out := reports.Comparison{Pairs: c.Pairs, Title: c.Title, Scenario: c.Scenario, Dir: c.Dir, StepSummary: c.StepSummary, Remade: c.Remade}
 	if c.Calibrate {
 		tests := len(o.WithDefaults().Metrics) * len(c.Pairs)
 		cal, err := calibrate("baseline", c.Pairs, compare.AllPaired(c.Pairs), c.Pairs, o, tests)

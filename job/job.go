@@ -673,7 +673,7 @@ func compareRun(res *results.Results, runErr error, o Options) (*comparison, err
 		buf.WriteString(stopLine(st))
 	}
 	c.verdicts, err = Comparison{Pairs: pairs, Options: copts, Calibrate: o.Calibrate, Title: title, Scenario: res.Scenario.Name,
-		Dir: o.Out, StepSummary: o.StepSummary, Claims: res}.Write(&buf)
+		Dir: o.Out, StepSummary: o.StepSummary, Claims: res, Remade: harness.Remade(res)}.Write(&buf)
 	if errors.Is(err, reports.ErrOneSided) {
 		// A run's own comparison says so and goes on: the run's exit
 		// status comes from its runs and verdicts. `lbbench compare` is

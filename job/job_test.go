@@ -44,12 +44,15 @@ type fake struct {
 	// bursts, when set, gives every run's measurement the bursts it
 	// returns for the run's plan ID.
 	bursts func(id string) *results.Bursts
+	// late names the attacks (counted from 1) whose requests were all
+	// sent late: the generator fell behind, and the run is invalid.
+	late map[int]bool
 }
 
 // driver is the shared fake driver, its hooks answering as f says.
 func (f fake) driver() *fakedriver.Driver {
 	return &fakedriver.Driver{
-		Attack: func(ctx context.Context, _ int, p topologies.Plan) (*results.Measurement, error) {
+		Attack: func(ctx context.Context, n int, p topologies.Plan) (*results.Measurement, error) {
 			if f.cancel != nil {
 				f.cancel(p.ID)
 			}
@@ -73,6 +76,9 @@ func (f fake) driver() *fakedriver.Driver {
 			m.IntendedRate, m.AchievedRate = 1000, 1000
 			m.SendLag = results.NewHistogram()
 			m.SendLag.RecordDuration(100 * time.Microsecond)
+			if f.late[n] {
+				m.SendLag.RecordDuration(4 * scenario.DefaultMaxSendLagP99)
+			}
 			m.Classes = []results.Class{{Name: "a", Requests: m.Requests, Latency: m.Latency}}
 			if f.bursts != nil {
 				m.Bursts = f.bursts(p.ID)
@@ -164,6 +170,49 @@ func TestRunWritesEverythingAndPasses(t *testing.T) {
 	if err != nil || len(vs) == 0 {
 		t.Fatalf("verdicts: %v, %v", vs, err)
 	}
+}
+
+// TestRemadeRunsInTheVerdictLine: a run the generator fell behind in,
+// made again (run --retry-invalid), is counted with its cause in the line
+// that states the verdict, printed, in comparison.md and in the step
+// summary; the comparison uses its retry.
+func TestRemadeRunsInTheVerdictLine(t *testing.T) {
+	var out bytes.Buffer
+	o := options(t, testScenario(t, 3, []string{"slow", "fast"}), fake{scale: map[string]float64{"fast": 0.5}, late: map[int]bool{2: true}}.driver(), &out)
+	o.Harness = []harness.Option{harness.WithRetries(1)}
+	o.StepSummary = filepath.Join(t.TempDir(), "summary.md")
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	if len(res.Runs) != 7 || res.Runs[1].Valid || !strings.HasSuffix(res.Runs[2].ID, "-retry1") || !res.Runs[2].Valid {
+		t.Fatalf("runs %v: want the second invalid, then its valid retry", runIDs(res.Runs))
+	}
+	const note = "; 1 run re-made: " + harness.CauseBehind + " ×1)"
+	line := ""
+	for l := range strings.Lines(out.String()) {
+		if strings.HasPrefix(l, "verdict: ") {
+			line = l
+		}
+	}
+	if !strings.HasSuffix(line, note+"\n") {
+		t.Errorf("verdict line %q lacks %q:\n%s", line, note, out.String())
+	}
+	for _, f := range []string{filepath.Join(o.Out, "comparison.md"), o.StepSummary} {
+		md, err := os.ReadFile(f)
+		if err != nil || !strings.Contains(string(md), note+"\n") {
+			t.Errorf("%s (%v) lacks %q:\n%s", f, err, note, md)
+		}
+	}
+}
+
+// runIDs are the IDs of runs, in order.
+func runIDs(runs []results.Run) []string {
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	return ids
 }
 
 func TestOutputsCheckedBeforeTheDriver(t *testing.T) {

@@ -30,11 +30,11 @@ func fixedVerdicts(t *testing.T) []compare.Verdict {
 func TestComparisonOutputsGolden(t *testing.T) {
 	vs := fixedVerdicts(t)
 	var text, md, js bytes.Buffer
-	if err := writeVerdictsText(&text, vs); err != nil {
+	if err := writeVerdictsText(&text, vs, nil); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "compare.txt.golden", text.Bytes())
-	if err := writeComparisonMarkdown(&md, "main vs pr", vs); err != nil {
+	if err := writeComparisonMarkdown(&md, "main vs pr", vs, nil); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "compare.md.golden", md.Bytes())
@@ -51,6 +51,38 @@ func TestComparisonOutputsGolden(t *testing.T) {
 	}
 	if len(back) != len(vs) || back[0] != vs[0] {
 		t.Errorf("verdicts did not round-trip:\n%+v\n%+v", back, vs)
+	}
+}
+
+// TestVerdictLineRemade: the line that states the verdict says how many
+// runs were made again and why, most frequent cause first, in the text
+// and in the markdown; with none it is as before.
+func TestVerdictLineRemade(t *testing.T) {
+	vs := fixedVerdicts(t)
+	for _, tc := range []struct {
+		remade   map[string]int
+		text, md string
+	}{
+		{nil, "verdict: FAIL (1 fail, 2 inconclusive, 1 pass)\n", "**Verdict: REGRESSION** (1 fail, 2 inconclusive, 1 pass)\n"},
+		{map[string]int{"generator fell behind": 0}, "verdict: FAIL (1 fail, 2 inconclusive, 1 pass)\n", ""},
+		{map[string]int{"host steal": 1}, "verdict: FAIL (1 fail, 2 inconclusive, 1 pass; 1 run re-made: host steal ×1)\n", ""},
+		{map[string]int{"host steal": 1, "generator fell behind": 2, "another lbbench run on the host": 1},
+			"verdict: FAIL (1 fail, 2 inconclusive, 1 pass; 4 runs re-made: generator fell behind ×2, another lbbench run on the host ×1, host steal ×1)\n",
+			"**Verdict: REGRESSION** (1 fail, 2 inconclusive, 1 pass; 4 runs re-made: generator fell behind ×2, another lbbench run on the host ×1, host steal ×1)\n"},
+	} {
+		var text, md bytes.Buffer
+		if err := writeVerdictsText(&text, vs, tc.remade); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeComparisonMarkdown(&md, "main vs pr", vs, tc.remade); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text.String(), "\n"+tc.text) {
+			t.Errorf("remade %v: text lacks %q:\n%s", tc.remade, tc.text, text.String())
+		}
+		if !strings.Contains(md.String(), "\n"+tc.md) {
+			t.Errorf("remade %v: markdown lacks %q:\n%s", tc.remade, tc.md, md.String())
+		}
 	}
 }
 

@@ -2,9 +2,12 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -41,9 +44,51 @@ func cells(v compare.Verdict) (ratio, ci, tol, p string) {
 	return ratio, ci, tol, p
 }
 
+// remadeNote says how many runs were made again and why (remade counts
+// them by cause; Comparison.Remade), the most frequent cause first: "2
+// runs re-made: generator fell behind ×2". Empty when none was.
+func remadeNote(remade map[string]int) string {
+	total := 0
+	for _, n := range remade {
+		total += n
+	}
+	if total == 0 {
+		return ""
+	}
+	causes := slices.SortedFunc(maps.Keys(remade), func(a, b string) int {
+		if c := cmp.Compare(remade[b], remade[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, 0, len(causes))
+	for _, c := range causes {
+		if remade[c] > 0 {
+			parts = append(parts, fmt.Sprintf("%s ×%d", c, remade[c]))
+		}
+	}
+	runs := "runs"
+	if total == 1 {
+		runs = "run"
+	}
+	return fmt.Sprintf("%d %s re-made: %s", total, runs, strings.Join(parts, ", "))
+}
+
+// outcomeCounts is the parenthesis after the overall verdict: the count
+// of each outcome, then remade's note when runs were made again.
+func outcomeCounts(vs []compare.Verdict, remade map[string]int) string {
+	pass, fail, inc := compare.CountOutcomes(vs)
+	s := fmt.Sprintf("%d fail, %d inconclusive, %d pass", fail, inc, pass)
+	if note := remadeNote(remade); note != "" {
+		s += "; " + note
+	}
+	return "(" + s + ")"
+}
+
 // writeVerdictsText writes verdicts as a terminal table, then the overall
-// outcome and each verdict's reason.
-func writeVerdictsText(w io.Writer, vs []compare.Verdict) error {
+// outcome (with the runs made again, remade, when any) and each verdict's
+// reason.
+func writeVerdictsText(w io.Writer, vs []compare.Verdict, remade map[string]int) error {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant\tbaseline\tmetric\tverdict\tratio\tinterval (95% unless said)\ttolerance\tp (Holm)\t")
@@ -56,8 +101,7 @@ func writeVerdictsText(w io.Writer, vs []compare.Verdict) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", v.Variant, v.Baseline, v.Metric, out, ratio, ci, tol, p)
 	}
 	tw.Flush()
-	pass, fail, inc := compare.CountOutcomes(vs)
-	fmt.Fprintf(&b, "\nverdict: %s (%d fail, %d inconclusive, %d pass)\n", strings.ToUpper(string(compare.Overall(vs))), fail, inc, pass)
+	fmt.Fprintf(&b, "\nverdict: %s %s\n", strings.ToUpper(string(compare.Overall(vs))), outcomeCounts(vs, remade))
 	for _, v := range vs {
 		if v.Detail != "" {
 			fmt.Fprintf(&b, "  %s %s vs %s: %s: %s\n", v.Metric, v.Variant, v.Baseline, v.Outcome, v.Detail)
@@ -68,14 +112,13 @@ func writeVerdictsText(w io.Writer, vs []compare.Verdict) error {
 }
 
 // writeComparisonMarkdown writes a comparison as GitHub-flavoured markdown
-// for a CI step summary: a title, the overall outcome, the verdict table
-// and the reasons in a details block. Text is escaped to render as
-// written.
-func writeComparisonMarkdown(w io.Writer, title string, vs []compare.Verdict) error {
+// for a CI step summary: a title, the overall outcome (with the runs made
+// again, remade, when any), the verdict table and the reasons in a
+// details block. Text is escaped to render as written.
+func writeComparisonMarkdown(w io.Writer, title string, vs []compare.Verdict, remade map[string]int) error {
 	var b bytes.Buffer
-	pass, fail, inc := compare.CountOutcomes(vs)
 	word := map[compare.Outcome]string{compare.Pass: "pass", compare.Fail: "REGRESSION", compare.Inconclusive: "inconclusive"}[compare.Overall(vs)]
-	fmt.Fprintf(&b, "### lbbench compare: %s\n\n**Verdict: %s** (%d fail, %d inconclusive, %d pass)\n\n", mdEscape(title), word, fail, inc, pass)
+	fmt.Fprintf(&b, "### lbbench compare: %s\n\n**Verdict: %s** %s\n\n", mdEscape(title), word, mdEscape(outcomeCounts(vs, remade)))
 	b.WriteString("| variant | baseline | metric | verdict | ratio | interval (95% unless said) | tolerance | p (Holm) |\n|:--|:--|:--|:--|--:|--:|--:|--:|\n")
 	for _, v := range vs {
 		ratio, ci, tol, p := cells(v)

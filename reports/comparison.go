@@ -58,6 +58,11 @@ type Comparison struct {
 	// StepSummary, when set, is a file the markdown is appended to (a CI
 	// job summary such as GitHub's $GITHUB_STEP_SUMMARY).
 	StepSummary string
+	// Remade counts, by cause, the runs made again because they came out
+	// invalid (run --retry-invalid; harness.Remade): the line that states
+	// the verdict says how many and why, in the text and the markdown.
+	// Nil or empty: none was, and the line says nothing of it.
+	Remade map[string]int
 }
 
 // Write prints the verdicts (after the calibration, when there is one) to
@@ -71,11 +76,11 @@ func (c Comparison) Write(w io.Writer) error {
 		}
 		fmt.Fprintln(w)
 	}
-	if err := writeVerdictsText(w, vs); err != nil {
+	if err := writeVerdictsText(w, vs, c.Remade); err != nil {
 		return err
 	}
 	var md bytes.Buffer
-	if err := writeComparisonMarkdown(&md, title, vs); err != nil {
+	if err := writeComparisonMarkdown(&md, title, vs, c.Remade); err != nil {
 		return err
 	}
 	var errs []error

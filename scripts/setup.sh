@@ -3,7 +3,8 @@
 # Debian's packages: nginx and HAProxy (proxy engines), Chromium (HTML report
 # tests), wrk (generator comparison), HdrHistogram's Java library and a
 # headless JRE (the .hgrm/.hlog test runs its HistogramLogProcessor),
-# libxml2-utils (xmllint, the JUnit schema test), gunicorn and uvicorn
+# libxml2-utils (xmllint, the JUnit schema test), shellcheck (make
+# lint-workflows checks the workflows' shell with it), gunicorn and uvicorn
 # (Python worker scenarios), and the parts of the Kubernetes test cluster
 # that Debian gives (etcd-server, containernetworking-plugins, and
 # docker-registry, its image registry; see scripts/k8s-testbed.sh).
@@ -32,6 +33,7 @@ command -v wrk      >/dev/null 2>&1 || need+=(wrk)
 [ -f "$java_libs/hdrhistogram.jar" ] || need+=(libhdrhistogram-java)
 command -v java     >/dev/null 2>&1 || need+=(default-jre-headless)
 command -v xmllint  >/dev/null 2>&1 || need+=(libxml2-utils)
+command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 command -v gunicorn >/dev/null 2>&1 || need+=(gunicorn)
 command -v uvicorn  >/dev/null 2>&1 || need+=(uvicorn)
 command -v etcd     >/dev/null 2>&1 || need+=(etcd-server)

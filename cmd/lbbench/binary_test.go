@@ -17,7 +17,8 @@ import (
 // The end-to-end tests run the built binary (bin) only through this file:
 // lb for a command run to its end, cmdOf for one whose process a test
 // drives itself (signals, a custom wait), start for one left running in
-// the background.
+// the background. A program that runs lbbench in turn (scripts/gate, a
+// workflow's step in bash) runs through here too, as an invocation's exe.
 
 // runLimit bounds a command run to its end: a safety net against a hang,
 // which fails the test, not a timing assertion.
@@ -25,6 +26,8 @@ const runLimit = 5 * time.Minute
 
 // invocation is one command line of the binary and what it runs with.
 type invocation struct {
+	// exe is the program run, bin when empty.
+	exe   string
 	args  []string
 	env   []string // added to the test's environment
 	dir   string   // working directory ("" for the test's)
@@ -32,6 +35,16 @@ type invocation struct {
 	// limit bounds the run (runLimit when zero): past it the process
 	// group is killed and the test fails, a hang being the fault.
 	limit time.Duration
+}
+
+// String is the command line, for a test's messages: "lbbench ARGS" for
+// the binary, else the program's name and its arguments.
+func (inv invocation) String() string {
+	name := "lbbench"
+	if inv.exe != "" {
+		name = filepath.Base(inv.exe)
+	}
+	return strings.Join(append([]string{name}, inv.args...), " ")
 }
 
 // outcome is what a finished command gave.
@@ -56,7 +69,11 @@ const testEnv = "LBBENCH_E2E_TEST"
 // cmdOf is the command of inv for test t, in its own process group (so
 // that the test's end can kill what it leaves), not yet started.
 func (inv invocation) cmdOf(t testing.TB) *exec.Cmd {
-	cmd := exec.Command(bin, inv.args...)
+	exe := inv.exe
+	if exe == "" {
+		exe = bin
+	}
+	cmd := exec.Command(exe, inv.args...)
 	cmd.Dir = inv.dir
 	// Each top-level test registers its runs in a directory of its own:
 	// the tests that run in parallel do not invalidate each other's runs
@@ -80,7 +97,7 @@ func (inv invocation) run(t testing.TB) outcome {
 	r := inv.start(t)
 	code := r.waitWithin(t, limit)
 	if _, exited := r.err.(*exec.ExitError); r.err != nil && !exited {
-		t.Fatalf("lbbench %s: %v", strings.Join(inv.args, " "), r.err)
+		t.Fatalf("%s: %v", inv, r.err)
 	}
 	return outcome{out: r.out.String(), stdout: r.stdout.String(), stderr: r.stderr.String(), code: code}
 }
@@ -91,7 +108,7 @@ func (inv invocation) mustRun(t testing.TB) outcome {
 	t.Helper()
 	r := inv.run(t)
 	if r.code != 0 {
-		t.Fatalf("lbbench %s: exit %d:\n%s", strings.Join(inv.args, " "), r.code, r.out)
+		t.Fatalf("%s: exit %d:\n%s", inv, r.code, r.out)
 	}
 	return r
 }
@@ -105,7 +122,7 @@ func lbOK(t testing.TB, args ...string) outcome {
 // running is a command started in the background. Its process is waited
 // for by running alone: wait, waitWithin and done tell of its end.
 type running struct {
-	args    []string
+	cmdline string // invocation.String
 	process *os.Process
 	out     *testkit.Buffer // stdout and stderr so far, interleaved
 	stdout  *testkit.Buffer // stdout so far
@@ -119,10 +136,10 @@ type running struct {
 func (inv invocation) start(t testing.TB) *running {
 	t.Helper()
 	cmd := inv.cmdOf(t)
-	r := &running{args: inv.args, out: new(testkit.Buffer), stdout: new(testkit.Buffer), stderr: new(testkit.Buffer), done: make(chan struct{})}
+	r := &running{cmdline: inv.String(), out: new(testkit.Buffer), stdout: new(testkit.Buffer), stderr: new(testkit.Buffer), done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(r.stdout, r.out), io.MultiWriter(r.stderr, r.out)
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("lbbench %s: %v", strings.Join(inv.args, " "), err)
+		t.Fatalf("%s: %v", inv, err)
 	}
 	r.process = cmd.Process
 	go func() { r.err = cmd.Wait(); close(r.done) }()
@@ -158,7 +175,7 @@ func (r *running) waitWithin(t testing.TB, d time.Duration) int {
 	case <-time.After(d):
 		syscall.Kill(-r.process.Pid, syscall.SIGKILL)
 		<-r.done
-		t.Fatalf("lbbench %s: still running after %v:\n%s", strings.Join(r.args, " "), d, r.out.String())
+		t.Fatalf("%s: still running after %v:\n%s", r.cmdline, d, r.out.String())
 	}
 	return -1
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lbbench/lbbench/compare"
+	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/results"
 )
@@ -146,6 +147,7 @@ func runCompare(o compareOptions, args []string, changed func(string) bool, stdo
 	}
 	var pairs []compare.Pair
 	var family *results.Results // the results whose claims share the comparison's family
+	var remade map[string]int   // one results' runs made again, for the verdict line
 	var title, scenario string
 	switch {
 	case len(args) == 2:
@@ -172,7 +174,7 @@ func runCompare(o compareOptions, args []string, changed func(string) bool, stdo
 		if err != nil {
 			return err
 		}
-		title, scenario = args[0], r.Scenario.Name
+		title, scenario, remade = args[0], r.Scenario.Name, harness.Remade(r)
 		if len(copts.Metrics) == 0 {
 			copts.Metrics = r.Scenario.Verdicts // what the run judged
 		}
@@ -199,7 +201,7 @@ func runCompare(o compareOptions, args []string, changed func(string) bool, stdo
 		}
 	}
 	vs, err := job.Comparison{Pairs: pairs, Options: copts, Calibrate: o.calibrate, Title: title, Scenario: scenario,
-		Dir: o.out, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY"), Claims: family}.Write(stdout)
+		Dir: o.out, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY"), Claims: family, Remade: remade}.Write(stdout)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,12 @@ prints the verdicts for information (see "lbbench compare"). With
 --baseline REF it builds lbbench at git ref REF, runs every variant with
 both builds (variant and variant@base) interleaved in a randomized balanced
 order, compares each with its baseline, and exits with the verdict: 0 pass,
-1 regression, 3 inconclusive, 2 error.
+1 regression, 3 inconclusive, 2 error. The line that states the verdict
+says how many runs --retry-invalid made again, and why. For CI,
+scripts/gate builds bin/lbbench and runs the gate scenario this way, its
+exit status lbbench's; "make bench-compare BASE=REF" calls it, but make
+exits 2 whenever the gate does not pass, a regression as well as an error
+(README, "CI").
 
 A scenario's claims are judged and shown in every report; with
 --fail-on-claims, run exits with status 4 when one fails (after writing

@@ -15,7 +15,7 @@ import (
 
 // realTools are the programs setup.sh runs that are not bash builtins. They
 // are the only real programs on the script's PATH, so nginx, HAProxy,
-// Chromium, wrk, java, xmllint, gunicorn and uvicorn always look missing
+// Chromium, wrk, java, xmllint, shellcheck, gunicorn and uvicorn always look missing
 // unless a case stubs them in (and the HdrHistogram jar unless a case puts
 // it in the Java library directory).
 var realTools = []string{"find", "head", "id", "tee", "chmod", "rm", "env"}
@@ -117,10 +117,10 @@ func TestSetup(t *testing.T) {
 
 	const (
 		update     = "update -qq"
-		installAll = "install -y -qq --no-install-recommends nginx haproxy chromium wrk libhdrhistogram-java default-jre-headless libxml2-utils gunicorn uvicorn etcd-server docker-registry containernetworking-plugins"
+		installAll = "install -y -qq --no-install-recommends nginx haproxy chromium wrk libhdrhistogram-java default-jre-headless libxml2-utils shellcheck gunicorn uvicorn etcd-server docker-registry containernetworking-plugins"
 	)
 	// Everything setup.sh looks for on PATH, as installed programs.
-	allOnPath := []string{"nginx", "haproxy", "chromium", "wrk", "java", "xmllint", "gunicorn", "uvicorn", "etcd", "docker-registry"}
+	allOnPath := []string{"nginx", "haproxy", "chromium", "wrk", "java", "xmllint", "shellcheck", "gunicorn", "uvicorn", "etcd", "docker-registry"}
 
 	tests := []struct {
 		name       string
@@ -175,7 +175,7 @@ func TestSetup(t *testing.T) {
 			name:       "only wrk missing, fresh lists",
 			policy:     true,
 			freshLists: true,
-			onPath:     []string{"nginx", "chromium", "java", "xmllint", "gunicorn", "uvicorn", "etcd", "docker-registry"},
+			onPath:     []string{"nginx", "chromium", "java", "xmllint", "shellcheck", "gunicorn", "uvicorn", "etcd", "docker-registry"},
 			inSbin:     []string{"haproxy"},
 			jar:        true,
 			cni:        true,
@@ -196,13 +196,13 @@ func TestSetup(t *testing.T) {
 			wantApt:    []string{"install -y -qq --no-install-recommends etcd-server docker-registry containernetworking-plugins", "policy=present", "frontend=noninteractive"},
 		},
 		{
-			name:       "the JRE, xmllint and the Python servers missing",
+			name:       "the JRE, xmllint, shellcheck and the Python servers missing",
 			policy:     true,
 			freshLists: true,
 			onPath:     []string{"nginx", "haproxy", "chromium", "wrk", "etcd", "docker-registry"},
 			jar:        true,
 			cni:        true,
-			wantApt:    []string{"install -y -qq --no-install-recommends default-jre-headless libxml2-utils gunicorn uvicorn", "policy=present", "frontend=noninteractive"},
+			wantApt:    []string{"install -y -qq --no-install-recommends default-jre-headless libxml2-utils shellcheck gunicorn uvicorn", "policy=present", "frontend=noninteractive"},
 		},
 		{
 			name:     "not root, policy present, install fails",
