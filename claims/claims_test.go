@@ -25,6 +25,7 @@ func judgeOne(t *testing.T, r *results.Results) Result {
 }
 
 func TestJudgeRatioClaims(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		check string
 		runs  int
@@ -150,6 +151,7 @@ func familyResultsWith(rng *rand.Rand, rounds int, factor float64, truth []float
 // slack of 1000 trials); the margin claims show Holm's gain over judging
 // every claim at alpha/20.
 func TestFamilyFalseAlarms(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(25, 26))
 	const rounds = 10
 	trials := 1000

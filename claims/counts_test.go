@@ -86,6 +86,7 @@ func slowResults(check string, a, b []uint64) *results.Results {
 // power at twice the factor. The first comparisons of each case are also
 // judged from real runs (histograms, judgeClaim), which must agree.
 func TestSlowCountCalibration(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(26, 1))
 	trials := 2000
 	if testing.Short() {

@@ -59,6 +59,7 @@ func untilDecided(r *results.Results, maxRounds int) (rounds int, judged []Resul
 // share of runs with any false "fails", and with any false "holds", must
 // not pass DefaultAlpha plus two standard errors of the simulation.
 func TestSequentialClaimsCalibration(t *testing.T) {
+	t.Parallel()
 	trials := 1000
 	if testing.Short() {
 		trials = 250

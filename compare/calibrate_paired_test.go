@@ -14,6 +14,7 @@ import (
 // fewer rounds for a larger change. Noisier rounds need more rounds. Too
 // few rounds, or an absolute metric, get no estimate.
 func TestCalibratePaired(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 0))
 	o := Options{Metrics: []string{results.MetricP99, results.MetricErrorRate}}
 	var prev [3]int

@@ -465,6 +465,7 @@ func TestOverall(t *testing.T) {
 // decided, and 10% of such comparisons falsely failed, 11% falsely
 // passed, as issue 42's review measured at 2c414e8).
 func TestUnpairedCalibration(t *testing.T) {
+	t.Parallel()
 	const tol = 0.10
 	trials := 1000.0
 	if testing.Short() {

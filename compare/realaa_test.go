@@ -50,6 +50,7 @@ func realAARounds(t *testing.T) (runs [][]float64) {
 // two standard errors of the simulation), its Wilson interval is logged
 // for docs/verdicts.md.
 func TestRealAAFalseFail(t *testing.T) {
+	t.Parallel()
 	runs := realAARounds(t)
 	var pool []float64
 	for _, r := range runs {

@@ -2,11 +2,15 @@ package loadgen
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -42,10 +46,21 @@ func TestAttackRecords(t *testing.T) {
 			{Name: "b", Weight: 1},
 		},
 	}.WithDefaults()
+	// The generator must keep the schedule (the check of send lag below),
+	// which it cannot while the machine gives it no CPU: a run it fell
+	// behind in is made again, twice at most, and the last one judged.
 	var raw bytes.Buffer
-	m, err := Attack(context.Background(), srv.URL, spec, Options{Raw: &raw})
-	if err != nil {
-		t.Fatal(err)
+	var m *results.Measurement
+	for attempt := 1; ; attempt++ {
+		raw.Reset()
+		var err error
+		if m, err = Attack(context.Background(), srv.URL, spec, Options{Raw: &raw}); err != nil {
+			t.Fatal(err)
+		}
+		if keptUp(m) || attempt == 3 {
+			break
+		}
+		t.Logf("attempt %d: achieved %.1f/s of 500/s, send lag p99 %s: the generator fell behind (a busy machine?); again", attempt, m.AchievedRate, m.SendLag.Quantile(0.99))
 	}
 	run := m
 
@@ -76,8 +91,8 @@ func TestAttackRecords(t *testing.T) {
 	if run.Latency.Quantile(0.99) < run.Uncorrected.Quantile(0.99) {
 		t.Errorf("corrected p99 %s below uncorrected %s", run.Latency.Quantile(0.99), run.Uncorrected.Quantile(0.99))
 	}
-	if lag := run.SendLag.Quantile(0.99); run.AchievedRate < 450 || run.AchievedRate > 510 || lag > 50*time.Millisecond {
-		t.Errorf("achieved %.1f/s of 500/s, send lag p99 %s: the generator did not keep up", run.AchievedRate, lag)
+	if !keptUp(run) {
+		t.Errorf("achieved %.1f/s of 500/s, send lag p99 %s: the generator did not keep up", run.AchievedRate, run.SendLag.Quantile(0.99))
 	}
 	if run.Generator.CPU <= 0 || run.Generator.MaxRSS <= 0 || run.Generator.Opened == 0 || run.Generator.CPUs < 1 {
 		t.Errorf("generator cost not measured: %+v", run.Generator)
@@ -104,10 +119,17 @@ func TestAttackRecords(t *testing.T) {
 	}
 }
 
+// keptUp reports whether TestAttackRecords's run at 500/s kept its
+// schedule: achieved 450/s to 510/s, with a send lag p99 of 50 ms at most.
+func keptUp(m *results.Measurement) bool {
+	return m.AchievedRate >= 450 && m.AchievedRate <= 510 && m.SendLag.Quantile(0.99) <= 50*time.Millisecond
+}
+
 // TestAttackChargesClientQueue offers more load than two connections can
 // carry: requests leave on time but wait for a connection, and that wait
 // must show in the corrected latency.
 func TestAttackChargesClientQueue(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(20 * time.Millisecond) // the service time under test, not a wait
 	}))
@@ -134,19 +156,12 @@ func TestAttackChargesClientQueue(t *testing.T) {
 }
 
 // TestClientModels checks the client connection models against the
-// connections a real server sees.
+// connections a real server sees: each model its own server, the attacks
+// at once.
 func TestClientModels(t *testing.T) {
-	var conns atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	srv.Start()
-	defer srv.Close()
+	t.Parallel()
 	on, off := true, false
-	for _, tc := range []struct {
+	cases := []struct {
 		name    string
 		clients workloads.Clients
 		want    func(n int64) bool
@@ -157,24 +172,47 @@ func TestClientModels(t *testing.T) {
 		// The last connections may close with fewer than 5 requests.
 		{"close after 5", workloads.Clients{Connections: 4, RequestsPerConn: 5}, func(n int64) bool { return n >= 40 && n <= 44 }, "one per 5 requests"},
 		{"named", workloads.Clients{Named: []workloads.NamedClient{{Name: "x", Share: 1}, {Name: "y", Share: 3}}}, func(n int64) bool { return n == 2 }, "one per named client"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			conns.Store(0)
-			spec := workloads.Spec{
-				Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 400},
-				Duration: 500 * time.Millisecond,
-				Warmup:   -1,
-				Classes:  []workloads.Class{{Name: "a", Weight: 1}},
-				Clients:  tc.clients,
-			}.WithDefaults()
+	}
+	type outcome struct {
+		m     *results.Measurement
+		err   error
+		conns int64 // the connections its server saw
+	}
+	outcomes := make([]outcome, len(cases))
+	var wg sync.WaitGroup
+	for i, tc := range cases {
+		var conns atomic.Int64
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		srv.Start()
+		defer srv.Close()
+		spec := workloads.Spec{
+			Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 400},
+			Duration: 500 * time.Millisecond,
+			Warmup:   -1,
+			Classes:  []workloads.Class{{Name: "a", Weight: 1}},
+			Clients:  tc.clients,
+		}.WithDefaults()
+		wg.Go(func() {
 			m, err := Attack(context.Background(), srv.URL, spec, Options{})
-			if err != nil {
+			outcomes[i] = outcome{m, err, conns.Load()}
+		})
+	}
+	wg.Wait()
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, n := outcomes[i].m, outcomes[i].conns
+			if err := outcomes[i].err; err != nil {
 				t.Fatal(err)
 			}
 			if m.Errors != 0 {
 				t.Fatalf("%d errors: %v", m.Errors, m.ErrorKinds)
 			}
-			if n := conns.Load(); !tc.want(n) || uint64(n) != m.Generator.Opened {
+			if !tc.want(n) || uint64(n) != m.Generator.Opened {
 				t.Errorf("server saw %d connections, generator opened %d; want %s for %d requests", n, m.Generator.Opened, tc.explain, m.Requests)
 			}
 			if len(tc.clients.Named) > 0 {
@@ -191,6 +229,7 @@ func TestClientModels(t *testing.T) {
 }
 
 func TestAttackStopsOnCancel(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	spec := workloads.Spec{
@@ -260,6 +299,14 @@ func TestRecorderSeesLaggingGenerator(t *testing.T) {
 // go round the connections in turn (the one idle the longest first)
 // instead of reusing the few that the load needs; without preopen the
 // same load keeps to one or two connections.
+//
+// At 200/s against an instant server each request is done long before
+// the next is due, and then exactly so: 10 requests on each connection,
+// and without preopen one connection, or two. On a loaded machine one can
+// be late enough to overlap the next (its connection back in the queue
+// only after the next took another), which changes the counts though
+// nothing went wrong; what is checked then is what the client's timing
+// shows for certain (connectionsInTurn, maxInFlight).
 func TestClientPreopen(t *testing.T) {
 	const conns = 8
 	var (
@@ -267,6 +314,7 @@ func TestClientPreopen(t *testing.T) {
 		accepted int
 		atFirst  = -1
 		perConn  = map[string]int{}
+		opened   []string // client addresses of the connections accepted
 	)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
@@ -275,20 +323,22 @@ func TestClientPreopen(t *testing.T) {
 			atFirst = accepted
 		}
 		perConn[r.RemoteAddr]++
+		w.Header().Set(connHeader, r.RemoteAddr)
 	}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			mu.Lock()
 			accepted++
+			opened = append(opened, c.RemoteAddr().String())
 			mu.Unlock()
 		}
 	}
 	srv.Start()
 	defer srv.Close()
-	run := func(preopen bool) *results.Measurement {
+	run := func(preopen bool) (*results.Measurement, []connUse) {
 		t.Helper()
 		mu.Lock()
-		accepted, atFirst, perConn = 0, -1, map[string]int{}
+		accepted, atFirst, perConn, opened = 0, -1, map[string]int{}, nil
 		mu.Unlock()
 		spec := workloads.Spec{
 			// 200/s against an instant server: each request is done long
@@ -299,17 +349,21 @@ func TestClientPreopen(t *testing.T) {
 			Classes:  []workloads.Class{{Name: "a", Weight: 1}},
 			Clients:  workloads.Clients{Connections: conns, Preopen: preopen},
 		}.WithDefaults()
-		m, err := Attack(context.Background(), srv.URL, spec, Options{})
+		var uses []connUse
+		m, err := Attack(context.Background(), srv.URL, spec, Options{Results: func(r *vegeta.Result) {
+			uses = append(uses, connUse{seq: r.Seq, conn: r.Headers.Get(connHeader), due: r.Timestamp, done: r.Timestamp.Add(r.Latency)})
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Errors != 0 || m.Requests != 80 {
-			t.Fatalf("%d requests (want 80), %d errors: %v", m.Requests, m.Errors, m.ErrorKinds)
+		if m.Errors != 0 || m.Requests != 80 || len(uses) != 80 {
+			t.Fatalf("%d requests (want 80), %d results, %d errors: %v", m.Requests, len(uses), m.Errors, m.ErrorKinds)
 		}
-		return m
+		slices.SortFunc(uses, func(a, b connUse) int { return cmp.Compare(a.seq, b.seq) })
+		return m, uses
 	}
 
-	m := run(true)
+	m, uses := run(true)
 	mu.Lock()
 	if atFirst != conns || accepted != conns {
 		t.Errorf("server had accepted %d connections at the first request and %d in all; want all %d before it", atFirst, accepted, conns)
@@ -317,21 +371,181 @@ func TestClientPreopen(t *testing.T) {
 	if m.Generator.Opened != conns || !m.Generator.Preopen {
 		t.Errorf("generator: opened %d (want %d), preopen %v", m.Generator.Opened, conns, m.Generator.Preopen)
 	}
-	// 80 requests, one at a time, in turn over 8 connections: 10 each.
-	for addr, n := range perConn {
-		if n != 80/conns {
-			t.Errorf("connection %s carried %d requests, want %d (each in turn): %v", addr, n, 80/conns, perConn)
-		}
-	}
 	if len(perConn) != conns {
 		t.Errorf("requests went over %d connections, want %d", len(perConn), conns)
 	}
+	if err := connectionsInTurn(opened, uses); err != nil {
+		t.Error(err)
+	}
+	if n := maxInFlight(uses); n > 1 {
+		t.Logf("up to %d requests may have been in flight at once (the machine is busy): the counts per connection are not checked", n)
+	} else {
+		// 80 requests, one at a time, in turn over 8 connections: 10 each.
+		for addr, n := range perConn {
+			if n != 80/conns {
+				t.Errorf("connection %s carried %d requests, want %d (each in turn): %v", addr, n, 80/conns, perConn)
+			}
+		}
+	}
 	mu.Unlock()
 
-	m = run(false)
+	m, uses = run(false)
 	mu.Lock()
 	defer mu.Unlock()
-	if m.Generator.Opened > 2 || len(perConn) > 2 {
-		t.Errorf("without preopen the generator opened %d connections (server saw %d) for one request at a time; want 1 or 2", m.Generator.Opened, len(perConn))
+	// A connection is opened only when every one open is busy.
+	if most := max(2, maxInFlight(uses)); m.Generator.Opened > uint64(most) || len(perConn) > most {
+		t.Errorf("without preopen the generator opened %d connections (server saw %d) for at most %d requests at a time; want 1 or 2", m.Generator.Opened, len(perConn), maxInFlight(uses))
+	}
+}
+
+// connHeader carries, on a response of TestClientPreopen's server, the
+// client's address of the connection the request came on.
+const connHeader = "X-Conn"
+
+// connUse is one request of TestClientPreopen: the connection it went on,
+// when it was due (before its client took a connection for it) and when
+// it was done (after the connection was handed back).
+type connUse struct {
+	seq       uint64
+	conn      string
+	due, done time.Time
+}
+
+// maxInFlight is the largest number of uses that may have been in flight
+// at once: of [due, done] intervals that overlap.
+func maxInFlight(uses []connUse) int {
+	most := 0
+	for _, u := range uses {
+		n := 0
+		for _, v := range uses {
+			if !v.due.After(u.due) && v.done.After(u.due) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+// connectionsInTurn checks that each request took the connection idle the
+// longest, as far as the requests' times show it for certain: conns are
+// every connection (each idle from before the first request, as preopen
+// leaves them), uses the requests sorted by seq. A request b that took connection c is wrong when another
+// connection c2 was certainly idle since before c was last handed back
+// and until after b took c: c2 was done with a use p before a use u of c
+// was due (p handed c2 back before u took c), u was done before b was
+// due (c was handed back before b took it), and every other use of c2 was
+// done before p was due or was due after b was done; p may be the start.
+// When requests never overlap this is exactly "in turn".
+func connectionsInTurn(conns []string, uses []connUse) error {
+	byConn := map[string][]connUse{}
+	for _, u := range uses {
+		byConn[u.conn] = append(byConn[u.conn], u)
+	}
+	for _, b := range uses {
+		for _, c2 := range conns {
+			others := byConn[c2]
+			if c2 == b.conn {
+				continue
+			}
+			// Candidates for p: each use of c2, and the start.
+			for _, p := range append(slices.Clone(others), connUse{seq: ^uint64(0)}) {
+				idle := true
+				for _, q := range others {
+					if q.seq != p.seq && !q.done.Before(p.due) && !q.due.After(b.done) {
+						idle = false
+						break
+					}
+				}
+				if !idle {
+					continue
+				}
+				for _, u := range byConn[b.conn] {
+					if u.seq != b.seq && u.due.After(p.done) && u.done.Before(b.due) {
+						return fmt.Errorf("request %d took connection %s, handed back by request %d, while %s, handed back before that by %s, was still idle: not the one idle the longest",
+							b.seq, b.conn, u.seq, c2, useName(p))
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// useName names p in connectionsInTurn's message.
+func useName(p connUse) string {
+	if p.seq == ^uint64(0) {
+		return "preopen"
+	}
+	return fmt.Sprintf("request %d", p.seq)
+}
+
+// TestConnectionsInTurn: connectionsInTurn passes requests that took
+// connections from a FIFO queue however late they were taken and handed
+// back (overlapping one another), and fails a queue that hands out the
+// connection handed back last; maxInFlight counts the overlap.
+func TestConnectionsInTurn(t *testing.T) {
+	t.Parallel()
+	// simulate takes a connection of conns for each of n requests due
+	// 5 ms apart, each taken up to lag after it is due and handed back
+	// up to hold after it was taken (or the last handed back first).
+	simulate := func(rng *rand.Rand, n int, lag, hold time.Duration, lastFirst bool) ([]string, []connUse) {
+		const conns = 8
+		start := time.Now()
+		var names []string
+		for i := range conns {
+			names = append(names, fmt.Sprint("c", i))
+		}
+		idle := slices.Clone(names)
+		type span struct {
+			i         int
+			take, end time.Duration
+		}
+		spans := make([]span, n)
+		for i := range spans {
+			due := time.Duration(i) * 5 * time.Millisecond
+			spans[i] = span{i: i, take: due + time.Duration(rng.Int64N(int64(lag)+1))}
+		}
+		slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.take, b.take) })
+		uses := make([]connUse, n)
+		var busy []span // taken, not handed back, by end
+		for _, s := range spans {
+			slices.SortFunc(busy, func(a, b span) int { return cmp.Compare(a.end, b.end) })
+			for len(busy) > 0 && (busy[0].end <= s.take || len(idle) == 0) {
+				s.take = max(s.take, busy[0].end)
+				idle = append(idle, uses[busy[0].i].conn)
+				busy = busy[1:]
+			}
+			k := 0
+			if lastFirst {
+				k = len(idle) - 1
+			}
+			s.end = s.take + time.Microsecond + time.Duration(rng.Int64N(int64(hold)))
+			due := time.Duration(s.i) * 5 * time.Millisecond
+			uses[s.i] = connUse{seq: uint64(s.i), conn: idle[k], due: start.Add(due), done: start.Add(s.end + time.Microsecond)}
+			idle = slices.Delete(idle, k, k+1)
+			busy = append(busy, s)
+		}
+		return names, uses
+	}
+	overlapped := 0
+	for seed := range uint64(50) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		names, uses := simulate(rng, 80, 15*time.Millisecond, 20*time.Millisecond, false)
+		if err := connectionsInTurn(names, uses); err != nil {
+			t.Errorf("seed %d, FIFO: %v", seed, err)
+		}
+		if maxInFlight(uses) > 1 {
+			overlapped++
+		}
+		if _, uses := simulate(rng, 80, 0, time.Millisecond, false); maxInFlight(uses) != 1 || connectionsInTurn(names, uses) != nil {
+			t.Errorf("seed %d, one at a time: %d in flight, %v", seed, maxInFlight(uses), connectionsInTurn(names, uses))
+		}
+		if _, uses := simulate(rng, 80, 15*time.Millisecond, 20*time.Millisecond, true); connectionsInTurn(names, uses) == nil {
+			t.Errorf("seed %d: the connection handed back last taken first, not seen", seed)
+		}
+	}
+	if overlapped < 40 {
+		t.Errorf("%d of 50 simulations overlapped: too few to try the check", overlapped)
 	}
 }

@@ -91,6 +91,7 @@ func TestClosedLoopSequential(t *testing.T) {
 // TestClosedLoopNoKeepAlive: with keep-alive off, a closed-loop client
 // opens one connection per request.
 func TestClosedLoopNoKeepAlive(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	off := false
@@ -242,6 +243,7 @@ func TestLateRequests(t *testing.T) {
 // the 12 events; counted per client (the default), only clients with five
 // or more requests have any: 1 + 3 + 6 = 10.
 func TestClosedPatternOverSequence(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var paths []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

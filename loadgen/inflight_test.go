@@ -129,6 +129,7 @@ func TestInFlightCapHolds(t *testing.T) {
 // at once, not at the next arrival. An ordering with a wide margin: it
 // returns before 10 s, half the wait it was in.
 func TestAttackCancelLowRate(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
 	spec := workloads.Spec{
@@ -159,6 +160,7 @@ func TestAttackCancelLowRate(t *testing.T) {
 // CancelGrace, then closes their connections: it returns well before the
 // timeout, with those requests counted as cancelled errors.
 func TestAttackCancelStuckTarget(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -199,6 +201,7 @@ func TestAttackCancelStuckTarget(t *testing.T) {
 // scheduled request is in the measurement, and the attack ends at its
 // duration plus the timeout (it once took a minute for a one-second run).
 func TestRateAboveCapacityEndsInTime(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(200 * time.Millisecond):

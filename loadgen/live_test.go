@@ -75,6 +75,7 @@ func TestLiveMeterSnapshot(t *testing.T) {
 }
 
 func TestLiveMeterReportsAndStops(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var got []LiveStats
 	ctx := LiveContext(context.Background(), func(st LiveStats) {
@@ -110,7 +111,8 @@ func TestLiveMeterReportsAndStops(t *testing.T) {
 	}
 	// Only the meter's loop calls f: with the loop gone when stop returns,
 	// nothing can report afterwards. (No other test in the package runs a
-	// meter meanwhile.)
+	// meter meanwhile: TestLiveMeterSnapshot, the other one that does, is
+	// not parallel.)
 	if liveLoopRunning() {
 		t.Errorf("the meter's loop still runs after stop: it may report after stop")
 	}

@@ -70,6 +70,7 @@ func TestReadTargetsVegetaHTTPFormat(t *testing.T) {
 // as a vegeta result stamped with its intended time. Without Insecure the
 // test server's certificate is refused.
 func TestAttackLiteralTargetsTLS(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]int{}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -5,10 +5,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/lbbench/lbbench/internal/monoclock"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/workloads"
 )
 
@@ -50,27 +52,9 @@ func waitSpec() workloads.Spec {
 // TestWaitFromWorkerStamps: the wait recorded is when the server began a
 // request minus its intended send time; it is never guessed: without a
 // stamp, or with one that cannot be of this host's clock, it is not
-// measured.
+// measured. Each case has its own server, and the attacks run at once.
 func TestWaitFromWorkerStamps(t *testing.T) {
-	honest := workloads.FormatTimes
-	m, err := Attack(context.Background(), stampingServer(t, 20*time.Millisecond, honest), waitSpec(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Wait == nil || uint64(m.Wait.TotalCount()) != m.Requests || m.Classes[0].Wait == nil || m.Classes[0].Wait.TotalCount() != m.Wait.TotalCount() {
-		t.Fatalf("wait of %v requests recorded (class %v), want all %d", m.Wait, m.Classes[0].Wait, m.Requests)
-	}
-	// Held 20 ms before beginning: the wait is at least that, and less
-	// than the whole latency by at least the 1 ms of service.
-	if p50, lat := m.Wait.Quantile(0.5), m.Latency.Quantile(0.5); p50 < 20*time.Millisecond || p50 > lat-time.Millisecond {
-		t.Errorf("median wait %s, latency %s: want at least the 20 ms hold and under the latency", p50, lat)
-	}
-	// Fresh connections were accepted when their requests were due, or
-	// just after: a connection wait, never more than the wait.
-	if m.ConnWait == nil || m.ConnWait.Quantile(1) > m.Wait.Quantile(1) {
-		t.Errorf("connection wait %v beyond the wait %s", m.ConnWait, m.Wait.Quantile(1))
-	}
-
+	t.Parallel()
 	// A server that does not say when it accepted (an app behind a WSGI
 	// or ASGI server): the wait is measured, the connection wait is not,
 	// rather than taken as zero.
@@ -78,15 +62,8 @@ func TestWaitFromWorkerStamps(t *testing.T) {
 		st.Accepted = 0
 		return workloads.FormatTimes(st)
 	}
-	m, err = Attack(context.Background(), stampingServer(t, 0, noAccept), waitSpec(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Wait == nil || uint64(m.Wait.TotalCount()) != m.Requests || m.ConnWait != nil {
-		t.Errorf("without an accept stamp: wait %v over %d requests, connection wait %v; want the wait, and no connection wait", m.Wait, m.Requests, m.ConnWait)
-	}
-
-	for name, stamp := range map[string]func(workloads.Times) string{
+	// Servers whose stamps must not be used: the wait is not measured.
+	unmeasured := map[string]func(workloads.Times) string{
 		"no stamp": nil,
 		// A clock an hour away, named as ours: garbage.
 		"a clock an hour away": func(st workloads.Times) string {
@@ -105,11 +82,55 @@ func TestWaitFromWorkerStamps(t *testing.T) {
 			return workloads.FormatTimes(st)
 		},
 		"malformed": func(workloads.Times) string { return "1 2" },
-	} {
-		m, err := Attack(context.Background(), stampingServer(t, 0, stamp), waitSpec(), Options{})
+	}
+	urls := map[string]string{
+		"honest":    stampingServer(t, 20*time.Millisecond, workloads.FormatTimes),
+		"no accept": stampingServer(t, 0, noAccept),
+	}
+	for name, stamp := range unmeasured {
+		urls[name] = stampingServer(t, 0, stamp)
+	}
+	var mu sync.Mutex
+	got := map[string]*results.Measurement{}
+	errs := map[string]error{}
+	var wg sync.WaitGroup
+	for name, url := range urls {
+		wg.Go(func() {
+			m, err := Attack(context.Background(), url, waitSpec(), Options{})
+			mu.Lock()
+			got[name], errs[name] = m, err
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for name, err := range errs {
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", name, err)
 		}
+	}
+
+	m := got["honest"]
+	if m.Wait == nil || uint64(m.Wait.TotalCount()) != m.Requests || m.Classes[0].Wait == nil || m.Classes[0].Wait.TotalCount() != m.Wait.TotalCount() {
+		t.Fatalf("wait of %v requests recorded (class %v), want all %d", m.Wait, m.Classes[0].Wait, m.Requests)
+	}
+	// Held 20 ms before beginning: the wait is at least that, and less
+	// than the whole latency by at least the 1 ms of service.
+	if p50, lat := m.Wait.Quantile(0.5), m.Latency.Quantile(0.5); p50 < 20*time.Millisecond || p50 > lat-time.Millisecond {
+		t.Errorf("median wait %s, latency %s: want at least the 20 ms hold and under the latency", p50, lat)
+	}
+	// Fresh connections were accepted when their requests were due, or
+	// just after: a connection wait, never more than the wait.
+	if m.ConnWait == nil || m.ConnWait.Quantile(1) > m.Wait.Quantile(1) {
+		t.Errorf("connection wait %v beyond the wait %s", m.ConnWait, m.Wait.Quantile(1))
+	}
+
+	m = got["no accept"]
+	if m.Wait == nil || uint64(m.Wait.TotalCount()) != m.Requests || m.ConnWait != nil {
+		t.Errorf("without an accept stamp: wait %v over %d requests, connection wait %v; want the wait, and no connection wait", m.Wait, m.Requests, m.ConnWait)
+	}
+
+	for name := range unmeasured {
+		m := got[name]
 		if m.Requests == 0 || m.Wait != nil || m.ConnWait != nil || m.Classes[0].Wait != nil {
 			t.Errorf("%s: wait %v, connection wait %v over %d requests: want not measured (nil)", name, m.Wait, m.ConnWait, m.Requests)
 		}

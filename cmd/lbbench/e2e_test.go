@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,20 +33,19 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	bin = filepath.Join(dir, "lbbench")
 	// The tests' runs see each other only, not the lbbench runs of
 	// another checkout's tests on this machine (which would make theirs
 	// invalid); TestConcurrentRunsSeeEachOther uses its own directory.
 	os.Setenv(neighbours.EnvDir, filepath.Join(dir, "runs"))
-	// Static, as the docker driver's FROM scratch image needs it.
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	// Static, as the docker driver's FROM scratch image needs it; linked
+	// again only when its sources changed.
+	var removeBin func()
+	if bin, removeBin, err = testkit.BuildStatic("."); err != nil {
 		fmt.Fprintln(os.Stderr, "build lbbench:", err)
 		os.Exit(2)
 	}
 	code := m.Run()
+	removeBin()
 	// A test cluster the tests brought up goes with them.
 	if err := kubetest.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -16,6 +16,7 @@ import (
 // results.json (or summary.txt) that is a directory, a logs that is a file,
 // an -o that is a file. No run starts: no process, no log.
 func TestRunOutputCheckedUpFront(t *testing.T) {
+	t.Parallel() // measures nothing timing-sensitive
 	for _, tc := range []struct {
 		name  string
 		setup func(out string) error
@@ -83,6 +84,7 @@ func TestRunOutputCheckedUpFront(t *testing.T) {
 // tells the truth: 1 of 2 runs finished, none saved (not "1 of 2 runs
 // saved").
 func TestRunOutputFailsMidRun(t *testing.T) {
+	t.Parallel() // measures nothing timing-sensitive
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "small.yaml")
 	os.WriteFile(scen, []byte(smallScenario), 0o644)

@@ -15,6 +15,7 @@ import (
 	"github.com/lbbench/lbbench/driver"
 	"github.com/lbbench/lbbench/driver/docker"
 	"github.com/lbbench/lbbench/internal/dockertest"
+	"github.com/lbbench/lbbench/internal/testkit"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/topologies"
 	"github.com/lbbench/lbbench/workloads"
@@ -23,18 +24,15 @@ import (
 var exe string // a static lbbench, built once
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "lbbench-docker-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	exe = filepath.Join(dir, "lbbench")
-	if err := buildStatic(exe, ""); err != nil {
+	// As buildStatic builds it, linked again only when its sources changed.
+	var remove func()
+	var err error
+	if exe, remove, err = testkit.BuildStatic("github.com/lbbench/lbbench/cmd/lbbench", "-trimpath"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	c := m.Run()
-	os.RemoveAll(dir)
+	remove()
 	os.Exit(c)
 }
 

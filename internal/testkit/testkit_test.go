@@ -233,3 +233,32 @@ func TestEnviron(t *testing.T) {
 		t.Errorf("environment of a reaped process: %v", env)
 	}
 }
+
+// TestBuildStatic: each call gives an executable of its own, both the one
+// build (go build found it up to date the second time and left it); one
+// removed, the other still runs.
+func TestBuildStatic(t *testing.T) {
+	t.Parallel()
+	exe, remove, err := BuildStatic("./testdata/hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remove()
+	again, removeAgain, err := BuildStatic("./testdata/hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer removeAgain()
+	a, errA := os.Stat(exe)
+	b, errB := os.Stat(again)
+	if errA != nil || errB != nil || exe == again || !os.SameFile(a, b) {
+		t.Fatalf("%s and %s (%v, %v): want two paths of one build", exe, again, errA, errB)
+	}
+	remove()
+	if _, err := os.Stat(exe); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s after its remove: %v", exe, err)
+	}
+	if out, err := exec.Command(again).Output(); err != nil || string(out) != "hello\n" {
+		t.Errorf("%s: %q, %v", again, out, err)
+	}
+}

@@ -413,6 +413,7 @@ func TestPeakEWMAPrefersFastBackend(t *testing.T) {
 // TestClientGoneReleases: a client that leaves mid-body frees the backend
 // without counting an error, and the upstream connection is not reused.
 func TestClientGoneReleases(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	addr := startServer(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

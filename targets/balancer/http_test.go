@@ -319,6 +319,7 @@ func TestL7BadHeadsHarmNoOne(t *testing.T) {
 // other clients are served meanwhile, and the header timeout closes the
 // slow one.
 func TestL7SlowClientCostsOneConnection(t *testing.T) {
+	t.Parallel() // waits on its own proxy's timers
 	addrs := startBackends(t, 1, nil)
 	tp := startProxy(t, Config{Upstreams: addrs, UpstreamKeepAlive: true, HeaderTimeout: 500 * time.Millisecond})
 	// The proxy's header timer starts when it accepts, which is after the
@@ -357,6 +358,7 @@ func TestL7SlowClientCostsOneConnection(t *testing.T) {
 }
 
 func TestL7IdleTimeoutClosesConnection(t *testing.T) {
+	t.Parallel() // waits on its own proxy's timers
 	addrs := startBackends(t, 1, nil)
 	tp := startProxy(t, Config{Upstreams: addrs, UpstreamKeepAlive: true, IdleTimeout: 300 * time.Millisecond, HeaderTimeout: 300 * time.Millisecond})
 	c, br := rawConn(t, tp)

@@ -30,6 +30,7 @@ func TestSweepTick(t *testing.T) {
 // few client checks (the sweeper cuts the response wait every
 // clientCheckEvery to look), and the request counts no backend error.
 func TestClientGoneBeforeResponseReleases(t *testing.T) {
+	t.Parallel() // waits on its own proxy's timers
 	release := make(chan struct{})
 	addrs := startBackends(t, 1, func(http.ResponseWriter, *http.Request) { <-release })
 	t.Cleanup(func() { close(release) }) // runs before the backend closes

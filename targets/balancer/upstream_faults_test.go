@@ -143,8 +143,10 @@ func TestUnsolicitedBytesNeverReachAnotherClient(t *testing.T) {
 // client's connection ends before the announced length (an earlier proxy
 // held it as long as it was watched), and another client is served.
 func TestStalledUpstreamBodyIsCutOff(t *testing.T) {
+	t.Parallel() // waits on its own proxy's timers
 	for _, netHTTP := range []bool{false, true} {
 		t.Run(fmt.Sprintf("net_http=%v", netHTTP), func(t *testing.T) {
+			t.Parallel()
 			release := make(chan struct{})
 			addr := rawUpstream(t, func(c net.Conn, r *http.Request) {
 				if r.URL.Path != "/stall" {
@@ -192,6 +194,7 @@ func TestStalledUpstreamBodyIsCutOff(t *testing.T) {
 // (it got 431 although the limit is on the head, 64 KiB); a head over the
 // limit still gets 431.
 func TestLongHeadLinesUpToTheHeadLimit(t *testing.T) {
+	t.Parallel()
 	var got sync.Map
 	addrs := startBackends(t, 1, func(w http.ResponseWriter, r *http.Request) {
 		got.Store(r.URL.Path, len(r.Header.Get("X-Long"))+len(r.URL.RawQuery))

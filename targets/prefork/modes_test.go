@@ -162,6 +162,7 @@ func TestReusePortOnUnixSocket(t *testing.T) {
 }
 
 func TestSharedAcceptStrategies(t *testing.T) {
+	t.Parallel()
 	const workers, conns = 3, 60
 	for _, accept := range worker.AcceptStrategies() {
 		for _, tc := range []struct {
@@ -173,6 +174,7 @@ func TestSharedAcceptStrategies(t *testing.T) {
 				name = accept + "/unix"
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel() // each its own workers and socket
 				maxConns := tc.maxConns
 				cfg := prefork.Config{Workers: workers, Listen: prefork.Shared,
 					Worker: worker.Config{Accept: accept, MaxConns: maxConns}}

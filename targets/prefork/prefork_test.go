@@ -436,6 +436,7 @@ func TestWorkerExitDetected(t *testing.T) {
 // with the other worker's stats; Stop still ends it (SIGCONT after
 // SIGTERM).
 func TestStoppedWorkerReportedUnresponsive(t *testing.T) {
+	t.Parallel() // mostly waits for StatsTimeout
 	s := start(t, prefork.Config{Workers: 2})
 	admin := httptest.NewServer(s.Handler())
 	defer admin.Close()

@@ -57,9 +57,11 @@ func socketFD(t *testing.T, network string) (int, string) {
 }
 
 func TestListenFD(t *testing.T) {
+	t.Parallel()
 	for _, network := range []string{"tcp", "unix"} {
 		for _, accept := range worker.AcceptStrategies() {
 			t.Run(network+"/"+accept, func(t *testing.T) {
+				t.Parallel() // each its own socket and worker
 				fd, addr := socketFD(t, network)
 				ln, err := worker.ListenFD(fd, accept)
 				if err != nil {
