@@ -413,14 +413,28 @@ func (o *Options) untilDecided() error {
 	o.Harness = append(o.Harness, harness.WithRounds(harness.Rounds{
 		Min: compare.MinRounds, Max: o.MaxRounds, Budget: o.Budget, Judging: judging,
 		Stop: func(res *results.Results, round int) harness.Look {
-			if open := o.undecidedAt(res, round, comparing, stat); len(open) > 0 {
-				return harness.Look{Undecided: open}
-			}
-			look, looks := compare.Looks(round, o.MaxRounds)
-			return harness.Look{Decided: true, Reason: fmt.Sprintf("%s decided after %d rounds (look %d of at most %d)", decided, round, look, looks)}
+			return o.lookAfter(res, round, comparing, stat, decided)
 		},
 	}))
 	return nil
+}
+
+// lookAfter is the look after round of a run until decided: decided when
+// the comparison (when comparing) and the statistical claims stat are
+// (what says which, in its reason), or, with a baseline, as soon as a
+// verdict fails: a regression is the gate's answer whatever the rest
+// would be, and more rounds would only cost the time.
+func (o *Options) lookAfter(res *results.Results, round int, comparing bool, stat []string, decided string) harness.Look {
+	open, failed := o.undecidedAt(res, round, comparing, stat)
+	look, looks := compare.Looks(round, o.MaxRounds)
+	if len(failed) > 0 && len(open) > 0 && o.Baseline != "" {
+		return harness.Look{Decided: true, Reason: fmt.Sprintf("a regression decided after %d rounds (look %d of at most %d): %s failed; the rest was left undecided",
+			round, look, looks, strings.Join(failed, ", "))}
+	}
+	if len(open) > 0 {
+		return harness.Look{Undecided: open}
+	}
+	return harness.Look{Decided: true, Reason: fmt.Sprintf("%s decided after %d rounds (look %d of at most %d)", decided, round, look, looks)}
 }
 
 // undecidedAt is what the look after round leaves undecided of res's
@@ -428,8 +442,11 @@ func (o *Options) untilDecided() error {
 // as one Holm family at that look's share of the level: each inconclusive
 // verdict as "METRIC of VARIANT vs BASELINE" (or the comparison as a
 // whole when it gave no verdict), each undecided claim as "claim CHECK".
-func (o *Options) undecidedAt(res *results.Results, round int, comparing bool, stat []string) []string {
-	var open []string
+//
+// failed names the verdicts that look failed, the same way: with a
+// baseline, one is the gate's answer (a regression) whatever the others
+// would be, and the run stops there.
+func (o *Options) undecidedAt(res *results.Results, round int, comparing bool, stat []string) (open, failed []string) {
 	var others []float64 // the comparison's members of the claims' family
 	if comparing {
 		var claimPs []float64
@@ -444,8 +461,11 @@ func (o *Options) undecidedAt(res *results.Results, round int, comparing bool, s
 			open = append(open, "the comparison: no verdict yet")
 		}
 		for _, v := range vs {
-			if v.Outcome == compare.Inconclusive {
+			switch v.Outcome {
+			case compare.Inconclusive:
 				open = append(open, fmt.Sprintf("%s of %s vs %s", v.Metric, v.Variant, v.Baseline))
+			case compare.Fail:
+				failed = append(failed, fmt.Sprintf("%s of %s vs %s", v.Metric, v.Variant, v.Baseline))
 			}
 		}
 		others = compare.TestPs(vs)
@@ -455,7 +475,7 @@ func (o *Options) undecidedAt(res *results.Results, round int, comparing bool, s
 			open = append(open, "claim "+c)
 		}
 	}
-	return open
+	return open, failed
 }
 
 // verdictsAt is the comparison of res at the look after round, in one

@@ -72,11 +72,11 @@ func TestUntilDecidedOnClaims(t *testing.T) {
 	}
 	// Every look before that one left the claim undecided.
 	for round := compare.MinRounds; round < st.Rounds; round++ {
-		if got := o.undecidedAt(upTo(res, round), round, false, claims.Statistical(res.Scenario)); !slices.Equal(got, []string{"claim " + claim.Check}) {
+		if got, _ := o.undecidedAt(upTo(res, round), round, false, claims.Statistical(res.Scenario)); !slices.Equal(got, []string{"claim " + claim.Check}) {
 			t.Errorf("look after round %d: undecided %q, want the claim", round, got)
 		}
 	}
-	if got := o.undecidedAt(res, st.Rounds, false, claims.Statistical(res.Scenario)); got != nil {
+	if got, _ := o.undecidedAt(res, st.Rounds, false, claims.Statistical(res.Scenario)); got != nil {
 		t.Errorf("the deciding look: undecided %q", got)
 	}
 	// The looks judged the claim only (no comparison), and the report
@@ -130,7 +130,7 @@ func TestUntilDecidedClaimsAndComparison(t *testing.T) {
 	first := upTo(res, compare.MinRounds)
 	// The comparison is decided after three rounds, in one family with
 	// the claim, which is not.
-	if got := o.undecidedAt(first, compare.MinRounds, true, claims.Statistical(res.Scenario)); !slices.Equal(got, []string{"claim " + claim.Check}) {
+	if got, _ := o.undecidedAt(first, compare.MinRounds, true, claims.Statistical(res.Scenario)); !slices.Equal(got, []string{"claim " + claim.Check}) {
 		t.Errorf("after %d rounds: undecided %q, want the claim alone", compare.MinRounds, got)
 	}
 	if j := res.Stop.Judging; j == nil || !slices.Equal(j.Metrics, []string{results.MetricErrorRate}) || !slices.Equal(j.Claims, []string{claim.Check}) || !j.OneFamily {
@@ -301,7 +301,7 @@ func TestUntilDecidedOnModelClaim(t *testing.T) {
 		t.Errorf("a model claim is something more rounds decide:\n%s", out.String())
 	}
 	for round := compare.MinRounds; round < st.Rounds; round++ {
-		if got := o.undecidedAt(upTo(res, round), round, false, claims.Statistical(res.Scenario)); !slices.Equal(got, []string{"claim " + check}) {
+		if got, _ := o.undecidedAt(upTo(res, round), round, false, claims.Statistical(res.Scenario)); !slices.Equal(got, []string{"claim " + check}) {
 			t.Errorf("look after round %d: undecided %q, want the model claim", round, got)
 		}
 	}
@@ -344,5 +344,42 @@ func TestUntilDecidedDeterministic(t *testing.T) {
 	none.UntilDecided = true
 	if _, err := Run(context.Background(), none); code(t, err) != ExitError || !strings.Contains(err.Error(), "--until-decided") {
 		t.Errorf("no comparison, no claim: %v", err)
+	}
+}
+
+// TestGateStopsOnARegression: with a baseline, the look that fails a
+// verdict ends the run while another metric is still undecided (a
+// regression is the gate's answer whatever the rest would be), and says
+// so; without a failed verdict it goes on, and a comparison for
+// information (no baseline) waits for every metric.
+func TestGateStopsOnARegression(t *testing.T) {
+	proxyCPU := func(r *results.Run, d time.Duration) {
+		r.CPU = []results.ProcessCPU{{Role: results.RoleProxy, Name: "proxy", Worker: -1, Time: d}}
+	}
+	res := &results.Results{Schema: results.SchemaVersion, Scenario: scenario.Scenario{Name: "gate",
+		Variants: []scenario.Variant{{Name: "lc", Topology: scenario.ReusePort}, {Name: "lc" + scenario.BuildSeparator + "base", Topology: scenario.ReusePort, Build: "base"}}}}
+	// p99 1.5 times the base's in every round; the proxy's CPU 0.8 and
+	// 1.25 times it in turn, which no number of rounds decides.
+	for round := 1; round <= 3; round++ {
+		c, b := resultstest.Run("lc", 1.5, 0), resultstest.Run("lc"+scenario.BuildSeparator+"base", 1, 0)
+		c.Rep, b.Rep = round, round
+		c.ID, b.ID = fmt.Sprintf("c%d", round), fmt.Sprintf("b%d", round)
+		proxyCPU(&b, 100*time.Millisecond)
+		proxyCPU(&c, []time.Duration{80, 125, 80}[round-1]*time.Millisecond)
+		res.Runs = append(res.Runs, b, c)
+	}
+	o := &Options{MaxRounds: 6, Baseline: "HEAD",
+		Compare: compare.Options{Metrics: []string{results.MetricP99, "cpu_per_request(proxy)"}}}
+	l := o.lookAfter(res, 3, true, nil, "every judged metric")
+	if !l.Decided || !strings.Contains(l.Reason, "a regression decided after 3 rounds (look 1 of at most 4): p99 of lc vs lc") {
+		t.Errorf("the gate's look after a failed p99: %+v, want decided on the regression", l)
+	}
+	o.Compare.Metrics = []string{"cpu_per_request(proxy)"}
+	if l := o.lookAfter(res, 3, true, nil, "every judged metric"); l.Decided || len(l.Undecided) != 1 {
+		t.Errorf("the proxy's CPU alone: %+v, want undecided", l)
+	}
+	o.Compare.Metrics, o.Baseline = []string{results.MetricP99, "cpu_per_request(proxy)"}, ""
+	if l := o.lookAfter(res, 3, true, nil, "every judged metric"); l.Decided {
+		t.Errorf("no baseline: %+v, want the run to wait for every metric", l)
 	}
 }

@@ -100,7 +100,8 @@ func TestMetricDefs(t *testing.T) {
 		t.Errorf("verdict metrics %v", got)
 	}
 	if got := results.ComparisonMetrics(); !slices.Equal(got, []string{"p50", "p99", "p99.9", "error_rate", "throughput",
-		"cpu_per_request(workers)", "cpu_per_request(proxy)", "cpu_per_request(generator)", "cpu_per_request(all)"}) {
+		"cpu_per_request(workers)", "cpu_per_request(proxy)", "cpu_per_request(generator)", "cpu_per_request(all)",
+		"cpu_relative(workers)", "cpu_relative(proxy)"}) {
 		t.Errorf("comparison metrics %v", got)
 	}
 	for _, name := range results.ComparisonMetrics() {
@@ -108,7 +109,8 @@ func TestMetricDefs(t *testing.T) {
 			t.Errorf("%s: not a comparison metric (%v) or misnamed (%s)", name, ok, m.Name)
 		}
 	}
-	for _, name := range []string{"cpu_per_request", "cpu_per_request(nobody)", "cpu_per_request(proxy", "p90", "slow(20ms)", ""} {
+	for _, name := range []string{"cpu_per_request", "cpu_per_request(nobody)", "cpu_per_request(proxy", "p90", "slow(20ms)", "",
+		"cpu_relative(generator)", "cpu_relative(all)", "cpu_relative"} {
 		if _, ok := results.ComparisonMetric(name); ok {
 			t.Errorf("%q taken as a comparison metric", name)
 		}
@@ -118,6 +120,16 @@ func TestMetricDefs(t *testing.T) {
 	run.Requests, run.WarmupRequests = 900, 100
 	if v, ok := cpr.Value(&run); !ok || v != 3000 {
 		t.Errorf("cpu_per_request(proxy) of 3 ms over 1000 requests: %g %v, want 3000 ns", v, ok)
+	}
+	// cpu_relative: the role's CPU time over the generator's; none
+	// without a generator's.
+	rel, _ := results.ComparisonMetric("cpu_relative(proxy)")
+	if _, ok := rel.Value(&run); ok {
+		t.Errorf("cpu_relative(proxy) of a run without the generator's CPU time: a value")
+	}
+	run.CPU = append(run.CPU, results.ProcessCPU{Role: results.RoleGenerator, Worker: -1, Time: 6 * time.Millisecond})
+	if v, ok := rel.Value(&run); !ok || v != 0.5 || rel.BenchUnit != "proxy-cpu/generator-cpu" || !rel.HigherIsWorse {
+		t.Errorf("cpu_relative(proxy) of 3 ms beside the generator's 6 ms: %g %v (%s), want 0.5", v, ok, rel.BenchUnit)
 	}
 	er, _ := results.LookupMetric(results.MetricErrorRate)
 	p99, _ := results.LookupMetric(results.MetricP99)
