@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,6 +30,31 @@ func TestNowIsClockMonotonic(t *testing.T) {
 			t.Fatalf("Now went back from %d to %d", prev, now)
 		}
 		prev = now
+	}
+}
+
+// TestCalibrationIsTight: each of 200 fresh calibrations ties Go's clock
+// to CLOCK_MONOTONIC to within 20 µs, checked against a bracket read
+// after it (whose own width is allowed for): a calibration read across a
+// preemption, off by as long as it waited, would leave the workers'
+// stamps outside their requests' spans (loadgen's clockSlop is 100 µs).
+func TestCalibrationIsTight(t *testing.T) {
+	if !Valid() {
+		t.Fatal("CLOCK_MONOTONIC could not be read")
+	}
+	for range 200 {
+		c := calibrate()
+		var ts unix.Timespec
+		t0 := time.Now()
+		if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+			t.Fatal(err)
+		}
+		t1 := time.Now()
+		mid := t0.Add(t1.Sub(t0) / 2)
+		off := time.Duration(c.mono + int64(mid.Sub(c.t)) - ts.Nano())
+		if off.Abs() > t1.Sub(t0)/2+20*time.Microsecond {
+			t.Fatalf("calibration off by %v (check's bracket %v)", off, t1.Sub(t0))
+		}
 	}
 }
 
