@@ -237,9 +237,7 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 	verdicts := make([]Verdict, len(items))
 	for i, it := range items {
 		st := steps[i]
-		// Its own step's level, which its interval is shown at, even
-		// past the step that stopped Holm (it is not decided then).
-		level, p := o.Alpha/float64(st.Of-st.Step+1), ps[i]
+		level, p := st.StepLevel, ps[i] // its interval is shown at its own step's level
 		ci := intervalAt(it.m, it.s.base, it.s.cand, o.Interval, o.Resamples, it.seed, 1-2*level)
 		v := Verdict{Variant: it.pair.Variant, Baseline: it.pair.Baseline, Metric: it.m.Name, Tolerance: it.tol, Method: MethodUnpaired, Level: 1 - 2*level, P: st.Adjusted, TestP: p}
 		if !it.m.Absolute && isFinite(it.e.point) {

@@ -196,9 +196,7 @@ func decidePaired(items []pairedItem, alpha float64, others []float64) []Verdict
 	out := make([]Verdict, len(items))
 	for i, it := range items {
 		st := steps[i]
-		// Its own step's level, which its interval is shown at, even
-		// past the step that stopped Holm (it is not decided then).
-		level, p := alpha/float64(st.Of-st.Step+1), ps[i]
+		level, p := st.StepLevel, ps[i] // its interval is shown at its own step's level
 		v := Verdict{Variant: it.pair.Variant, Baseline: it.pair.Baseline, Metric: it.m.Name, Tolerance: it.tol,
 			Method: MethodPaired, Rounds: len(it.t.bad), Outcome: Inconclusive}
 		ci := it.t.interval(level)

@@ -156,8 +156,7 @@ func TestOneFamilyJudgedAgain(t *testing.T) {
 	o := options(t, testScenario(t, 3, []string{"slow", "fast"}, claim), fake{round: scale}.driver(), &out)
 	o.UntilDecided, o.MaxRounds = true, 8
 	o.Compare = compare.Options{Metrics: []string{results.MetricP99, results.MetricErrorRate}}
-	res, err := Run(context.Background(), o)
-	if err != nil && code(t, err) == ExitError {
+	if _, err := Run(context.Background(), o); err != nil && code(t, err) == ExitError {
 		t.Fatalf("Run: %v\n%s", err, out.String())
 	}
 	saved, err := results.ReadFile(filepath.Join(o.Out, "results.json"))
@@ -211,7 +210,6 @@ func TestOneFamilyJudgedAgain(t *testing.T) {
 	if want := strings.ToUpper(string(cr.Outcome)); !strings.Contains(out.String(), want) || !strings.Contains(out.String(), cr.Evidence) {
 		t.Errorf("the run printed other claims than the report of its results gives (%s: %s):\n%s", want, cr.Evidence, out.String())
 	}
-	_ = res
 }
 
 // TestUntilDecidedRunsOut: a claim that no number of rounds decides (its

@@ -165,9 +165,9 @@ var Metrics = []Metric{
 		Help: "CPU time per request of role NAME (workers, proxy, generator, or all) over each run's load, warm-up included"},
 		Unit: "ns", HigherIsWorse: true,
 		Read: func(r *Run, role string, _ int) (float64, string) {
-			cpu, ok := r.CPUOf(role)
-			if !ok {
-				return 0, fmt.Sprintf("no CPU time of %s in run %s", role, r.ID)
+			cpu, why := roleCPU(r, role)
+			if why != "" {
+				return 0, why
 			}
 			n := r.Requests + r.WarmupRequests
 			if n == 0 {
@@ -178,22 +178,22 @@ var Metrics = []Metric{
 	// cpu_relative is cpu_per_request measured against the machine's
 	// speed during the run: every process's CPU time for the same work
 	// swells and shrinks together from run to run on a shared 2-CPU host
-	// (the hypervisor's other guests, frequency), by a factor that moved
-	// the A/A gate's cpu_per_request(proxy) by a log sd of 0.13 to 0.16
-	// per paired round where the proxy's over the generator's moved by
-	// 0.05 to 0.06. The generator does the same work on both sides of a
+	// (the hypervisor's other guests, frequency): over ten A/A gates the
+	// per-round log sd of cpu_per_request(proxy) was 0.088 (median over
+	// the gates) and that of the proxy's over the generator's 0.031
+	// (docs/verdicts.md). The generator does the same work on both sides of a
 	// comparison of builds (one harness, one schedule), so its CPU time is
 	// the run's own yardstick.
 	{MetricDef: scenario.MetricDef{Name: MetricCPURelative, Kind: scenario.KindStat, Arg: scenario.ArgName, Choices: RelativeRoles,
 		Help: "CPU time of role NAME (workers or proxy) over the generator's in each run: CPU per request against the machine's speed during the run, for comparing builds of one topology (the generator's work is the same on both sides)"},
 		Unit: "ratio", HigherIsWorse: true,
 		Read: func(r *Run, role string, _ int) (float64, string) {
-			cpu, ok := r.CPUOf(role)
-			if !ok {
-				return 0, fmt.Sprintf("no CPU time of %s in run %s", role, r.ID)
+			cpu, why := roleCPU(r, role)
+			if why != "" {
+				return 0, why
 			}
-			gen, ok := r.CPUOf(RoleGenerator)
-			if !ok || gen <= 0 {
+			gen, why := roleCPU(r, RoleGenerator)
+			if why != "" || gen <= 0 {
 				return 0, "no CPU time of the generator in run " + r.ID
 			}
 			return float64(cpu) / float64(gen), ""
@@ -202,11 +202,8 @@ var Metrics = []Metric{
 		Help: "CPU time of role NAME over each run's load, warm-up included"},
 		Unit: "ns", HigherIsWorse: true,
 		Read: func(r *Run, role string, _ int) (float64, string) {
-			cpu, ok := r.CPUOf(role)
-			if !ok {
-				return 0, fmt.Sprintf("no CPU time of %s in run %s", role, r.ID)
-			}
-			return float64(cpu), ""
+			cpu, why := roleCPU(r, role)
+			return float64(cpu), why
 		}},
 	{MetricDef: stat(MetricCPUSkew, "max/min of the workers' CPU time of each run"), Unit: "ratio", HigherIsWorse: true,
 		Read: func(r *Run, _ string, _ int) (float64, string) {
@@ -372,6 +369,16 @@ func VerdictMetrics() []string {
 		}
 	}
 	return out
+}
+
+// roleCPU is the CPU time of run r's processes of role (Run.CPUOf), or
+// why there is none: what the CPU metrics read.
+func roleCPU(r *Run, role string) (time.Duration, string) {
+	cpu, ok := r.CPUOf(role)
+	if !ok {
+		return 0, fmt.Sprintf("no CPU time of %s in run %s", role, r.ID)
+	}
+	return cpu, ""
 }
 
 // ComparisonMetric returns the metric a comparison (compare, verdicts,

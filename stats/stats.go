@@ -494,6 +494,10 @@ type HolmStep struct {
 	// that was not (the step-down stopped there, so the test cannot be
 	// rejected either).
 	Level float64
+	// StepLevel is alpha/(Of-Step+1), the level of the test's own step,
+	// which its interval is shown at even past the step that stopped
+	// Holm (it is not decided then).
+	StepLevel float64
 	// Reached is true when every test before this one was rejected, so
 	// that this test is rejected when its p-value is at most Level.
 	Reached bool
@@ -525,12 +529,12 @@ func HolmSteps(ps []float64, n int, alpha float64) []HolmStep {
 			stopLevel = level
 			reached = false
 			if i < n {
-				out[i] = HolmStep{Step: rank + 1, Of: m, Level: level, Reached: true, Adjusted: adjusted}
+				out[i] = HolmStep{Step: rank + 1, Of: m, Level: level, StepLevel: level, Reached: true, Adjusted: adjusted}
 			}
 			continue
 		}
 		if i < n {
-			out[i] = HolmStep{Step: rank + 1, Of: m, Level: level, Reached: reached, Adjusted: adjusted}
+			out[i] = HolmStep{Step: rank + 1, Of: m, Level: level, StepLevel: level, Reached: reached, Adjusted: adjusted}
 			if !reached {
 				out[i].Level = stopLevel
 			}

@@ -61,11 +61,10 @@ type gateRepository struct {
 	base string // the base commit's hash
 }
 
-var (
-	gateRepoOnce sync.Once
-	gateRepoDir  gateRepository
-	gateRepoErr  error
-)
+// gateRepoOnce makes the throwaway repository once (gateRepo).
+var gateRepoOnce = sync.OnceValues(func() (gateRepository, error) {
+	return makeGateRepo(filepath.Join(filepath.Dir(bin), "gate-repo"))
+})
 
 // gateRepo returns the throwaway repository the tests of this file share,
 // made by the first of them that asks: the files of this work tree that
@@ -75,11 +74,11 @@ var (
 // binary's lbbench, removed with it after the tests.
 func gateRepo(t *testing.T) gateRepository {
 	t.Helper()
-	gateRepoOnce.Do(func() { gateRepoDir, gateRepoErr = makeGateRepo(filepath.Join(filepath.Dir(bin), "gate-repo")) })
-	if gateRepoErr != nil {
-		t.Fatalf("the throwaway repository: %v", gateRepoErr)
+	repo, err := gateRepoOnce()
+	if err != nil {
+		t.Fatalf("the throwaway repository: %v", err)
 	}
-	return gateRepoDir
+	return repo
 }
 
 func makeGateRepo(dir string) (gateRepository, error) {
