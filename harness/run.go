@@ -308,14 +308,16 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 	run = &results.Run{ID: id, Variant: v.Name, Seed: spec.Seed, Started: started, Entry: dep.Entry(), BringUp: bringUp, Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine,
 		Server: serverDuring(before.Steal, stats.Steal), Concurrent: concurrent}
 	run.Summary = run.Latency.Summarize()
-	judge(run, s.Validity, spec.WarmupTime())
-	if len(stats.Dead) > 0 {
-		failed(run, stats.Dead, err)
-	}
 	run.Workers = workerResults(s.Workers.Count, m.ByWorker, stats.Workers)
 	run.CPU = cpuDuring(before.CPU, stats.CPU, m.Generator)
 	if p, ok := dep.(Placed); ok {
 		run.Pods = p.Pods()
+	}
+	// Judged on everything measured: whether the generator shared the
+	// server's CPUs is in the CPU times and the pods' nodes.
+	judge(run, s.Validity, spec.WarmupTime())
+	if len(stats.Dead) > 0 {
+		failed(run, stats.Dead, err)
 	}
 	return run, nil
 }

@@ -18,9 +18,11 @@ const generatorBusy = 0.9
 // judge fills run's validity from its measurement (measurement.md, "Who
 // fell behind: generator or target"). A run whose sends were late or too
 // few is invalid when the generator was the limit: it had free in-flight
-// slots, or its CPU was used up. When instead the in-flight cap was
-// reached (requests waited for a slot, or were never sent) and the
-// generator had CPU to spare, the target could not keep up: the run is a
+// slots, or its CPU was used up, or it shared the server's CPUs and took
+// what a target that alone would have kept up needed (crowdedOut). When
+// instead the in-flight cap was reached (requests waited for a slot, or
+// were never sent) and the generator had CPU to spare, the target could
+// not keep up: the run is a
 // valid measurement of a saturated target, marked so, its percentiles
 // lower bounds. A run in which every request failed is invalid for
 // latency: its histograms hold only errors. Whatever its figures, a run
@@ -56,6 +58,9 @@ func judge(run *results.Run, v scenario.Validity, warmup time.Duration) {
 	g := run.Generator
 	capped := g.Held > 0 || g.Unsent > 0
 	cpuBound, cpuWhy := generatorCPUBound(run, warmup)
+	if !cpuBound {
+		cpuBound, cpuWhy = crowdedOut(run)
+	}
 	saturated := capped && !cpuBound
 	behind := func(what string) {
 		switch {
@@ -100,6 +105,57 @@ func generatorCPUBound(run *results.Run, warmup time.Duration) (bool, string) {
 		return false, ""
 	}
 	return true, fmt.Sprintf("its CPU time was %.0f%% of its %d CPUs over the run", 100*used, g.CPUs)
+}
+
+// crowdedOut says whether the generator, sharing the server's CPUs (local
+// processes, containers on this host, a pod on a server's node), took
+// the CPU the target needed: at the intended rate the generator and the
+// target together would have needed at least generatorBusy of those CPUs,
+// while the target alone would have needed less. Such a target was not
+// past its own capacity, and calling it saturated would charge it with
+// the generator's cost. The demands are each side's CPU per request sent
+// (warm-up included) times the intended rate, so a run that fell behind
+// is judged by what its schedule asked for, not by what it managed.
+func crowdedOut(run *results.Run) (bool, string) {
+	if run.Server == nil || run.Server.CPUs <= 0 || run.IntendedRate <= 0 || !sharesServerCPUs(run) {
+		return false, ""
+	}
+	sent := float64(run.Requests + run.WarmupRequests)
+	all, ok := run.CPUOf("all")
+	gen, _ := run.CPUOf(results.RoleGenerator)
+	target := all - gen
+	if !ok || sent == 0 || target <= 0 {
+		return false, ""
+	}
+	cpus := float64(run.Server.CPUs)
+	need := func(cpu time.Duration) float64 { return cpu.Seconds() / sent * run.IntendedRate / cpus }
+	both, alone := need(all), need(target)
+	if both < generatorBusy || alone >= generatorBusy {
+		return false, ""
+	}
+	return true, fmt.Sprintf("it shared the server's %d CPUs and took what the target needed: at the intended rate the two would have needed %.0f%% of them, the target alone %.0f%%",
+		run.Server.CPUs, 100*both, 100*alone)
+}
+
+// sharesServerCPUs says whether the generator ran on the server's host:
+// always for local processes and containers, on a cluster when a
+// generator's pod was on a server pod's node.
+func sharesServerCPUs(run *results.Run) bool {
+	if len(run.Pods) == 0 {
+		return true
+	}
+	servers := map[string]bool{}
+	for _, p := range run.Pods {
+		if p.Role == "server" {
+			servers[p.Node] = true
+		}
+	}
+	for _, p := range run.Pods {
+		if p.Role == "generator" && servers[p.Node] {
+			return true
+		}
+	}
+	return false
 }
 
 // stealNote says, for a run the generator fell behind in, how much of its

@@ -212,3 +212,53 @@ func TestCause(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgeSharedCPUs: at the in-flight cap, a generator that shared the
+// server's CPUs and took what the target needed made the run invalid; a
+// target past its own capacity, or a generator on another node, leaves a
+// saturated run.
+func TestJudgeSharedCPUs(t *testing.T) {
+	v := scenario.Validity{MaxRateError: 0.05, MaxSendLagP99: 5 * time.Millisecond}
+	// 100 requests at 100/s: 10 ms of CPU per request is a tenth of a
+	// CPU's second, 5% of two.
+	run := func(gen, target time.Duration, pods ...results.Pod) results.Run {
+		m := *fakedriver.Measurement(20 * time.Millisecond)
+		m.Generator.Held, m.Generator.MaxInFlight = 40, 16
+		m.Generator.CPUs, m.Generator.CPU = 2, gen
+		return results.Run{Measurement: m, Server: &results.Server{CPUs: 2}, Pods: pods, CPU: []results.ProcessCPU{
+			{Role: results.RoleWorkers, Name: "worker 0", Time: target},
+			{Role: results.RoleGenerator, Name: "generator", Worker: -1, Time: gen},
+		}}
+	}
+	apart := []results.Pod{{Role: "server", Node: "a"}, {Role: "generator", Node: "b"}}
+	for _, tc := range []struct {
+		name      string
+		run       results.Run
+		invalid   string
+		saturated bool
+	}{
+		{"the generator took the target's CPUs", run(700*time.Millisecond, 1200*time.Millisecond),
+			"the generator fell behind (it shared the server's 2 CPUs and took what the target needed: at the intended rate the two would have needed 95% of them, the target alone 60%)", false},
+		{"the target past its own capacity", run(200*time.Millisecond, 1900*time.Millisecond), "", true},
+		{"both light", run(200*time.Millisecond, 400*time.Millisecond), "", true},
+		{"the generator on another node", run(700*time.Millisecond, 1200*time.Millisecond, apart...), "", true},
+		{"a generator on a server's node", run(700*time.Millisecond, 1200*time.Millisecond, append(apart, results.Pod{Role: "generator", Node: "a"})...),
+			"it shared the server's 2 CPUs", false},
+		{"the target's CPU not measured", func() results.Run {
+			r := run(1200*time.Millisecond, 0)
+			r.CPU = r.CPU[1:]
+			return r
+		}(), "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.run
+			harness.Judge(&r, v, 0)
+			if got := strings.Join(r.Invalid, "; "); r.Valid != (tc.invalid == "") || !strings.Contains(got, tc.invalid) {
+				t.Errorf("valid=%v reasons %q, want %q", r.Valid, got, tc.invalid)
+			}
+			if (r.Saturated != "") != tc.saturated {
+				t.Errorf("saturated %q, want saturated=%v", r.Saturated, tc.saturated)
+			}
+		})
+	}
+}
