@@ -114,6 +114,34 @@ func Build(ctx context.Context, dir, ref string, log io.Writer) (exe string, cle
 	return exe, cleanup, nil
 }
 
+// CopySelf copies the running executable into dir, as "lbbench-this",
+// and returns its path: this build as a file of its own, which no other
+// process of the run (the generator) is running.
+func CopySelf(dir string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("baseline: this build's executable: %w", err)
+	}
+	in, err := os.Open(self)
+	if err != nil {
+		return "", fmt.Errorf("baseline: %w", err)
+	}
+	defer in.Close()
+	dst := filepath.Join(dir, "lbbench-this")
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return "", fmt.Errorf("baseline: %w", err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return "", fmt.Errorf("baseline: copy this build: %w", err)
+	}
+	if err := out.Close(); err != nil {
+		return "", fmt.Errorf("baseline: copy this build: %w", err)
+	}
+	return dst, nil
+}
+
 func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	var stderr bytes.Buffer

@@ -131,7 +131,7 @@ func lookShare(r *results.Results) (share float64, look, looks int) {
 	if st == nil || st.Rounds < compare.MinRounds {
 		return 1, 0, 0
 	}
-	look, looks = compare.Looks(st.Rounds, st.MaxRounds)
+	look, looks = compare.Looks(st.Rounds, st.MaxRounds, st.Looks)
 	return stats.SpendAlpha(1, look, looks), look, looks
 }
 

@@ -177,7 +177,7 @@ func TestModelClaimPower(t *testing.T) {
 			h, r := held(uint64(maxRounds), sd, func(rng *rand.Rand, offset func(*rand.Rand) float64) (Outcome, int) {
 				d := modelRuns(rng, maxRounds, 340, pmaxExact, offset)
 				for r := compare.MinRounds; ; r++ {
-					look, looks := compare.Looks(r, maxRounds)
+					look, looks := compare.Looks(r, maxRounds, 0)
 					if o := modelOutcome(d[:r], 340, margin, suite*stats.SpendAlpha(1, look, looks)); o != Undecided || r == maxRounds {
 						return o, r
 					}

@@ -277,15 +277,50 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 	return verdicts, nil
 }
 
+// LookRounds is the schedule of a sequential comparison that may go on
+// to maxRounds rounds: the rounds after which it looks. With looks <= 0
+// (or more than there are rounds from MinRounds) it looks after every
+// round from MinRounds on; with looks > 0, after rounds spread evenly up
+// to maxRounds, the last at maxRounds (looks 3 of 12 rounds: after 4, 8
+// and 12), none before MinRounds. Fewer looks give each a larger share
+// of alpha (stats.SpendAlpha), at the price of a decision made only at
+// its scheduled rounds.
+func LookRounds(maxRounds, looks int) []int {
+	var rs []int
+	every := looks <= 0 || looks >= maxRounds-MinRounds+1
+	for r := MinRounds; r <= maxRounds; r++ {
+		if every {
+			rs = append(rs, r)
+		}
+	}
+	if every {
+		return rs
+	}
+	for k := 1; k <= looks; k++ {
+		r := max(MinRounds, (maxRounds*k+looks-1)/looks)
+		if len(rs) == 0 || rs[len(rs)-1] < r {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
 // Looks is the look of a sequential comparison after round rounds, and
-// how many looks at most, when it may go on to maxRounds: looks start
-// after MinRounds rounds, one per round (stats.SpendAlpha gives each its
-// share). Runs until decided, their re-judging (lbbench compare) and
-// their claims all count looks with it.
-func Looks(round, maxRounds int) (look, maxLooks int) {
-	maxLooks = max(maxRounds-MinRounds+1, 1)
-	look = max(round-MinRounds+1, 1)
-	return look, max(maxLooks, look)
+// how many looks at most, when it may go on to maxRounds with looks looks
+// (LookRounds; 0: one after every round from MinRounds). A look at a
+// round off the schedule (the budget ended the rounds before the next
+// scheduled look) takes the next scheduled look's place and share, which
+// no other look can then use. Runs until decided, their re-judging
+// (lbbench compare) and their claims all count looks with it.
+func Looks(round, maxRounds, looks int) (look, maxLooks int) {
+	sched := LookRounds(maxRounds, looks)
+	look = 1
+	for _, r := range sched {
+		if r < round {
+			look++
+		}
+	}
+	return look, max(len(sched), look, 1)
 }
 
 // comparePaired compares pairs made in the same rounds, round by round

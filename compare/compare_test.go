@@ -11,6 +11,7 @@ import (
 	"github.com/lbbench/lbbench/internal/resultstest"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
+	"github.com/lbbench/lbbench/stats"
 )
 
 func verdictOf(t *testing.T, vs []Verdict, metric string) Verdict {
@@ -511,6 +512,55 @@ func TestUnpairedCalibration(t *testing.T) {
 		t.Logf("skewed %v: any false fail %.4f, any false pass %.4f (limit %.4f)", skew, ff, fp, limit)
 		if ff > limit || fp > limit {
 			t.Errorf("skewed %v: any false fail %.4f, any false pass %.4f, above %.4f", skew, ff, fp, limit)
+		}
+	}
+}
+
+// TestLookRounds: the looks' schedule and each round's look, with a look
+// after every round from MinRounds, and with a few looks spread evenly up
+// to the last round; a round off the schedule takes the next look's
+// place; the shares of the scheduled looks sum to alpha.
+func TestLookRounds(t *testing.T) {
+	for _, tc := range []struct {
+		max, looks int
+		want       []int
+	}{
+		{12, 0, []int{3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
+		{12, 3, []int{4, 8, 12}},
+		{12, 4, []int{3, 6, 9, 12}},
+		{10, 3, []int{4, 7, 10}},
+		{6, 1, []int{6}},
+		{4, 3, []int{3, 4}},
+		{12, 10, []int{3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
+		{12, 40, []int{3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
+	} {
+		got := LookRounds(tc.max, tc.looks)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("LookRounds(%d, %d) = %v, want %v", tc.max, tc.looks, got, tc.want)
+		}
+		sum := 0.0
+		for i, r := range got {
+			look, n := Looks(r, tc.max, tc.looks)
+			if look != i+1 || n != len(got) {
+				t.Errorf("max %d, looks %d: round %d is look %d of %d, want %d of %d", tc.max, tc.looks, r, look, n, i+1, len(got))
+			}
+			sum += stats.SpendAlpha(0.05, look, n)
+		}
+		if math.Abs(sum-0.05) > 1e-12 {
+			t.Errorf("max %d, looks %d: the looks' shares sum to %g, want 0.05", tc.max, tc.looks, sum)
+		}
+	}
+	// Looks 4, 8, 12: the budget ending after round 10 looks there as
+	// look 3, round 9 would too, and round 2 counts as the first look.
+	for round, want := range map[int]int{2: 1, 4: 1, 5: 2, 8: 2, 9: 3, 10: 3, 12: 3} {
+		if look, n := Looks(round, 12, 3); look != want || n != 3 {
+			t.Errorf("Looks(%d, 12, 3) = %d of %d, want %d of 3", round, look, n, want)
+		}
+	}
+	// One look per round (the default) is what it always was.
+	for round := 3; round <= 6; round++ {
+		if look, n := Looks(round, 6, 0); look != round-MinRounds+1 || n != 4 {
+			t.Errorf("Looks(%d, 6, 0) = %d of %d", round, look, n)
 		}
 	}
 }

@@ -53,8 +53,15 @@ type Rounds struct {
 	// started when the rounds so far say it would end past Budget.
 	Budget time.Duration
 	// Stop is asked, with the results so far, after every round from Min
-	// on: a Look that is Decided ends the scenario there.
+	// on (or those At says): a Look that is Decided ends the scenario
+	// there.
 	Stop func(res *results.Results, rounds int) Look
+	// At, when set, says after which rounds (from Min on) Stop is asked:
+	// the scheduled looks. When the budget ends the rounds after one At
+	// passed over, Stop is asked there, a last look. Looks, the number
+	// scheduled, is recorded in results.Stop.
+	At    func(round int) bool
+	Looks int
 	// Judging, recorded in results.Stop, is what Stop judged at each look.
 	Judging *results.Judging
 
@@ -95,7 +102,9 @@ func WithVersion(version, commit string) Option {
 // executables: a variant with a Build runs that executable wherever its
 // plan would run the lbbench binary itself. The load generator stays the
 // driver's for every variant: it is the instrument, and must not change
-// between the builds compared.
+// between the builds compared. The empty name, when builds has it, is the
+// executable of the variants of no Build (this build's); without it they
+// run the driver's own.
 func WithBuilds(builds map[string]string) Option { return func(c *config) { c.builds = builds } }
 
 // WithRounds runs rounds until r.Stop says the comparison is decided, or
@@ -242,13 +251,11 @@ func runSlot(ctx context.Context, c *config, s scenario.Scenario, d Driver, slot
 // binary when v has a Build.
 func bring(c *config, s scenario.Scenario, v scenario.Variant, id string) (Bring, error) {
 	b := Bring{ID: id, Variant: v, Workers: s.Workers}
-	if v.Build != "" {
-		exe, ok := c.builds[v.Build]
-		if !ok {
-			return b, fmt.Errorf("harness: %s: no executable for build %q (see WithBuilds)", id, v.Build)
-		}
-		b.Exe = exe
+	exe, ok := c.builds[v.Build]
+	if !ok && v.Build != "" {
+		return b, fmt.Errorf("harness: %s: no executable for build %q (see WithBuilds)", id, v.Build)
 	}
+	b.Exe = exe
 	return b, nil
 }
 
@@ -402,12 +409,18 @@ func workerResults(n int, responses map[int]uint64, stats []results.WorkerStats)
 // decided asks Stop after round (from Min on) and records a decision, or
 // keeps what the look left undecided.
 func (r *Rounds) decided(res *results.Results, round int) bool {
-	if round < r.Min || r.Stop == nil {
+	if round < r.Min || r.Stop == nil || (r.At != nil && !r.At(round)) {
 		return false
 	}
+	return r.look(res, round)
+}
+
+// look asks Stop after round and records a decision, or keeps what the
+// look left undecided.
+func (r *Rounds) look(res *results.Results, round int) bool {
 	l := r.Stop(res, round)
 	if l.Decided {
-		res.Stop = &results.Stop{Rounds: round, MaxRounds: r.Max, Decided: true, Reason: l.Reason, Judging: r.Judging}
+		res.Stop = &results.Stop{Rounds: round, MaxRounds: r.Max, Looks: r.Looks, Decided: true, Reason: l.Reason, Judging: r.Judging}
 		return true
 	}
 	r.last = &lastLook{round: round, undecided: l.Undecided}
@@ -425,7 +438,7 @@ type lastLook struct {
 // after rounds rounds, saying why (reason) and what the last look left
 // undecided.
 func (r *Rounds) notDecided(rounds int, reason string) *results.Stop {
-	st := &results.Stop{Rounds: rounds, MaxRounds: r.Max, Reason: reason, Judging: r.Judging}
+	st := &results.Stop{Rounds: rounds, MaxRounds: r.Max, Looks: r.Looks, Reason: reason, Judging: r.Judging}
 	if l := r.last; l != nil && l.round == rounds && len(l.undecided) > 0 {
 		st.Undecided = l.undecided
 		st.Reason += "; undecided at the last look: " + strings.Join(l.undecided, "; ")
@@ -443,6 +456,11 @@ func (r *Rounds) stopBefore(res *results.Results, round int) bool {
 	mean := elapsed / time.Duration(round-1)
 	if elapsed+mean <= r.Budget {
 		return false
+	}
+	// The last round made was passed over by the schedule: look there,
+	// in place of the scheduled look that will not come.
+	if last := round - 1; last >= r.Min && r.Stop != nil && r.At != nil && !r.At(last) && r.look(res, last) {
+		return true
 	}
 	res.Stop = r.notDecided(round-1, fmt.Sprintf("not decided after %d rounds: another round (about %s) would pass the budget of %s", round-1, mean.Round(time.Second), r.Budget))
 	return true

@@ -737,3 +737,75 @@ func TestRunRetriesInvalidRuns(t *testing.T) {
 		t.Errorf("without retries: Remade = %v, want none", got)
 	}
 }
+
+// TestBuildsRunTheirExecutables: a variant of a Build runs that build's
+// executable; with the empty name mapped, the variants of this build run
+// that one (a copy of this build), and without it the driver's own.
+func TestBuildsRunTheirExecutables(t *testing.T) {
+	s := testScenario(t, 1, "a", "b")
+	s.Variants[1].Name, s.Variants[1].Build = "a@base", "base"
+	for _, tc := range []struct {
+		name   string
+		builds map[string]string
+		want   map[string]string // variant: the executable of its processes
+	}{
+		{"base only", map[string]string{"base": "/b/lbbench"}, map[string]string{"a": "", "a@base": "/b/lbbench"}},
+		{"a copy of this build", map[string]string{"base": "/b/lbbench", "": "/b/lbbench-this"}, map[string]string{"a": "/b/lbbench-this", "a@base": "/b/lbbench"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &fakedriver.Driver{}
+			if _, err := harness.Run(context.Background(), s, d, harness.WithBuilds(tc.builds)); err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Plans()) != 2 {
+				t.Fatalf("%d plans, want 2", len(d.Plans()))
+			}
+			for _, p := range d.Plans() {
+				for _, proc := range p.Processes {
+					if want := tc.want[p.Variant]; proc.Exe != want {
+						t.Errorf("%s: its %s process runs %q, want %q", p.ID, proc.Role, proc.Exe, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRunUntilDecidedOnSchedule: with At, Stop is asked only after the
+// scheduled rounds; the budget's last round, passed over by the schedule,
+// is looked at all the same, and the scheduled looks are recorded.
+func TestRunUntilDecidedOnSchedule(t *testing.T) {
+	s := testScenario(t, 2, "alpha", "beta")
+	at := func(round int) bool { return round%4 == 0 } // 4, 8, 12
+	var asked []int
+	stop := func(_ *results.Results, round int) harness.Look {
+		asked = append(asked, round)
+		return harness.Look{Undecided: []string{fmt.Sprintf("p99 after %d", round)}}
+	}
+	res, _ := harness.Run(context.Background(), s, &fakedriver.Driver{}, harness.WithRounds(harness.Rounds{Min: 3, Max: 12, At: at, Looks: 3, Stop: stop}))
+	if st := res.Stop; !reflect.DeepEqual(asked, []int{4, 8, 12}) || st == nil || st.Decided || st.Rounds != 12 || st.Looks != 3 ||
+		!reflect.DeepEqual(st.Undecided, []string{"p99 after 12"}) {
+		t.Errorf("asked after %v, stop %+v; want after 4, 8 and 12, 3 looks", asked, st)
+	}
+
+	// Round 5's runs are slow: after it, one more round as long as the
+	// mean would pass the budget. Looked at after 4, then after 5 (off
+	// the schedule), which decides.
+	asked = nil
+	slow := &fakedriver.Driver{Attack: func(ctx context.Context, n int, _ topologies.Plan) (*results.Measurement, error) {
+		d := 10 * time.Millisecond
+		if n == 9 || n == 10 {
+			d = 300 * time.Millisecond
+		}
+		time.Sleep(d)
+		return fakedriver.Measurement(time.Millisecond), nil
+	}}
+	res, _ = harness.Run(context.Background(), s, slow, harness.WithRounds(harness.Rounds{Min: 3, Max: 12, At: at, Looks: 3, Budget: 800 * time.Millisecond,
+		Stop: func(res *results.Results, round int) harness.Look {
+			asked = append(asked, round)
+			return harness.Look{Decided: !at(round), Reason: "decided at the budget's last round"}
+		}}))
+	if st := res.Stop; !reflect.DeepEqual(asked, []int{4, 5}) || st == nil || !st.Decided || st.Rounds != 5 || len(res.Runs) != 10 || st.Looks != 3 {
+		t.Errorf("budget: asked after %v, %d runs, stop %+v; want after 4 and 5, decided after 5", asked, len(res.Runs), st)
+	}
+}

@@ -96,6 +96,9 @@ type Options struct {
 	Simulate bool
 	// Harness are the run loop's options: progress, version, builds.
 	Harness []harness.Option
+	// builds are the executables of the builds compared (--baseline):
+	// harness.WithBuilds's map, set by withBaseline.
+	builds map[string]string
 	// Compare configures the comparison; Calibrate runs an A/A
 	// calibration of the baselines first.
 	Compare   compare.Options
@@ -136,6 +139,11 @@ type Options struct {
 	UntilDecided bool
 	MaxRounds    int
 	Budget       time.Duration
+	// Looks, when positive, looks only that many times, after rounds
+	// spread evenly up to MaxRounds (compare.LookRounds): each look gets a
+	// larger share of alpha than one after every round would. Zero: a
+	// look after every round from compare.MinRounds.
+	Looks int
 	// FailOnClaims makes a failing claim the exit status (ExitClaims).
 	FailOnClaims bool
 	// StepSummary, when set, is a file the comparison's markdown is
@@ -209,6 +217,21 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 		return nil, err
 	}
 	defer release()
+	if o.builds != nil {
+		if d.Name() == "local" {
+			// This build's servers run from a copy of it, beside the
+			// baseline's: run from the generator's own file they would
+			// share its code in the page cache and the CPUs' caches,
+			// which the baseline's servers cannot, and A/A gates
+			// favoured this build (docs/verdicts.md, "One binary each").
+			self, err := baseline.CopySelf(filepath.Dir(o.builds[baseline.BuildName]))
+			if err != nil {
+				return nil, fmt.Errorf("--baseline: %w", err)
+			}
+			o.builds[""] = self
+		}
+		o.Harness = append(o.Harness, harness.WithBuilds(o.builds))
+	}
 	announce(o.Stderr, o)
 	warnBeside(o.Stderr, beside, o.Scenario.Validity)
 	res, saved, runErr := run(ctx, o, d, &output)
@@ -264,7 +287,7 @@ func withBaseline(ctx context.Context, o *Options) (func(), error) {
 		return nil, fmt.Errorf("--%w", err)
 	}
 	o.Scenario = s
-	o.Harness = append(o.Harness, harness.WithBuilds(map[string]string{baseline.BuildName: exe}))
+	o.builds = map[string]string{baseline.BuildName: exe}
 	return cleanup, nil
 }
 
@@ -379,6 +402,9 @@ func (o *Options) untilDecided() error {
 	if o.Budget < 0 {
 		return &Error{Code: ExitError, Err: fmt.Errorf("--budget: must not be negative, got %s", o.Budget)}
 	}
+	if o.Looks < 0 {
+		return &Error{Code: ExitError, Err: fmt.Errorf("--looks: must not be negative, got %d", o.Looks)}
+	}
 	s := o.Scenario
 	comparing := o.Baseline != "" || (len(s.Variants) >= 2 && !s.Workload.Deterministic())
 	stat := claims.Statistical(s)
@@ -412,6 +438,7 @@ func (o *Options) untilDecided() error {
 	}
 	o.Harness = append(o.Harness, harness.WithRounds(harness.Rounds{
 		Min: compare.MinRounds, Max: o.MaxRounds, Budget: o.Budget, Judging: judging,
+		At: func(round int) bool { return slices.Contains(compare.LookRounds(o.MaxRounds, o.Looks), round) }, Looks: o.Looks,
 		Stop: func(res *results.Results, round int) harness.Look {
 			return o.lookAfter(res, round, comparing, stat, decided)
 		},
@@ -426,7 +453,7 @@ func (o *Options) untilDecided() error {
 // would be, and more rounds would only cost the time.
 func (o *Options) lookAfter(res *results.Results, round int, comparing bool, stat []string, decided string) harness.Look {
 	open, failed := o.undecidedAt(res, round, comparing, stat)
-	look, looks := compare.Looks(round, o.MaxRounds)
+	look, looks := compare.Looks(round, o.MaxRounds, o.Looks)
 	if len(failed) > 0 && len(open) > 0 && o.Baseline != "" {
 		return harness.Look{Decided: true, Reason: fmt.Sprintf("a regression decided after %d rounds (look %d of at most %d): %s failed; the rest was left undecided",
 			round, look, looks, strings.Join(failed, ", "))}
@@ -495,7 +522,7 @@ func (o *Options) verdictsAt(res *results.Results, round int, claimPs []float64)
 func (o Options) lookAt(round int) compare.Options {
 	c := o.Compare
 	if o.UntilDecided {
-		c.Look, c.MaxLooks = compare.Looks(round, o.MaxRounds)
+		c.Look, c.MaxLooks = compare.Looks(round, o.MaxRounds, o.Looks)
 	}
 	return c
 }

@@ -65,7 +65,7 @@ func TestUntilDecidedOnClaims(t *testing.T) {
 	if st == nil || !st.Decided || st.Rounds <= compare.MinRounds || st.Rounds == o.MaxRounds || len(res.Runs) != st.Rounds {
 		t.Fatalf("stop %+v after %d runs: want a decision after more than %d rounds", st, len(res.Runs), compare.MinRounds)
 	}
-	look, looks := compare.Looks(st.Rounds, o.MaxRounds)
+	look, looks := compare.Looks(st.Rounds, o.MaxRounds, 0)
 	want := fmt.Sprintf("every statistical claim decided after %d rounds (look %d of at most %d)", st.Rounds, look, looks)
 	if st.Reason != want || st.Undecided != nil {
 		t.Errorf("reason %q (undecided %q), want %q", st.Reason, st.Undecided, want)
@@ -176,7 +176,7 @@ func TestOneFamilyJudgedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	look := compare.Options{Metrics: saved.Stop.Judging.Metrics, Tolerances: saved.Stop.Judging.Tolerances, Alpha: saved.Stop.Judging.Alpha}
-	look.Look, look.MaxLooks = compare.Looks(saved.Stop.Rounds, saved.Stop.MaxRounds)
+	look.Look, look.MaxLooks = compare.Looks(saved.Stop.Rounds, saved.Stop.MaxRounds, saved.Stop.Looks)
 	var buf bytes.Buffer
 	again, err := Comparison{Pairs: pairs, Options: look, Claims: saved}.Write(&buf)
 	if err != nil {

@@ -58,6 +58,10 @@ type Stop struct {
 	// have made.
 	Rounds    int `json:"rounds"`
 	MaxRounds int `json:"max_rounds"`
+	// Looks is how many looks the rounds were scheduled to have (run
+	// --looks, compare.LookRounds); 0 for one after every round from the
+	// third, and in results written before it was recorded.
+	Looks int `json:"looks,omitempty"`
 	// Decided is true when every judged metric was pass or fail and
 	// every statistical claim judged at the looks held or failed (see
 	// Judging); false when the rounds or the time budget ran out first.

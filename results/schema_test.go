@@ -351,7 +351,7 @@ func fullResults(t *testing.T) *results.Results {
 		Complete:  true,
 		Error:     "run 3 of 3: context canceled",
 		Order:     []string{"001-pools-r1", "002-nginx-r1", "003-reuseport-r1"},
-		Stop: &results.Stop{Rounds: 1, MaxRounds: 4, Decided: true, Reason: "decided", Undecided: []string{"claim p99(pools) < 0.5 * p99(nginx)"},
+		Stop: &results.Stop{Rounds: 1, MaxRounds: 4, Looks: 2, Decided: true, Reason: "decided", Undecided: []string{"claim p99(pools) < 0.5 * p99(nginx)"},
 			Judging: &results.Judging{Metrics: []string{"p99"}, Tolerances: map[string]float64{"p99": 0.1}, Alpha: 0.05, Claims: []string{"p99(pools) < 0.5 * p99(nginx)"}, ClaimsAlpha: 0.05, OneFamily: true}},
 		Runs: []results.Run{proxied, invalid},
 	}

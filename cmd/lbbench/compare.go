@@ -239,6 +239,6 @@ func untilDecidedLook(o compare.Options, r *results.Results, changed func(string
 			o.Alpha = j.Alpha
 		}
 	}
-	o.Look, o.MaxLooks = compare.Looks(st.Rounds, st.MaxRounds)
+	o.Look, o.MaxLooks = compare.Looks(st.Rounds, st.MaxRounds, st.Looks)
 	return o
 }

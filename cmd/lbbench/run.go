@@ -42,6 +42,7 @@ type runOptions struct {
 	untilDecided bool
 	retryInvalid int
 	maxRounds    int
+	looks        int
 	budget       time.Duration
 	slowdown     float64
 	injectCost   map[string]time.Duration // role → CPU per request; see injectCostFlag
@@ -104,6 +105,7 @@ finished. "lbbench scenarios" lists the built-in scenarios.
 	f.BoolVar(&o.failOnClaims, "fail-on-claims", false, "exit with status 4 when one of the scenario's claims fails")
 	f.BoolVar(&o.untilDecided, "until-decided", false, "run round after round until every judged metric is pass or fail and every statistical claim holds or fails (from 3 rounds to --max-rounds, within --budget), instead of --repeat; a scenario whose claims more rounds cannot decide (exact counts, a closed-loop or burst workload without a model claim) and that compares nothing runs its --repeat rounds")
 	f.IntVar(&o.maxRounds, "max-rounds", job.DefaultMaxRounds, "with --until-decided, the most rounds made")
+	f.IntVar(&o.looks, "looks", 0, "with --until-decided, judge only this many times, after rounds spread evenly up to --max-rounds (3 of 12: after rounds 4, 8 and 12; the budget's last round is judged too): fewer looks each get a larger share of alpha; 0 judges after every round from the third")
 	f.DurationVar(&o.budget, "budget", 0, "with --until-decided, do not start a round that would end past this time (0: no bound)")
 	f.IntVar(&o.retryInvalid, "retry-invalid", 0, "make a run the generator fell behind in again, up to this many times, in the same round (the invalid attempts are kept, and left out); for a machine whose host takes its CPUs at times")
 	f.Float64Var(&o.slowdown, "inject-slowdown", 0, "with --baseline, make this build's variants this many times slower (their service times scaled), to check that the gate fails a known regression")
@@ -196,7 +198,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		},
 		Harness: hopts, Compare: copts, Calibrate: o.compare.calibrate, Inconclusive: o.compare.inconclusive,
 		Baseline: o.baseline, InjectSlowdown: o.slowdown, InjectCost: o.injectCost, FailOnClaims: o.failOnClaims, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY"),
-		UntilDecided: o.untilDecided, MaxRounds: o.maxRounds, Budget: o.budget,
+		UntilDecided: o.untilDecided, MaxRounds: o.maxRounds, Looks: o.looks, Budget: o.budget,
 		Stdout: stdout, Stderr: stderr, AfterRuns: endProgress, Neighbours: beside,
 	})
 	return err
