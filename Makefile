@@ -104,10 +104,9 @@ test-short:
 ## lbbench here and at that ref and runs SCENARIO (default: gate, the
 ## embedded scenarios/gate.yaml) with both builds interleaved until
 ## decided. The gate's flags are the script's (GATE_FLAGS overrides them):
-## at most 6 rounds, never one that would end past 150 s (the gate's 1
-## variant and its twin make rounds of about 22 s, and a +10 us proxy cost,
-## about +40% of the proxy's CPU per request, was inconclusive after 4
-## rounds in 1 of 2 tries), a run the generator fell behind in made again
+## at most 12 rounds judged at 3 looks (after rounds 4, 8 and 12), never
+## one that would end past 150 s (the gate's 1 variant and its twin make
+## rounds of about 12 s), a run the generator fell behind in made again
 ## once. Another scenario needs a larger budget:
 ## GATE_FLAGS="--until-decided --max-rounds 8 --budget 6m --retry-invalid 1".
 ## The script's status is the verdict (0 pass, 1 regression, 3

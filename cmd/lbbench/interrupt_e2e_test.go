@@ -134,6 +134,10 @@ func TestRunInterruptLowRate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: one run of 20 s first")
 	}
+	// Judges behaviour, not timing (its runs wait 20 s for an arrival, and
+	// the exit within 2 s is TestRunDoubleInterruptKills's bound, there in
+	// parallel too): runs beside the other parallel tests.
+	t.Parallel()
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "low.yaml")
 	os.WriteFile(scen, []byte(lowRateScenario), 0o644)
