@@ -69,7 +69,8 @@ type Process struct {
 	// Engine runs nginx or HAProxy under "lbbench guard".
 	Engine *EngineCommand `json:"engine,omitempty"`
 	// Exe is the lbbench binary that runs the process; empty means the
-	// running one. RenderRun sets it for a variant of another build.
+	// running one. RenderRun sets it for a variant of another build, and
+	// for this build's when it runs from a copy (harness.WithBuilds).
 	Exe string `json:"exe,omitempty"`
 	// Files are written into the working directory before the start.
 	Files []File `json:"files,omitempty"`
