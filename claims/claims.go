@@ -166,13 +166,14 @@ func Statistical(s scenario.Scenario) []string {
 
 // UndecidedAt judges r's claims as JudgeWith(r, o) will judge them once a
 // run made until decided stops after round rounds of at most maxRounds
-// (one family, with o.Others, at that look's share of o's level), and
+// with looks scheduled looks (compare.LookRounds; 0: one per round) (one
+// family, with o.Others, at that look's share of o's level), and
 // returns the checks of its statistical claims (Statistical) that look
 // leaves undecided, in the scenario's order: run --until-decided goes on
 // while there are any.
-func UndecidedAt(r *results.Results, round, maxRounds int, o Options) []string {
+func UndecidedAt(r *results.Results, round, maxRounds, looks int, o Options) []string {
 	at := *r
-	at.Stop = &results.Stop{Rounds: round, MaxRounds: maxRounds}
+	at.Stop = &results.Stop{Rounds: round, MaxRounds: maxRounds, Looks: looks}
 	stat := Statistical(r.Scenario)
 	var out []string
 	for i, cr := range JudgeWith(&at, o) {

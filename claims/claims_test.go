@@ -263,7 +263,7 @@ func TestJudgeAtTheLook(t *testing.T) {
 		t.Errorf("until decided, look 2 of 4: %s", got.Evidence)
 	}
 	// The claim holds by a wide margin at every look: nothing undecided.
-	if u := UndecidedAt(r, 4, 6, Options{}); u != nil {
+	if u := UndecidedAt(r, 4, 6, 0, Options{}); u != nil {
 		t.Errorf("UndecidedAt: %q", u)
 	}
 }
@@ -288,14 +288,14 @@ func TestStatistical(t *testing.T) {
 	if got := Statistical(r.Scenario); !slices.Equal(got, want) {
 		t.Errorf("Statistical: %q, want %q", got, want)
 	}
-	if got := UndecidedAt(r, 4, 10, Options{}); !slices.Equal(got, []string{cs[2].Check}) {
+	if got := UndecidedAt(r, 4, 10, 0, Options{}); !slices.Equal(got, []string{cs[2].Check}) {
 		t.Errorf("UndecidedAt: %q, want the claim at its factor", got)
 	}
 	r.Scenario.Workload.Closed = &workloads.Closed{}
 	if got := Statistical(r.Scenario); got != nil {
 		t.Errorf("Statistical, closed loop: %q", got)
 	}
-	if got := UndecidedAt(r, 4, 10, Options{}); got != nil {
+	if got := UndecidedAt(r, 4, 10, 0, Options{}); got != nil {
 		t.Errorf("UndecidedAt, closed loop: %q", got)
 	}
 }

@@ -267,7 +267,7 @@ func TestModelClaimDecides(t *testing.T) {
 	if got := Statistical(r.Scenario); len(got) != 1 || got[0] != check {
 		t.Errorf("Statistical, bursts: %q, want the model claim", got)
 	}
-	if got := UndecidedAt(firstRounds(r, 3), 3, 10, Options{}); len(got) != 1 {
+	if got := UndecidedAt(firstRounds(r, 3), 3, 10, 0, Options{}); len(got) != 1 {
 		t.Errorf("UndecidedAt, 3 runs at look 1 of 8: %q, want the model claim undecided", got)
 	}
 }

@@ -33,7 +33,7 @@ func untilDecided(r *results.Results, maxRounds int) (rounds int, judged []Resul
 	stat := len(Statistical(r.Scenario))
 	for round := compare.MinRounds; round <= maxRounds; round++ {
 		at := firstRounds(r, round)
-		u := UndecidedAt(at, round, maxRounds, Options{})
+		u := UndecidedAt(at, round, maxRounds, 0, Options{})
 		switch {
 		case len(u) > 0 && round < maxRounds:
 			continue

@@ -498,7 +498,7 @@ func (o *Options) undecidedAt(res *results.Results, round int, comparing bool, s
 		others = compare.TestPs(vs)
 	}
 	if len(stat) > 0 {
-		for _, c := range claims.UndecidedAt(res, round, o.MaxRounds, claims.Options{Others: others}) {
+		for _, c := range claims.UndecidedAt(res, round, o.MaxRounds, o.Looks, claims.Options{Others: others}) {
 			open = append(open, "claim "+c)
 		}
 	}
