@@ -63,7 +63,10 @@ func TestKubernetesDefaultScenario(t *testing.T) {
 		t.Fatalf("the test cluster has nodes %v, want 2", c.Nodes)
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	text, code := runBin(t, "", nil, append([]string{"run", "-q", "--repeat", "1", "--duration", "4s", "-o", out}, kubeArgs(c)...)...)
+	// A run the generator fell behind in (the host took its CPU) is made
+	// again, up to twice, as make claims does: the ranking below is of
+	// valid runs, which measure the target rather than the machine.
+	text, code := runBin(t, "", nil, append([]string{"run", "-q", "--repeat", "1", "--duration", "4s", "--retry-invalid", "2", "-o", out}, kubeArgs(c)...)...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, text)
 	}
@@ -77,19 +80,25 @@ func TestKubernetesDefaultScenario(t *testing.T) {
 	checkPlacement(t, res, c, 1)
 	p99 := map[string][]float64{}
 	for _, r := range res.Runs {
+		if r.Errors != 0 || r.Requests == 0 {
+			t.Errorf("%s: %d requests, %d errors", r.ID, r.Requests, r.Errors)
+		}
 		if !r.Valid {
 			// The generators' nodes have a CPU of their own
 			// (k8s-testbed.sh), yet on this 2-vCPU virtual machine the
 			// generator still sometimes sends more than 5 ms late,
 			// when the host steals its CPU (the reason says how much;
-			// local runs go invalid then too). The run is still
-			// measured; the ranking below uses it.
+			// local runs go invalid then too). Such a run was made
+			// again; the ranking below is of the valid ones.
 			t.Logf("%s invalid: %v", r.ID, r.Invalid)
-		}
-		if r.Errors != 0 || r.Requests == 0 {
-			t.Errorf("%s: %d requests, %d errors", r.ID, r.Requests, r.Errors)
+			continue
 		}
 		p99[r.Variant] = append(p99[r.Variant], r.Summary.P99.Seconds())
+	}
+	for _, v := range []string{"reuseport", "least_conn_keepalive", "least_conn_no_keepalive"} {
+		if len(p99[v]) == 0 {
+			t.Errorf("%s: no valid run in three tries", v)
+		}
 	}
 	// The local driver's ranking (README): least_conn well ahead of
 	// SO_REUSEPORT on p99, in every round.
