@@ -287,13 +287,10 @@ func Compare(pairs []Pair, o Options) ([]Verdict, error) {
 // its scheduled rounds.
 func LookRounds(maxRounds, looks int) []int {
 	var rs []int
-	every := looks <= 0 || looks >= maxRounds-MinRounds+1
-	for r := MinRounds; r <= maxRounds; r++ {
-		if every {
+	if looks <= 0 || looks >= maxRounds-MinRounds+1 {
+		for r := MinRounds; r <= maxRounds; r++ {
 			rs = append(rs, r)
 		}
-	}
-	if every {
 		return rs
 	}
 	for k := 1; k <= looks; k++ {

@@ -120,16 +120,14 @@ func crowdedOut(run *results.Run) (bool, string) {
 	if run.Server == nil || run.Server.CPUs <= 0 || run.IntendedRate <= 0 || !sharesServerCPUs(run) {
 		return false, ""
 	}
-	sent := float64(run.Requests + run.WarmupRequests)
-	all, ok := run.CPUOf("all")
-	gen, _ := run.CPUOf(results.RoleGenerator)
-	target := all - gen
-	if !ok || sent == 0 || target <= 0 {
+	all, why := run.CPUPerRequest("all")
+	gen, _ := run.CPUPerRequest(results.RoleGenerator)
+	if why != "" || all-gen <= 0 {
 		return false, ""
 	}
-	cpus := float64(run.Server.CPUs)
-	need := func(cpu time.Duration) float64 { return cpu.Seconds() / sent * run.IntendedRate / cpus }
-	both, alone := need(all), need(target)
+	// CPUs busy at the intended rate, as a share of the server's.
+	need := func(ns float64) float64 { return ns / 1e9 * run.IntendedRate / float64(run.Server.CPUs) }
+	both, alone := need(all), need(all-gen)
 	if both < generatorBusy || alone >= generatorBusy {
 		return false, ""
 	}
@@ -146,12 +144,12 @@ func sharesServerCPUs(run *results.Run) bool {
 	}
 	servers := map[string]bool{}
 	for _, p := range run.Pods {
-		if p.Role == "server" {
+		if p.Role == results.PodServer {
 			servers[p.Node] = true
 		}
 	}
 	for _, p := range run.Pods {
-		if p.Role == "generator" && servers[p.Node] {
+		if p.Role == results.PodGenerator && servers[p.Node] {
 			return true
 		}
 	}

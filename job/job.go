@@ -436,9 +436,10 @@ func (o *Options) untilDecided() error {
 	case len(stat) > 0:
 		decided = "every statistical claim"
 	}
+	sched := compare.LookRounds(o.MaxRounds, o.Looks)
 	o.Harness = append(o.Harness, harness.WithRounds(harness.Rounds{
 		Min: compare.MinRounds, Max: o.MaxRounds, Budget: o.Budget, Judging: judging,
-		At: func(round int) bool { return slices.Contains(compare.LookRounds(o.MaxRounds, o.Looks), round) }, Looks: o.Looks,
+		At: func(round int) bool { return slices.Contains(sched, round) }, Looks: o.Looks,
 		Stop: func(res *results.Results, round int) harness.Look {
 			return o.lookAfter(res, round, comparing, stat, decided)
 		},

@@ -145,13 +145,19 @@ type KubernetesEnv struct {
 	Placement string `json:"placement"`
 }
 
+// Roles of a cluster run's pods (Pod.Role).
+const (
+	PodServer    = "server"
+	PodGenerator = "generator"
+)
+
 // Pod is one of a run's pods on a cluster: where it ran and with what
 // resources.
 type Pod struct {
 	Name string `json:"name"`
 	// Containers are its containers' names (workers-0, proxy-1, ...).
 	Containers []string `json:"containers"`
-	// Role is "server" or "generator".
+	// Role is PodServer or PodGenerator.
 	Role string `json:"role"`
 	Node string `json:"node"`
 	IP   string `json:"ip"`

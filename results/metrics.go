@@ -164,17 +164,7 @@ var Metrics = []Metric{
 	{MetricDef: scenario.MetricDef{Name: MetricCPUPerRequest, Kind: scenario.KindStat, Arg: scenario.ArgName, Choices: CPURoles,
 		Help: "CPU time per request of role NAME (workers, proxy, generator, or all) over each run's load, warm-up included"},
 		Unit: "ns", HigherIsWorse: true,
-		Read: func(r *Run, role string, _ int) (float64, string) {
-			cpu, why := roleCPU(r, role)
-			if why != "" {
-				return 0, why
-			}
-			n := r.Requests + r.WarmupRequests
-			if n == 0 {
-				return 0, "no request in run " + r.ID
-			}
-			return float64(cpu) / float64(n), ""
-		}},
+		Read: func(r *Run, role string, _ int) (float64, string) { return r.CPUPerRequest(role) }},
 	// cpu_relative is cpu_per_request measured against the machine's
 	// speed during the run: every process's CPU time for the same work
 	// swells and shrinks together from run to run on a shared 2-CPU host
@@ -373,6 +363,21 @@ func VerdictMetrics() []string {
 
 // roleCPU is the CPU time of run r's processes of role (Run.CPUOf), or
 // why there is none: what the CPU metrics read.
+// CPUPerRequest is the CPU time in nanoseconds the run's processes of
+// role ("all" for every one) spent per request sent, warm-up included
+// (cpu_per_request(ROLE)); why says why there is none.
+func (r *Run) CPUPerRequest(role string) (ns float64, why string) {
+	cpu, why := roleCPU(r, role)
+	if why != "" {
+		return 0, why
+	}
+	n := r.Requests + r.WarmupRequests
+	if n == 0 {
+		return 0, "no request in run " + r.ID
+	}
+	return float64(cpu) / float64(n), ""
+}
+
 func roleCPU(r *Run, role string) (time.Duration, string) {
 	cpu, ok := r.CPUOf(role)
 	if !ok {

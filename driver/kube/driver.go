@@ -34,8 +34,8 @@ var getOpts = metav1.GetOptions{}
 
 // Roles of a run's pods and containers.
 const (
-	RoleServer    = "server"
-	RoleGenerator = "generator"
+	RoleServer    = results.PodServer
+	RoleGenerator = results.PodGenerator
 )
 
 // PodIPPlaceholder stands for the server pod's address in a rendered plan
