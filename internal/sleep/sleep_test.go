@@ -5,13 +5,15 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // TestForIsPreciseEnough compares overshoot with time.Sleep's on the same
-// machine, as a ratio: For must never end early and, for short waits, must
-// overshoot less than the runtime timer does.
+// machine, as a ratio: For and Until must never end early and, for short
+// waits, must overshoot less than the runtime timer does.
 func TestForIsPreciseEnough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing sample")
@@ -31,10 +33,45 @@ func TestForIsPreciseEnough(t *testing.T) {
 		return over[50]
 	}
 	const d = 200 * time.Microsecond
-	ours, runtime := measure(For, d), measure(time.Sleep, d)
-	t.Logf("median overshoot of a %s sleep: For %s, time.Sleep %s", d, ours, runtime)
-	if ours > runtime && ours > 300*time.Microsecond {
-		t.Errorf("For overshoots %s, more than time.Sleep's %s", ours, runtime)
+	until := func(d time.Duration) { Until(time.Now().Add(d)) }
+	ours, nano, timer := measure(For, d), measure(until, d), measure(time.Sleep, d)
+	t.Logf("median overshoot of a %s sleep: For %s, Until %s, time.Sleep %s", d, ours, nano, timer)
+	for name, o := range map[string]time.Duration{"For": ours, "Until": nano} {
+		if o > timer && o > 300*time.Microsecond {
+			t.Errorf("%s overshoots %s, more than time.Sleep's %s", name, o, timer)
+		}
+	}
+}
+
+// TestForParksOnATimerfd: For's last stretch is a wait on a timerfd read
+// through the poller, which ends without error and goes back to the idle
+// timers (a failed wait would close it and fall back to nanosleep), and 64
+// such waits at once each end at or after their deadline.
+func TestForParksOnATimerfd(t *testing.T) {
+	for len(idle) > 0 {
+		(<-idle).f.Close()
+	}
+	For(time.Millisecond)
+	if len(idle) != 1 {
+		t.Fatalf("after one For, %d idle timerfds; want 1 (the wait's own, back in the pool)", len(idle))
+	}
+	deadline := time.Now().Add(5 * time.Millisecond)
+	var wg sync.WaitGroup
+	var early atomic.Int32
+	for range 64 {
+		wg.Go(func() {
+			For(time.Until(deadline))
+			if time.Now().Before(deadline) {
+				early.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := early.Load(); n != 0 {
+		t.Errorf("%d of 64 concurrent waits ended before their deadline", n)
+	}
+	if n := len(idle); n < 1 || n > cap(idle) {
+		t.Errorf("%d idle timerfds after 64 waits; want between 1 and %d", n, cap(idle))
 	}
 }
 
