@@ -55,29 +55,27 @@ func putTimer(tf *timer, err error) {
 	tf.f.Close()
 }
 
-// until arms tf for t and reads it: the read parks the goroutine until the
-// kernel's timer expires. The deadline is carried from Go's monotonic clock
-// to CLOCK_MONOTONIC (the same clock on Linux) as an offset from now; the
-// loop re-arms for what is left should the two disagree by a nanosecond.
+// until arms tf for what is left until t and reads it: the read parks the
+// goroutine until the kernel's timer expires. The timer is armed relative
+// to the kernel's now, which is later than the moment the remainder was
+// computed, so it never fires early; the loop re-arms should it somehow
+// fire before t by Go's clock.
 //
 // timerfd_settime and the non-blocking read never block, so they are made
-// as raw syscalls: the runtime's syscall entry would wake its monitor
-// thread from its deep sleep each time (twice a wait), and on a virtual
-// machine each of those wake-ups costs more than the syscall itself.
+// as raw syscalls (and no clock is read by a syscall): the runtime's
+// syscall entry would wake its monitor thread from its deep sleep each
+// time, and on a virtual machine each of those wake-ups costs more than
+// the syscall itself.
 func (tf *timer) until(t time.Time) error {
 	for {
 		d := time.Until(t)
 		if d <= 0 {
 			return nil
 		}
-		var now unix.Timespec
-		if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
-			return err
-		}
-		spec := unix.ItimerSpec{Value: unix.NsecToTimespec(now.Nano() + d.Nanoseconds())}
+		spec := unix.ItimerSpec{Value: unix.NsecToTimespec(d.Nanoseconds())}
 		var err error
 		if cerr := tf.rc.Control(func(fd uintptr) {
-			_, _, e := unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, fd, unix.TFD_TIMER_ABSTIME, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+			_, _, e := unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
 			if e != 0 {
 				err = e
 			}
