@@ -10,11 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,6 +19,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/lbbench/lbbench/internal/procnet"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/workloads"
 )
@@ -404,26 +402,21 @@ func TestClientPreopen(t *testing.T) {
 }
 
 // establishedTo counts the TCP connections in the kernel's ESTABLISHED
-// state whose local end is addr (an IPv4 listener's address): those the
-// server accepted and those still on its accept queue.
+// state whose local end is addr: those the server accepted and those
+// still on its accept queue.
 func establishedTo(t *testing.T, addr net.Addr) int {
 	t.Helper()
-	ap, err := netip.ParseAddrPort(addr.String())
-	if err != nil || !ap.Addr().Is4() {
-		t.Fatalf("server address %v: want IPv4 (%v)", addr, err)
+	local, ok := addr.(*net.TCPAddr)
+	if !ok {
+		t.Fatalf("server address %v: not TCP", addr)
 	}
-	b, err := os.ReadFile("/proc/net/tcp")
+	socks, err := procnet.TCP()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ip := ap.Addr().As4()
-	// /proc/net/tcp writes the address as the 32-bit word in host order
-	// (little-endian here), then the port: 127.0.0.1:80 is 0100007F:0050.
-	local := fmt.Sprintf("%02X%02X%02X%02X:%04X", ip[3], ip[2], ip[1], ip[0], ap.Port())
 	n := 0
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) > 3 && f[1] == local && f[3] == "01" { // 01: ESTABLISHED
+	for _, s := range socks {
+		if s.State == procnet.Established && s.Port == local.Port && s.IP.Equal(local.IP) {
 			n++
 		}
 	}

@@ -361,8 +361,6 @@ func VerdictMetrics() []string {
 	return out
 }
 
-// roleCPU is the CPU time of run r's processes of role (Run.CPUOf), or
-// why there is none: what the CPU metrics read.
 // CPUPerRequest is the CPU time in nanoseconds the run's processes of
 // role ("all" for every one) spent per request sent, warm-up included
 // (cpu_per_request(ROLE)); why says why there is none.
@@ -378,6 +376,8 @@ func (r *Run) CPUPerRequest(role string) (ns float64, why string) {
 	return float64(cpu) / float64(n), ""
 }
 
+// roleCPU is the CPU time of run r's processes of role (Run.CPUOf), or
+// why there is none: what the CPU metrics read.
 func roleCPU(r *Run, role string) (time.Duration, string) {
 	cpu, ok := r.CPUOf(role)
 	if !ok {

@@ -59,9 +59,6 @@ func For(d time.Duration) {
 	}
 	t := time.Now().Add(d)
 	coarse(context.Background(), t)
-	if time.Until(t) <= 0 {
-		return
-	}
 	if tf := getTimer(); tf != nil {
 		err := tf.until(t)
 		putTimer(tf, err)

@@ -29,8 +29,9 @@ func WorkerMain(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("prefork: %w", err)
 	}
-	limitProcs(cfg.WithDefaults().Concurrency)
-	ln, err := worker.ListenFD(inheritedFD, cfg.WithDefaults().Accept)
+	cfg = cfg.WithDefaults()
+	limitProcs(cfg.Concurrency)
+	ln, err := worker.ListenFD(inheritedFD, cfg.Accept)
 	if err != nil {
 		return fmt.Errorf("prefork: inherited main listener: %w", err)
 	}

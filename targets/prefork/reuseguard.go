@@ -1,14 +1,12 @@
 package prefork
 
 import (
-	"bufio"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/lbbench/lbbench/internal/procnet"
 )
 
 // A port that another process already listens on with SO_REUSEPORT would
@@ -45,63 +43,20 @@ func probeExclusive(addr string) error {
 // (or on the unspecified address of its family, or any address when ip is
 // unspecified) other than the socket of inode own.
 func otherListeners(ip net.IP, port int, own uint64) ([]uint64, error) {
+	socks, err := procnet.TCP()
+	if err != nil {
+		return nil, err
+	}
 	var out []uint64
-	for _, path := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		f, err := os.Open(path)
-		if os.IsNotExist(err) {
+	for _, s := range socks {
+		if s.State != procnet.Listen || s.Port != port || s.Inode == own {
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		sc := bufio.NewScanner(f)
-		sc.Scan() // header
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 10 || fields[3] != "0A" { // TCP_LISTEN
-				continue
-			}
-			lip, lport, ok := parseProcAddr(fields[1])
-			if !ok || lport != port {
-				continue
-			}
-			if !(ip.IsUnspecified() || lip.IsUnspecified() || lip.Equal(ip)) {
-				continue
-			}
-			ino, err := strconv.ParseUint(fields[9], 10, 64)
-			if err != nil || ino == own {
-				continue
-			}
-			out = append(out, ino)
-		}
-		err = sc.Err()
-		f.Close()
-		if err != nil {
-			return nil, err
+		if ip.IsUnspecified() || s.IP.IsUnspecified() || s.IP.Equal(ip) {
+			out = append(out, s.Inode)
 		}
 	}
 	return out, nil
-}
-
-// parseProcAddr decodes "0100007F:1F90" (an address of /proc/net/tcp: the
-// IP as 32-bit words in host order, little-endian here, then the port).
-func parseProcAddr(s string) (net.IP, int, bool) {
-	hexIP, hexPort, ok := strings.Cut(s, ":")
-	if !ok {
-		return nil, 0, false
-	}
-	b, err := hex.DecodeString(hexIP)
-	if err != nil || (len(b) != 4 && len(b) != 16) {
-		return nil, 0, false
-	}
-	for i := 0; i < len(b); i += 4 {
-		b[i], b[i+1], b[i+2], b[i+3] = b[i+3], b[i+2], b[i+1], b[i]
-	}
-	port, err := strconv.ParseUint(hexPort, 16, 16)
-	if err != nil {
-		return nil, 0, false
-	}
-	return net.IP(b), int(port), true
 }
 
 // inodeOf returns the inode of the socket f.
