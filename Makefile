@@ -5,7 +5,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS := -X main.commit=$(COMMIT)
 OUT     ?= reports/out/latest
 
-.PHONY: build setup k8s-testbed test test-short fuzz bench-compare claims screenshot fmt-check vet lint-workflows clean
+.PHONY: build setup k8s-testbed test test-short fuzz bench-compare bench-self claims screenshot fmt-check vet lint-workflows clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lbbench
@@ -175,6 +175,22 @@ claims: build
 		dirs="$$dirs $(CLAIMS_OUT)/$$n"; \
 	done; \
 	./$(BIN) report --claims -o $(CLAIMS_OUT) $$dirs
+
+## bench-self: what lbbench itself costs on this machine (lbbench
+## selftest): its generator beside vegeta's attack at 1,000 to 20,000
+## requests/s and wrk's closed-loop ceiling against nginx, the tools in
+## turn round by round; the built-in worker's CPU per request with no and
+## with a 2 ms service beside nginx's. vegeta's CLI is installed into bin/
+## at the version go.mod pins (from the module proxy); nginx and wrk come
+## from make setup. SELFTEST_FLAGS go to lbbench selftest (--rounds,
+## --duration, --rates). Writes $(SELFTEST_OUT)/figures.txt and
+## results.json; about 3 minutes with the defaults (3 rounds of 5 s runs).
+SELFTEST_OUT ?= reports/out/selftest
+SELFTEST_FLAGS ?=
+bench-self: build
+	CGO_ENABLED=0 GOBIN=$(CURDIR)/bin $(GO) install github.com/tsenart/vegeta/v12@$$($(GO) list -m -f '{{.Version}}' github.com/tsenart/vegeta/v12)
+	rm -rf $(SELFTEST_OUT)
+	./$(BIN) selftest -o $(SELFTEST_OUT) --vegeta bin/vegeta $(SELFTEST_FLAGS)
 
 ## screenshot: docs/report.png, the README's picture, from the report of the
 ## last bench-compare, taken in headless Chromium (which must load nothing else).

@@ -44,6 +44,9 @@ var examples = map[string]string{
 	"lbbench model balls": `  lbbench model balls --tasks 16 --workers 8 --at-least 4`,
 	"lbbench model sim": `  lbbench model sim                    # the default scenario, simulated
   lbbench model sim policies -o sim && lbbench report sim`,
+	"lbbench selftest": `  lbbench selftest                     # generator vs vegeta at 1k-20k/s, worker vs nginx (make bench-self)
+  lbbench selftest --rates 5000 --rounds 5 --duration 8s -o st
+  lbbench compare base-st st            # two builds' selftests, same-named variants`,
 	"lbbench version":   `  lbbench version`,
 	"lbbench scenarios": `  lbbench scenarios`,
 	"lbbench completion": `  source <(lbbench completion bash)

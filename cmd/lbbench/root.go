@@ -81,6 +81,7 @@ func newRootCmd() *cobra.Command {
 		newPublishCmd(),
 		newCompareCmd(),
 		newModelCmd(),
+		newSelftestCmd(),
 		newVersionCmd(),
 		newScenariosCmd(),
 	)
