@@ -457,11 +457,7 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 		cr.Evidence += fmt.Sprintf(" (%d paired rounds: at least %d are needed)", len(rounds), compare.MinRounds)
 	}
 	if cr.Outcome == Undecided && len(rounds) >= compare.MinRounds {
-		if n := roundsForPower(ratio, ci, len(rounds), alpha, f); n > 0 {
-			cr.Evidence += fmt.Sprintf("; forecast: about %d paired rounds for 80%% power at this level, were the mean and spread to stay as they are (judging again after more rounds spends level: continue with the run's looks, not a new run)", n)
-		} else if n < 0 {
-			cr.Evidence += fmt.Sprintf("; forecast: more than %d paired rounds for 80%% power at this mean and spread", maxRoundsToDecide)
-		}
+		cr.Evidence += forecastText(roundsForPower(ratio, ci, len(rounds), alpha, f), "paired rounds")
 	}
 }
 
@@ -485,12 +481,31 @@ const powerZ = 0.8416212335729143
 // maxRoundsToDecide would be needed.
 func roundsForPower(ratio float64, ci stats.Interval, n int, alpha, f float64) int {
 	lo, hi := math.Log(ci.Low), math.Log(ci.High)
-	gap := math.Abs(math.Log(ratio) - math.Log(f))
+	return forecastRounds(math.Abs(math.Log(ratio)-math.Log(f)), spreadOf(lo, hi, n, alpha), n, alpha)
+}
+
+// spreadOf is the round-to-round standard deviation behind [lo, hi], the
+// skew-safe interval of a mean of n rounds at one-sided level alpha each
+// way (stats.SkewSafeMean); NaN when it cannot be read from it.
+func spreadOf(lo, hi float64, n int, alpha float64) float64 {
 	q := stats.SkewSafeQuantile(n, alpha)
-	if n < 3 || !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(gap > 0) || math.IsInf(gap, 0) || math.IsInf(q, 0) {
+	if n < compare.MinRounds || !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || math.IsInf(q, 0) || !(q > 0) {
+		return math.NaN()
+	}
+	return (hi - lo) / (2 * q) * math.Sqrt(float64(n))
+}
+
+// forecastRounds is the plug-in forecast of every statistical claim left
+// undecided after n rounds (or runs): the fewest m at which a mean gap
+// away from the boundary it must clear (the claim's factor, or the nearer
+// margin of an equivalence) lies (c_m + z_0.8) standard errors from it,
+// sd the round-to-round spread and c_m the skew-safe critical value of m
+// rounds at one-sided level alpha. 0 when it cannot say (no spread, a
+// mean on the boundary), -1 past maxRoundsToDecide.
+func forecastRounds(gap, sd float64, n int, alpha float64) int {
+	if n < compare.MinRounds || !(sd > 0) || math.IsInf(sd, 0) || !(gap > 0) || math.IsInf(gap, 0) {
 		return 0
 	}
-	sd := (hi - lo) / (2 * q) * math.Sqrt(float64(n))
 	for m := n + 1; m <= maxRoundsToDecide; m++ {
 		if gap*math.Sqrt(float64(m))/sd >= stats.SkewSafeQuantile(m, alpha)+powerZ {
 			return m
@@ -498,6 +513,23 @@ func roundsForPower(ratio float64, ci stats.Interval, n int, alpha, f float64) i
 	}
 	return -1
 }
+
+// forecastText says forecastRounds's answer in a claim's evidence, unit
+// naming what is counted ("paired rounds", "runs"); "" when it cannot say.
+func forecastText(n int, unit string) string {
+	switch {
+	case n > 0:
+		return fmt.Sprintf("; forecast: about %d %s for 80%% power at this level, were the mean and spread to stay as they are (judging again after more rounds spends level: continue with the run's looks, not a new run)", n, unit)
+	case n < 0:
+		return fmt.Sprintf("; forecast: more than %d %s for 80%% power at this mean and spread", maxRoundsToDecide, unit)
+	}
+	return ""
+}
+
+// marginGap is how far a mean at distance dist from an equivalence's
+// centre lies from its margin, the boundary a decision must clear either
+// way (inside to hold, outside to fail).
+func marginGap(dist, margin float64) float64 { return math.Abs(margin - math.Abs(dist)) }
 
 // decideRatio decides ratio claim c on its sides' values by round (a
 // ratio A op F × B): the mean of the per-round log ratios with its t
@@ -659,6 +691,9 @@ func judgeBound(c scenario.Check, cr *Result, a []float64, alpha float64) {
 	level := strconv.FormatFloat(100*(1-2*alpha), 'g', 4, 64) + "%"
 	cr.Evidence = fmt.Sprintf("%s; %s over %d runs %s, %s CI [%s, %s], claimed %s %s; %d of %d runs %s %s",
 		byRunString(c, a), what, len(a), back(mean), level, back(ci.Low), back(ci.High), c.Op, statString(name, x), n, len(a), c.Op, statString(name, x))
+	if cr.Outcome == Undecided {
+		cr.Evidence += forecastText(forecastRounds(math.Abs(mean), spreadOf(ci.Low, ci.High, len(a), alpha), len(a), alpha), "runs")
+	}
 }
 
 // judgeEquivalence judges A ~ F × B within M by two one-sided tests on
@@ -679,6 +714,10 @@ func judgeEquivalence(c scenario.Check, cr *Result, la, lb map[int]float64, alph
 		numfmt.Ratio(ci.Low), numfmt.Ratio(ci.High), numfmt.Ratio(lo), numfmt.Ratio(hi), c.Left.Variant, aList, c.Right.Variant, bList)
 	if cr.Outcome == Undecided && len(rounds) < compare.MinRounds {
 		cr.Evidence += fmt.Sprintf(" (%d paired rounds: at least %d are needed)", len(rounds), compare.MinRounds)
+	}
+	if cr.Outcome == Undecided && len(rounds) >= compare.MinRounds {
+		gap := marginGap(math.Log(ratio)-math.Log(f), math.Log1p(c.Within))
+		cr.Evidence += forecastText(forecastRounds(gap, spreadOf(math.Log(ci.Low), math.Log(ci.High), len(rounds), alpha), len(rounds), alpha), "paired rounds")
 	}
 }
 
@@ -742,6 +781,9 @@ func judgeCounts(c scenario.Check, cr *Result, m results.Metric, left, right []*
 		c.Left.Variant, c.Right.Variant, numfmt.Ratio(sumA/sumB), c.Left.Variant, aList, c.Right.Variant, bList)
 	if o == Undecided && len(d) < compare.MinRounds {
 		cr.Evidence += fmt.Sprintf(" (%d paired rounds: at least %d are needed)", len(d), compare.MinRounds)
+	}
+	if o == Undecided && len(d) >= compare.MinRounds {
+		cr.Evidence += forecastText(forecastRounds(math.Abs(mean), spreadOf(ci.Low, ci.High, len(d), alpha), len(d), alpha), "paired rounds")
 	}
 }
 
@@ -996,6 +1038,9 @@ func judgeModel(r *results.Results, c scenario.Check, cr *Result, alpha float64)
 	cr.Evidence = fmt.Sprintf("P(max load ≥ %d) by run: %s; mean %.3f, %+.4f from the model over %d runs, %s, claimed within ±%s; model balls (%d tasks, %d workers, random dispatch) exactly %.4f (%s); all %d bursts pooled: %d/%d = %.3f",
 		k, strings.Join(parts, " / "), exact+mean, mean, len(d), interval, strconv.FormatFloat(c.Margin, 'g', -1, 64),
 		cmp.Tasks, cmp.Workers, exact, random.Some.Exact, len(maxes), int(hits), len(maxes), hits/float64(len(maxes)))
+	if o == Undecided && len(d) >= compare.MinRounds {
+		cr.Evidence += forecastText(forecastRounds(marginGap(mean, c.Margin), spreadOf(ci.Low, ci.High, len(d), alpha), len(d), alpha), "runs")
+	}
 	cr.Evidence += burstsLeftOut(unanswered, late)
 }
 

@@ -5,11 +5,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/lbbench/lbbench/compare"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 )
@@ -220,5 +222,78 @@ func TestRoundsForPower(t *testing.T) {
 			t.Errorf("%+v: %d rounds decide %.3f of seeded trials, want about 0.8", tc, m, power)
 		}
 		t.Logf("%+v: %d rounds, power %.3f", tc, m, power)
+	}
+}
+
+// TestForecastEveryKind: an undecided equivalence, bound or model claim
+// is given a forecast too, and rounds (or runs) of exactly the same mean
+// and spread, as many as forecast, decide it the way the mean lies.
+func TestForecastEveryKind(t *testing.T) {
+	const alpha = 0.01
+	logs := func(a map[int]float64) []float64 {
+		var x []float64
+		for r := 1; r <= len(a); r++ {
+			x = append(x, math.Log(a[r]))
+		}
+		return x
+	}
+	// Equivalence: the log ratio 0.02 from 1, within 10%.
+	eq, err := scenario.ParseCheck("p99(a) ~ p99(b) within 10%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := spreadRounds(4, 0.02, 0.08)
+	ratio, ci, median, rounds := compare.RoundRatio(a, b, alpha)
+	if o := decideEquivalence(eq, ratio, ci, median, len(rounds)); o != Undecided {
+		t.Fatalf("equivalence: %s after 4 rounds, want undecided to start with", o)
+	}
+	m := forecastRounds(marginGap(math.Log(ratio), math.Log1p(eq.Within)), spreadOf(math.Log(ci.Low), math.Log(ci.High), 4, alpha), 4, alpha)
+	if m <= 4 {
+		t.Fatalf("equivalence: forecast %d", m)
+	}
+	a, b = spreadRounds(m, 0.02, 0.08)
+	ratio, ci, median, rounds = compare.RoundRatio(a, b, alpha)
+	if o := decideEquivalence(eq, ratio, ci, median, len(rounds)); o != Holds {
+		t.Errorf("equivalence: %s after the %d rounds forecast, want holds", o, m)
+	}
+
+	// Model agreement: runs 0.005 from the model, within 0.03.
+	a, _ = spreadRounds(5, 0.005, 0.03)
+	o, mean, mci := decideModel(logs(a), 0.03, 1e-4, alpha)
+	if o != Undecided {
+		t.Fatalf("model: %s after 5 runs, want undecided to start with", o)
+	}
+	m = forecastRounds(marginGap(mean, 0.03), spreadOf(mci.Low, mci.High, 5, alpha), 5, alpha)
+	if m <= 5 {
+		t.Fatalf("model: forecast %d", m)
+	}
+	a, _ = spreadRounds(m, 0.005, 0.03)
+	if o, _, _ := decideModel(logs(a), 0.03, 1e-4, alpha); o != Holds {
+		t.Errorf("model: %s after the %d runs forecast, want holds", o, m)
+	}
+
+	// A bound, on the runs' differences from it: 0.03 below, sd 0.1.
+	bound, err := scenario.ParseCheck("p99(a) < 60ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ = spreadRounds(4, -0.03, 0.1)
+	o, mean, mci, _ = decideDifference(bound, logs(a), 1e-4, alpha)
+	if o != Undecided {
+		t.Fatalf("bound: %s after 4 runs, want undecided to start with", o)
+	}
+	m = forecastRounds(math.Abs(mean), spreadOf(mci.Low, mci.High, 4, alpha), 4, alpha)
+	if m <= 4 {
+		t.Fatalf("bound: forecast %d", m)
+	}
+	a, _ = spreadRounds(m, -0.03, 0.1)
+	if o, _, _, _ := decideDifference(bound, logs(a), 1e-4, alpha); o != Holds {
+		t.Errorf("bound: %s after the %d runs forecast, want holds", o, m)
+	}
+	if s := forecastText(m, "runs"); !strings.Contains(s, fmt.Sprintf("about %d runs for 80%% power", m)) {
+		t.Errorf("forecastText: %q", s)
+	}
+	if forecastText(0, "runs") != "" || !strings.Contains(forecastText(-1, "runs"), "more than 1000 runs") {
+		t.Error("forecastText of no forecast or of too many")
 	}
 }
