@@ -50,11 +50,13 @@ func TestSelftest(t *testing.T) {
 		case selftest.ServerBuiltin0, selftest.ServerBuiltin2, selftest.ServerNginx:
 			role = results.RoleWorkers
 		}
-		// vegeta's pacer may stop one request short of rate x duration
-		// (399 of 400 at 1000/s for 400 ms); lbbench's sends them all.
+		// vegeta stops at its duration whatever it has sent: one request
+		// short of rate x duration here (399 of 400 at 1000/s for 400 ms),
+		// more when the tests beside it take its CPU; lbbench sends every
+		// request of its schedule.
 		short := uint64(0)
 		if tool == selftest.ToolVegeta {
-			short = 1
+			short = want / 10
 		}
 		if run.Errors != 0 || run.Requests == 0 || (want != 0 && (run.Requests > want || run.Requests+short < want)) {
 			t.Errorf("%s: %d requests, %d errors; want %d, none", run.ID, run.Requests, run.Errors, want)
