@@ -96,6 +96,13 @@ func (c *Config) defaults() error {
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
+	// nginx takes its configuration's paths from its prefix: the
+	// directory must not be relative.
+	dir, err := filepath.Abs(c.Dir)
+	if err != nil {
+		return fmt.Errorf("selftest: %w", err)
+	}
+	c.Dir = dir
 	return nil
 }
 

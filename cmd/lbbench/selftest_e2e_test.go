@@ -93,8 +93,11 @@ func TestSelftest(t *testing.T) {
 	waitNoProcs(t)
 
 	// Interrupted once its first runs are made: exit 130, they are kept.
-	out2 := filepath.Join(t.TempDir(), "st")
-	run := start(t, "selftest", "--rates", "500", "--rounds", "50", "--duration", "300ms", "--vegeta", "none", "--wrk", "none", "-o", out2)
+	// The output is named relative to the working directory, as make
+	// bench-self names it (nginx resolves its paths from its own prefix).
+	cwd := t.TempDir()
+	out2 := filepath.Join(cwd, "st")
+	run := invocation{args: []string{"selftest", "--rates", "500", "--rounds", "50", "--duration", "300ms", "--vegeta", "none", "--wrk", "none", "-o", "st"}, dir: cwd}.start(t)
 	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(run.stderr.String(), "round 2: lbbench at 500/s") {
 		if time.Now().After(deadline) {
