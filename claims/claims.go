@@ -500,11 +500,15 @@ func spreadOf(lo, hi float64, n int, alpha float64) float64 {
 // away from the boundary it must clear (the claim's factor, or the nearer
 // margin of an equivalence) lies (c_m + z_0.8) standard errors from it,
 // sd the round-to-round spread and c_m the skew-safe critical value of m
-// rounds at one-sided level alpha. 0 when it cannot say (no spread, a
-// mean on the boundary), -1 past maxRoundsToDecide.
+// rounds at one-sided level alpha. 0 when it cannot say (no spread),
+// onBoundary for a mean exactly on the boundary, -1 past
+// maxRoundsToDecide.
 func forecastRounds(gap, sd float64, n int, alpha float64) int {
-	if n < compare.MinRounds || !(sd > 0) || math.IsInf(sd, 0) || !(gap > 0) || math.IsInf(gap, 0) {
+	if n < compare.MinRounds || !(sd > 0) || math.IsInf(sd, 0) || !(gap >= 0) || math.IsInf(gap, 0) {
 		return 0
+	}
+	if gap == 0 {
+		return onBoundary
 	}
 	for m := n + 1; m <= maxRoundsToDecide; m++ {
 		if gap*math.Sqrt(float64(m))/sd >= stats.SkewSafeQuantile(m, alpha)+powerZ {
@@ -520,11 +524,17 @@ func forecastText(n int, unit string) string {
 	switch {
 	case n > 0:
 		return fmt.Sprintf("; forecast: about %d %s for 80%% power at this level, were the mean and spread to stay as they are (judging again after more rounds spends level: continue with the run's looks, not a new run)", n, unit)
+	case n == onBoundary:
+		return fmt.Sprintf("; forecast: no number of %s: the mean lies exactly on the claim's boundary, where more of them give no power", unit)
 	case n < 0:
 		return fmt.Sprintf("; forecast: more than %d %s for 80%% power at this mean and spread", maxRoundsToDecide, unit)
 	}
 	return ""
 }
+
+// onBoundary is forecastRounds's answer for a mean exactly on the
+// boundary a decision must clear.
+const onBoundary = -2
 
 // marginGap is how far a mean at distance dist from an equivalence's
 // centre lies from its margin, the boundary a decision must clear either

@@ -296,4 +296,9 @@ func TestForecastEveryKind(t *testing.T) {
 	if forecastText(0, "runs") != "" || !strings.Contains(forecastText(-1, "runs"), "more than 1000 runs") {
 		t.Error("forecastText of no forecast or of too many")
 	}
+	// A mean exactly on the boundary (c1's equal counts of slow
+	// responses, 0.00 over 7 rounds) says so rather than nothing.
+	if got := forecastRounds(0, 0.3, 7, alpha); got != onBoundary || !strings.Contains(forecastText(got, "paired rounds"), "exactly on the claim's boundary") {
+		t.Errorf("a mean on the boundary: %d %q", got, forecastText(got, "paired rounds"))
+	}
 }
