@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/lbbench/lbbench/driver"
 )
 
 // child is a server process started for the self-benchmark, in a process
@@ -178,30 +179,15 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// waitOK waits up to 10 s for url to answer 200, or c to exit.
+// waitOK waits up to 10 s for url to answer 200 (driver.WaitHTTP), or
+// c to exit.
 func waitOK(ctx context.Context, c *child, url string) error {
-	deadline := time.Now().Add(10 * time.Second)
-	client := &http.Client{Timeout: time.Second}
-	for {
-		resp, err := client.Get(url)
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = errors.New(resp.Status)
-		}
-		if e := c.exited(); e != nil {
-			return e
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("selftest: %s did not answer %s within 10 s: %v", c.name, url, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+	err := driver.WaitHTTP(ctx, url, 10*time.Second, c.done)
+	if errors.Is(err, driver.ErrExited) {
+		return c.exited()
 	}
+	if err != nil {
+		return fmt.Errorf("selftest: %s did not answer %s within 10 s: %w", c.name, url, err)
+	}
+	return nil
 }
