@@ -265,13 +265,7 @@ func (c cost) fill(g *results.Generator) {
 	g.CPU = processCPU() - c.cpu0
 	g.MaxRSS = maxRSS()
 	g.Processes = 1
-	// The CPUs it may run on, over which steal is summed too: not
-	// GOMAXPROCS, which holdProcs lowers at low rates (the runtime's
-	// other threads still run on the rest).
-	g.CPUs = c.steal.CPUs()
-	if g.CPUs == 0 {
-		g.CPUs = runtime.NumCPU()
-	}
+	g.CPUs = runtime.GOMAXPROCS(0)
 	if st, err := c.steal.Now(); err == nil && c.stealErr == nil {
 		g.Steal = st - c.steal0
 	}

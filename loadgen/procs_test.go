@@ -1,16 +1,9 @@
 package loadgen
 
 import (
-	"context"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"testing"
-	"time"
-
-	"github.com/lbbench/lbbench/internal/proccpu"
-	"github.com/lbbench/lbbench/workloads"
 )
 
 func TestProcsFor(t *testing.T) {
@@ -64,26 +57,4 @@ func TestHoldProcs(t *testing.T) {
 		t.Errorf("with GOMAXPROCS=2 in the environment, after the attack: %d", got)
 	}
 	runtime.SetDefaultGOMAXPROCS()
-}
-
-// TestGeneratorCPUsIsTheAffinity: a low-rate attack runs on one P, but the
-// CPUs it records are those it may run on, over which its steal is summed
-// (results.Run.HostSteal divides by them).
-func TestGeneratorCPUsIsTheAffinity(t *testing.T) {
-	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer srv.Close()
-	spec := workloads.Spec{
-		Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 50},
-		Duration: 200 * time.Millisecond,
-		Warmup:   -1,
-		Classes:  []workloads.Class{{Name: "a", Weight: 1}},
-	}.WithDefaults()
-	m, err := Attack(context.Background(), srv.URL, spec, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := proccpu.NewStealClock().CPUs(); m.Generator.CPUs != want {
-		t.Errorf("Generator.CPUs = %d, want the %d CPUs of the process's affinity", m.Generator.CPUs, want)
-	}
 }
