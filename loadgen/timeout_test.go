@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -79,32 +78,5 @@ func TestRequestTimeoutCoversEveryStage(t *testing.T) {
 				t.Errorf("attack took %s, past its duration %s plus the timeout", took, spec.Duration)
 			}
 		})
-	}
-}
-
-// BenchmarkTransportRoundTrip: one request through the generator's
-// transport to a real server on loopback and its body read and closed, as
-// vegeta's attacker does it, with the request timeout set (allocations per
-// request reported, the in-process server's included).
-func BenchmarkTransportRoundTrip(b *testing.B) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("ok\n"))
-	}))
-	defer srv.Close()
-	tr := newClientTransport(srv.Listener.Addr().String(), 1, true, 0)
-	tr.timeout = 5 * time.Second
-	defer tr.CloseIdleConnections()
-	req, err := http.NewRequest(http.MethodGet, srv.URL+"/work", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"sync"
 	"syscall"
 	"unsafe"
 
@@ -28,23 +27,10 @@ import (
 
 // Conn is a stream socket whose Read and Write are raw system calls. Every
 // other method is the wrapped connection's; deadlines and Close end a wait
-// in the poller as they do for it. The functions the poller calls are bound
-// once, so a Read or Write allocates nothing.
+// in the poller as they do for it.
 type Conn struct {
 	net.Conn
 	rc syscall.RawConn
-
-	rmu    sync.Mutex // one Read at a time: it holds rp, rn, rerr
-	rp     []byte
-	rn     int
-	rerr   syscall.Errno
-	readFn func(uintptr) bool
-
-	wmu     sync.Mutex // one Write at a time: it holds wp, wn, werr
-	wp      []byte
-	wn      int
-	werr    syscall.Errno
-	writeFn func(uintptr) bool
 }
 
 // Wrap returns c as a Conn if it is a TCP or Unix stream connection whose
@@ -66,9 +52,7 @@ func Wrap(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	q := &Conn{Conn: c, rc: rc}
-	q.readFn, q.writeFn = q.read, q.write
-	return q
+	return &Conn{Conn: c, rc: rc}
 }
 
 // Read reads into p as read(2) does, waiting in the poller while nothing
@@ -77,12 +61,21 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	c.rp, c.rn, c.rerr = p, 0, 0
-	err := c.rc.Read(c.readFn)
-	n, errno := c.rn, c.rerr
-	c.rp = nil
+	var n int
+	var errno syscall.Errno
+	err := c.rc.Read(func(fd uintptr) bool {
+		for {
+			r, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			switch e {
+			case unix.EINTR:
+				continue
+			case unix.EAGAIN:
+				return false // nothing to read yet: wait in the poller
+			}
+			n, errno = int(r), e
+			return true
+		}
+	})
 	switch {
 	case err != nil:
 		return 0, c.opError("read", err)
@@ -94,30 +87,27 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// read is Read's step in the poller: false means "not ready, wait".
-func (c *Conn) read(fd uintptr) bool {
-	for {
-		r, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rp[0])), uintptr(len(c.rp)))
-		switch e {
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			return false // nothing to read yet: wait in the poller
-		}
-		c.rn, c.rerr = int(r), e
-		return true
-	}
-}
-
 // Write writes all of p, waiting in the poller while the socket's buffer
 // is full, or returns how much it wrote and why it stopped.
 func (c *Conn) Write(p []byte) (int, error) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.wp, c.wn, c.werr = p, 0, 0
-	err := c.rc.Write(c.writeFn)
-	n, errno := c.wn, c.werr
-	c.wp = nil
+	var n int
+	var errno syscall.Errno
+	err := c.rc.Write(func(fd uintptr) bool {
+		for n < len(p) {
+			r, _, e := unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
+			switch e {
+			case 0:
+				n += int(r)
+			case unix.EINTR:
+			case unix.EAGAIN:
+				return false // the buffer is full: wait in the poller
+			default:
+				errno = e
+				return true
+			}
+		}
+		return true
+	})
 	switch {
 	case err != nil:
 		return n, c.opError("write", err)
@@ -125,25 +115,6 @@ func (c *Conn) Write(p []byte) (int, error) {
 		return n, c.opError("write", os.NewSyscallError("write", errno))
 	}
 	return n, nil
-}
-
-// write is Write's step in the poller: false means "the buffer is full,
-// wait".
-func (c *Conn) write(fd uintptr) bool {
-	for c.wn < len(c.wp) {
-		r, _, e := unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&c.wp[c.wn])), uintptr(len(c.wp)-c.wn))
-		switch e {
-		case 0:
-			c.wn += int(r)
-		case unix.EINTR:
-		case unix.EAGAIN:
-			return false
-		default:
-			c.werr = e
-			return true
-		}
-	}
-	return true
 }
 
 // CloseWrite shuts down the writing side when the wrapped connection can,

