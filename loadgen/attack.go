@@ -91,8 +91,6 @@ func openLoop(ctx context.Context, entry string, spec workloads.Spec, o Options)
 			}
 		}
 	}
-	release := holdProcs(spec.Arrival.PeakRate()) // procs.go: the CPUs the attack's Go code may use
-	defer release()
 	cost := startCost()
 	live := startLive(ctx, spec) // live.go: nil (a no-op) unless LiveContext
 	defer live.stop()
@@ -141,7 +139,6 @@ func newStreams(ctx context.Context, entry string, u *url.URL, spec workloads.Sp
 			st.rec.forClient(s.Name, s.Share)
 		}
 		st.tr = newClientTransport(hostPort(u), c.Connections, c.KeepAliveOn(), c.RequestsPerConn)
-		st.tr.timeout = s.Spec.Timeout // not http.Client's Timeout: see clientTransport.timeout
 		st.tr.tls = tlsConfig(u, o.Insecure)
 		st.tr.counted = o.Results != nil
 		st.name = o.Name
@@ -149,6 +146,7 @@ func newStreams(ctx context.Context, entry string, u *url.URL, spec workloads.Sp
 		st.atk = vegeta.NewAttacker(
 			vegeta.Client(&http.Client{
 				Transport: st.tr,
+				Timeout:   s.Spec.Timeout,
 				CheckRedirect: func(*http.Request, []*http.Request) error {
 					return http.ErrUseLastResponse
 				},
