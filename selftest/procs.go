@@ -183,11 +183,13 @@ func freePort() (int, error) {
 // c to exit.
 func waitOK(ctx context.Context, c *child, url string) error {
 	err := driver.WaitHTTP(ctx, url, 10*time.Second, c.done)
-	if errors.Is(err, driver.ErrExited) {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err() // interrupted: no need to say more
+	case errors.Is(err, driver.ErrExited):
 		return c.exited()
 	}
-	if err != nil {
-		return fmt.Errorf("selftest: %s did not answer %s within 10 s: %w", c.name, url, err)
-	}
-	return nil
+	return fmt.Errorf("selftest: %s: %w", c.name, err) // WaitHTTP names the URL and the wait
 }
