@@ -91,6 +91,10 @@ func openLoop(ctx context.Context, entry string, spec workloads.Spec, o Options)
 			}
 		}
 	}
+	if o.OwnProcess {
+		release := holdProcs(spec.Arrival.PeakRate()) // procs.go: the CPUs the attack's Go code may use
+		defer release()
+	}
 	cost := startCost()
 	live := startLive(ctx, spec) // live.go: nil (a no-op) unless LiveContext
 	defer live.stop()
@@ -139,6 +143,7 @@ func newStreams(ctx context.Context, entry string, u *url.URL, spec workloads.Sp
 			st.rec.forClient(s.Name, s.Share)
 		}
 		st.tr = newClientTransport(hostPort(u), c.Connections, c.KeepAliveOn(), c.RequestsPerConn)
+		st.tr.timeout = s.Spec.Timeout // not http.Client's Timeout: see clientTransport.timeout
 		st.tr.tls = tlsConfig(u, o.Insecure)
 		st.tr.counted = o.Results != nil
 		st.name = o.Name
@@ -146,7 +151,6 @@ func newStreams(ctx context.Context, entry string, u *url.URL, spec workloads.Sp
 		st.atk = vegeta.NewAttacker(
 			vegeta.Client(&http.Client{
 				Transport: st.tr,
-				Timeout:   s.Spec.Timeout,
 				CheckRedirect: func(*http.Request, []*http.Request) error {
 					return http.ErrUseLastResponse
 				},
@@ -263,7 +267,13 @@ func (c cost) fill(g *results.Generator) {
 	g.CPU = processCPU() - c.cpu0
 	g.MaxRSS = maxRSS()
 	g.Processes = 1
-	g.CPUs = runtime.GOMAXPROCS(0)
+	// The CPUs it may run on, over which steal is summed too: not
+	// GOMAXPROCS, which holdProcs lowers at low rates (the runtime's
+	// other threads still run on the rest).
+	g.CPUs = c.steal.CPUs()
+	if g.CPUs == 0 {
+		g.CPUs = runtime.NumCPU()
+	}
 	if st, err := c.steal.Now(); err == nil && c.stealErr == nil {
 		g.Steal = st - c.steal0
 	}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lbbench/lbbench/internal/quietconn"
 )
 
 // clientTransport is the generator's HTTP/1.1 client: a fixed cap of
@@ -34,6 +36,13 @@ type clientTransport struct {
 	addr      string // host:port
 	keepAlive bool
 	perConn   int // close a connection after this many requests; 0 = never
+	// timeout, if not zero, bounds each request from RoundTrip until its
+	// body is closed: the wait for a connection, the dial, the write, the
+	// answer and its body. Set it here rather than as http.Client's
+	// Timeout, whose per-request context, timer and cancellation
+	// goroutine cost about a sixth of the generator's allocations; here
+	// it is the connection's deadline, a timer the runtime's poller keeps.
+	timeout time.Duration
 
 	base   time.Time        // sent times are offsets from base
 	slots  chan struct{}    // one token per connection that may exist
@@ -83,7 +92,7 @@ func (t *clientTransport) preopen(ctx context.Context) error {
 	n := cap(t.slots)
 	for i := range n {
 		t.slots <- struct{}{}
-		c, err := t.dial(ctx)
+		c, err := t.dial(ctx, time.Time{})
 		if err != nil {
 			<-t.slots
 			return fmt.Errorf("loadgen: opening connection %d of %d to %s before the run (clients.preopen): %w", i+1, n, t.addr, err)
@@ -110,6 +119,10 @@ func (t *clientTransport) abort() {
 // RoundTrip implements http.RoundTripper.
 func (t *clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	var deadline time.Time
+	if t.timeout > 0 {
+		deadline = time.Now().Add(t.timeout)
+	}
 	// Prefer an idle connection; dial only when none is idle and a slot is
 	// free; otherwise wait for whichever comes first.
 	var c *clientConn
@@ -121,18 +134,32 @@ func (t *clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	select {
 	case c = <-t.idle:
 	default:
+		var expired <-chan time.Time
+		if t.timeout > 0 {
+			tm := time.NewTimer(time.Until(deadline))
+			defer tm.Stop()
+			expired = tm.C
+		}
 		select {
 		case c = <-t.idle: // its slot is already held
 		case t.slots <- struct{}{}:
 			var err error
-			if c, err = t.dial(ctx); err != nil {
+			if c, err = t.dial(ctx, deadline); err != nil {
 				<-t.slots
 				return nil, err
 			}
+		case <-expired:
+			return nil, fmt.Errorf("loadgen: request timeout (%s) waiting for a connection: all %d in use", t.timeout, cap(t.slots))
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-t.aborted:
 			return nil, errAborted
+		}
+	}
+	if t.timeout > 0 {
+		if err := c.Conn.SetDeadline(deadline); err != nil {
+			t.discard(c)
+			return nil, fmt.Errorf("loadgen: request on connection %s: %w", c.LocalAddr(), err)
 		}
 	}
 
@@ -146,9 +173,13 @@ func (t *clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r2.Close = true
 		out = &r2
 	}
-	// A cancelled or timed-out request closes its connection, which
-	// unblocks the write or read below.
-	stop := context.AfterFunc(ctx, func() { c.Conn.Close() })
+	// A cancelled request closes its connection, which unblocks the write
+	// or read below. A request whose context cannot end (vegeta's) needs no
+	// such hook: its timeout is the connection's deadline.
+	stop := neverStopped
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() { c.Conn.Close() })
+	}
 	sent := time.Since(t.base)
 	err := out.Write(c.bw)
 	if err == nil {
@@ -198,6 +229,10 @@ func (t *clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// neverStopped is the stop function of a request whose context cannot
+// end: there is no hook to stop, and the connection was not closed by one.
+func neverStopped() bool { return true }
+
 // bytesInHeader carries, on a response whose transport counts, how many
 // bytes of body were read before it was closed: vegeta's BytesIn, which
 // vegeta itself counts from the body it keeps (none, unless asked). Like
@@ -222,11 +257,15 @@ func (t *clientTransport) sentAt(h map[string][]string) (time.Time, bool) {
 	return t.base.Add(time.Duration(ns)), true
 }
 
-func (t *clientTransport) dial(ctx context.Context) (*clientConn, error) {
-	conn, err := t.dialer.DialContext(ctx, "tcp", t.addr)
+// dial opens a connection, giving up at deadline if it is not zero.
+func (t *clientTransport) dial(ctx context.Context, deadline time.Time) (*clientConn, error) {
+	d := t.dialer
+	d.Deadline = deadline
+	conn, err := d.DialContext(ctx, "tcp", t.addr)
 	if err != nil {
 		return nil, err
 	}
+	conn = quietconn.Wrap(conn)
 	if t.tls != nil {
 		tc := tls.Client(conn, t.tls)
 		if err := tc.HandshakeContext(ctx); err != nil {

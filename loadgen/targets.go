@@ -49,6 +49,12 @@ type Options struct {
 	// Name is the attack's name in the results given to Results (vegeta's
 	// -name).
 	Name string
+	// OwnProcess says the attack is all its process does (lbbench attack,
+	// a generator of its own): an open-loop attack then sets GOMAXPROCS
+	// for its peak rate (procs.go). An attack run beside a harness, as
+	// the local driver's in lbbench run, leaves it alone: the harness's
+	// goroutines would share the attack's few Ps and hold back its pacer.
+	OwnProcess bool
 }
 
 // MaxBodyCap bounds Options.MaxBody: a result is kept until it is

@@ -174,6 +174,7 @@ func runAttack(ctx context.Context, o attackOptions, changed func(string) bool, 
 	if err != nil {
 		return fmt.Errorf("attack: %w", err)
 	}
+	opts.OwnProcess = true // this process is the generator: GOMAXPROCS follows the rate
 	literal := len(opts.Targets) > 0
 	spec, err := attackWorkload(o, literal)
 	if err != nil {

@@ -145,7 +145,15 @@ func engineProcs(t *testing.T, dir string) []string {
 		cmdline, _ := os.ReadFile(filepath.Join(d, "cmdline"))
 		cwd, _ := os.Readlink(filepath.Join(d, "cwd"))
 		if match && (strings.Contains(string(cmdline), dir) || strings.HasPrefix(cwd, dir)) {
-			found = append(found, filepath.Base(d)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+			// State, parent and group too: whom a survivor was left to
+			// says which part of the teardown missed it.
+			var state string
+			if stat, err := os.ReadFile(filepath.Join(d, "stat")); err == nil {
+				if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) >= 3 {
+					state = fmt.Sprintf(" (state %s, ppid %s, pgid %s)", f[0], f[1], f[2])
+				}
+			}
+			found = append(found, filepath.Base(d)+state+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 		}
 	}
 	return found
@@ -155,7 +163,9 @@ func engineProcs(t *testing.T, dir string) []string {
 // running after a few seconds.
 func waitNoEngineProcs(t *testing.T, dir string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	// guard's own bound: up to 5 s for the engine to stop on SIGTERM,
+	// then a second to kill the orphans; and slack for a loaded machine.
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		procs := engineProcs(t, dir)
 		if len(procs) == 0 {

@@ -5,19 +5,22 @@
 // That is too coarse both for pacing an open-loop schedule and for a worker
 // asked to spend 2ms. Both waits here sleep through the runtime's timer for
 // all but the last stretch (Coarse) and end on one of the kernel's
-// high-resolution timers, in one of two ways:
+// high-resolution timers, a timerfd(2) read through the runtime's network
+// poller: the goroutine is parked and holds no thread.
 //
-//   - Until and UntilContext (the load generator's pacing) end in
-//     nanosleep(2): the goroutine holds its OS thread, which the kernel
-//     wakes and runs at once even when every CPU is busy.
-//   - For (a worker's service time) ends on a timerfd(2) read through the
-//     runtime's network poller: the goroutine is parked and holds no
-//     thread. A blocking nanosleep keeps the runtime's monitor thread
-//     waking every 20µs for as long as it lasts, which cost the built-in
-//     worker about 0.3 ms of CPU per 2 ms request on a 2-CPU virtual
-//     machine. The price: with every CPU busy, a wake-up through the
-//     poller is more often late by a scheduler slice (milliseconds) in the
-//     tail.
+// The load generator's pacing (Until, UntilContext) ended in a blocking
+// nanosleep(2) until December 2026, its thread woken by the kernel at
+// once even with every CPU busy. A blocking sleep keeps the runtime's
+// monitor thread waking every 20µs for as long as it lasts and makes the
+// runtime hand the sleeper's P to another thread: on the project's 2-CPU
+// virtual machine that cost the built-in worker about 0.3 ms of CPU per
+// 2 ms request, and the generator about a fifth of its CPU at 5,000
+// requests a second (perf). Parked, the generator's send-lag p99 at
+// 10,000/s fell too (3.8 ms to 0.9 ms in make bench-self), as its other
+// goroutines no longer waited for a P. The price: with every CPU busy, a
+// wake-up through the poller can be late by a scheduler slice in the
+// tail, which the generator's send lag records. nanosleep remains the
+// fallback where the kernel refuses a timerfd.
 package sleep
 
 import (
@@ -39,26 +42,32 @@ func Until(t time.Time) {
 }
 
 // UntilContext returns at or just after t, or as soon as ctx ends, whichever
-// comes first; it returns ctx's error if ctx ended before t. Only the last
-// Coarse of the wait (a bounded stretch) is spent in nanosleep, holding the
-// OS thread, where ctx is not watched. Safe for concurrent use.
+// comes first; it returns ctx's error if ctx ended before t. The last
+// Coarse of the wait (a bounded stretch) is spent on a timerfd, where ctx
+// is not watched. Safe for concurrent use.
 func UntilContext(ctx context.Context, t time.Time) error {
 	if err := coarse(ctx, t); err != nil {
 		return err
 	}
-	nanosleepUntil(t)
+	park(t)
 	return nil
 }
 
-// For sleeps for d, at or just over it, like Until, but the last stretch
-// parks the goroutine on a timerfd instead of holding its thread (the
-// package's comment says when that matters). Safe for concurrent use.
+// For sleeps for d, at or just over it, as Until does. Safe for concurrent
+// use.
 func For(d time.Duration) {
 	if d <= 0 {
 		return
 	}
 	t := time.Now().Add(d)
 	coarse(context.Background(), t)
+	park(t)
+}
+
+// park waits for t on a timerfd read through the runtime's poller, the
+// goroutine parked, or in nanosleep if the kernel refuses a timerfd or
+// reading it fails.
+func park(t time.Time) {
 	if tf := getTimer(); tf != nil {
 		err := tf.until(t)
 		putTimer(tf, err)
@@ -66,7 +75,7 @@ func For(d time.Duration) {
 			return
 		}
 	}
-	nanosleepUntil(t) // the kernel refused a timerfd, or reading it failed
+	nanosleepUntil(t)
 }
 
 // coarse waits on the runtime's timer until Coarse before t, or until ctx

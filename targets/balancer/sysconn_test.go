@@ -5,42 +5,18 @@ import (
 	"errors"
 	"io"
 	"net"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lbbench/lbbench/internal/testkit"
 	"golang.org/x/sys/unix"
 )
 
 // pair returns both ends of a real connection over network ("tcp" on
 // loopback or "unix").
 func pair(t *testing.T, network string) (a, b net.Conn) {
-	t.Helper()
-	addr := "127.0.0.1:0"
-	if network == "unix" {
-		addr = filepath.Join(t.TempDir(), "s")
-	}
-	ln, err := net.Listen(network, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	acc := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		acc <- c
-	}()
-	a, err = net.Dial(network, ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = <-acc
-	if b == nil {
-		t.Fatal("accept failed")
-	}
-	t.Cleanup(func() { a.Close(); b.Close() })
-	return a, b
+	return testkit.ConnPair(t, network)
 }
 
 // Bytes written through a sysConn arrive whole, and bytes read through one

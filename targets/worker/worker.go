@@ -15,6 +15,7 @@ import (
 	"github.com/lbbench/lbbench/internal/busywork"
 	"github.com/lbbench/lbbench/internal/httpdrain"
 	"github.com/lbbench/lbbench/internal/monoclock"
+	"github.com/lbbench/lbbench/internal/quietconn"
 	"github.com/lbbench/lbbench/internal/sleep"
 	"github.com/lbbench/lbbench/workloads"
 )
@@ -209,6 +210,9 @@ func (w *Worker) Serve(ctx context.Context, ln net.Listener, admin net.Listener)
 		}
 		ln = il
 	}
+	// Reads and writes as raw system calls (see package quietconn). After
+	// the idle gate, which looks at the listener's own type.
+	ln = quietconn.Listener{Listener: ln}
 	if w.cfg.MaxConns > 0 {
 		ln = newLimitListener(ln, w.cfg.MaxConns)
 	}
