@@ -83,12 +83,7 @@ func TestOnlyAnOwnProcessSetsProcs(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	spec := workloads.Spec{
-		Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 100},
-		Duration: 200 * time.Millisecond,
-		Warmup:   -1,
-		Classes:  []workloads.Class{{Name: "a", Weight: 1}},
-	}.WithDefaults()
+	spec := lowRateSpec(100)
 	for _, c := range []struct {
 		own  bool
 		want int
@@ -119,12 +114,7 @@ func TestGeneratorCPUsIsTheAffinity(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	spec := workloads.Spec{
-		Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: 50},
-		Duration: 200 * time.Millisecond,
-		Warmup:   -1,
-		Classes:  []workloads.Class{{Name: "a", Weight: 1}},
-	}.WithDefaults()
+	spec := lowRateSpec(50)
 	m, err := Attack(context.Background(), srv.URL, spec, Options{OwnProcess: true})
 	if err != nil {
 		t.Fatal(err)
@@ -132,4 +122,15 @@ func TestGeneratorCPUsIsTheAffinity(t *testing.T) {
 	if want := proccpu.NewStealClock().CPUs(); m.Generator.CPUs != want {
 		t.Errorf("Generator.CPUs = %d, want the %d CPUs of the process's affinity", m.Generator.CPUs, want)
 	}
+}
+
+// lowRateSpec is 200 ms of one class at a constant rate, no warm-up: an
+// attack that leaves GOMAXPROCS at one P when it sets it.
+func lowRateSpec(rate workloads.Rate) workloads.Spec {
+	return workloads.Spec{
+		Arrival:  workloads.Arrival{Kind: workloads.Constant, RatePerSec: rate},
+		Duration: 200 * time.Millisecond,
+		Warmup:   -1,
+		Classes:  []workloads.Class{{Name: "a", Weight: 1}},
+	}.WithDefaults()
 }
