@@ -160,7 +160,17 @@ hierarchies() {
 
 need_root() { [ "$(id -u)" -eq 0 ] || die "needs root (it starts containerd, kubelets and bridges)"; }
 
-running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# alive PID: the process exists and has not exited. kill -0 cannot tell:
+# a process of ours that exited stays a zombie, parented to PID 1, until
+# PID 1 reaps it, and in some containers that takes about 2 s.
+alive() {
+  local st
+  st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  st=${st##*) }
+  [ "${st%% *}" != Z ]
+}
+
+running() { [ -f "$1" ] && alive "$(cat "$1")"; }
 
 # start NAME LOG CPUS CMD...: runs CMD on CPUS (a cpuset list) in a
 # session of its own, its pid in $dir/NAME.pid.
@@ -420,14 +430,23 @@ load() {
   done
 }
 
-stop_pid() { # stop_pid NAME: SIGTERM its session, then SIGKILL after 10 s
-  local f="$dir/$1.pid" pid i
-  [ -f "$f" ] || return 0
-  pid=$(cat "$f")
-  kill -TERM -- "-$pid" 2>/dev/null || true
-  for ((i = 0; i < 40; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-  kill -KILL -- "-$pid" 2>/dev/null || true
-  rm -f "$f"
+stop_pids() { # stop_pids NAME...: SIGTERM their sessions, then SIGKILL after 10 s
+  local name pid i left
+  local -a pids=()
+  for name in "$@"; do
+    [ -f "$dir/$name.pid" ] || continue
+    pid=$(cat "$dir/$name.pid")
+    kill -TERM -- "-$pid" 2>/dev/null || true
+    pids+=("$pid")
+  done
+  for ((i = 0; i < 40; i++)); do
+    left=0
+    for pid in "${pids[@]}"; do alive "$pid" && left=1; done
+    [ "$left" -eq 1 ] || break
+    sleep 0.25
+  done
+  for pid in "${pids[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || true; done
+  for name in "$@"; do rm -f "$dir/$name.pid"; done
 }
 
 down() {
@@ -446,7 +465,13 @@ down() {
         done
       done
     fi
-    for ((n = 1; n <= nodes; n++)); do stop_pid "kubelet$n"; done
+    # Each tier at once: the kubelets, then the nodes' containerds, then
+    # the registry and the apiserver, then etcd (an apiserver whose etcd
+    # is gone takes its whole 10 s to stop).
+    local -a names=()
+    for ((n = 1; n <= nodes; n++)); do names+=("kubelet$n"); done
+    stop_pids "${names[@]}"
+    names=()
     for ((n = 1; n <= nodes; n++)); do
       nd="$dir/node$n"
       if [ -S "$nd/containerd.sock" ]; then
@@ -454,13 +479,15 @@ down() {
           ctr -a "$nd/containerd.sock" -n k8s.io tasks kill -s KILL "$t" >/dev/null 2>&1 || true
         done
       fi
-      stop_pid "containerd$n"
-      # Shims outlive containerd: stop those of this node.
-      for pid in $(pgrep -f "containerd-shim.*-address $nd/containerd.sock" || true); do kill -KILL "$pid" 2>/dev/null || true; done
+      names+=("containerd$n")
     done
-    stop_pid registry
-    stop_pid apiserver
-    stop_pid etcd
+    stop_pids "${names[@]}"
+    for ((n = 1; n <= nodes; n++)); do
+      # Shims outlive containerd: stop those of this node.
+      for pid in $(pgrep -f "containerd-shim.*-address $dir/node$n/containerd.sock" || true); do kill -KILL "$pid" 2>/dev/null || true; done
+    done
+    stop_pids registry apiserver
+    stop_pids etcd
     # Whatever a node mounted under the directory (sandbox shm, netns).
     awk -v d="$dir/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   fi

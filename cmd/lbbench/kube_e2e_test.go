@@ -518,3 +518,49 @@ func TestKubernetesImageRepo(t *testing.T) {
 		t.Errorf("%s: valid %v %v, %d requests", r.ID, r.Valid, r.Invalid, r.Requests)
 	}
 }
+
+// TestKubernetesTestbedDown, the last of this file's tests (go test runs
+// them in the order of the files and of their tests): the test cluster
+// the tests brought up is taken down here, after the last test that uses
+// it, rather than after the whole package, so that its idle control
+// plane and kubelets (about 5% of this 2-CPU machine) do not run beside
+// the tests that measure; and taking it down leaves none of its
+// processes, bridges or files. A cluster that was up before the tests is
+// a developer's, and stays up.
+func TestKubernetesTestbedDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes the test cluster down")
+	}
+	kubetest.Start(t, bin)
+	if !kubetest.Started() {
+		t.Skip("the test cluster was up before the tests: left up")
+	}
+	dir := kubetest.Dir()
+	if dir == "" {
+		t.Fatal("the test cluster has no directory")
+	}
+	start := time.Now()
+	if err := kubetest.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("down in %v", time.Since(start).Round(time.Millisecond))
+	// What is left: live processes naming the cluster's directory (etcd,
+	// the apiserver, the registry, containerds, kubelets, shims), the
+	// nodes' bridges, the directory.
+	var left []string
+	for _, p := range testkit.LiveProcs(func(p testkit.Proc) bool {
+		return strings.Contains(strings.Join(p.Args, " "), dir+"/")
+	}) {
+		left = append(left, p.String())
+	}
+	links, _ := filepath.Glob("/sys/class/net/lbk8s*")
+	for _, l := range links {
+		left = append(left, "bridge "+filepath.Base(l))
+	}
+	if _, err := os.Stat(dir); err == nil {
+		left = append(left, "directory "+dir)
+	}
+	if len(left) != 0 {
+		t.Errorf("the test cluster left behind:\n%s", strings.Join(left, "\n"))
+	}
+}

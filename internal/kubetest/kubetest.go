@@ -43,6 +43,9 @@ var (
 	images  = map[string]string{} // lbbench binary -> imported image
 	started bool                  // this process brought the cluster up
 	failure error
+	// dir is the cluster's directory (LBBENCH_K8S_DIR), which every
+	// process of the cluster names in its command line.
+	dir string
 )
 
 // Start returns the test cluster with the image of the static lbbench
@@ -83,7 +86,8 @@ func Start(t testing.TB, exe string) *Cluster {
 }
 
 // Stop takes the test cluster down when this process brought it up
-// (TestMain calls it after the tests), so nothing of it stays running.
+// (TestMain calls it after the tests, and a test may call it before), so
+// nothing of it stays running.
 func Stop() error {
 	mu.Lock()
 	defer mu.Unlock()
@@ -94,8 +98,27 @@ func Stop() error {
 	if err != nil {
 		return fmt.Errorf("kubetest: down: %v\n%s", err, out)
 	}
-	started = false
+	// A later Start brings a new cluster up, and imports images again.
+	started, cluster = false, nil
+	clear(images)
 	return nil
+}
+
+// Started reports whether this process brought the test cluster up (and
+// Stop has not taken it down yet); false for a cluster that was up before.
+func Started() bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return started
+}
+
+// Dir is the directory of the test cluster Start found or brought up
+// (LBBENCH_K8S_DIR), which every process of the cluster names in its
+// command line; "" before Start.
+func Dir() string {
+	mu.Lock()
+	defer mu.Unlock()
+	return dir
 }
 
 func up(exe string) (*Cluster, error) {
@@ -106,7 +129,7 @@ func up(exe string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := os.Getenv("LBBENCH_K8S_DIR")
+	dir = os.Getenv("LBBENCH_K8S_DIR")
 	if dir == "" {
 		dir = "/tmp/lbbench-k8s"
 	}
