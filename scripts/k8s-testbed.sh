@@ -162,7 +162,7 @@ need_root() { [ "$(id -u)" -eq 0 ] || die "needs root (it starts containerd, kub
 
 # alive PID: the process exists and has not exited. kill -0 cannot tell:
 # a process of ours that exited stays a zombie, parented to PID 1, until
-# PID 1 reaps it, and in some containers that takes about 2 s.
+# PID 1 reaps it, and in some containers that takes a second or two.
 alive() {
   local st
   st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1

@@ -547,12 +547,9 @@ func TestKubernetesTestbedDown(t *testing.T) {
 	// What is left: live processes naming the cluster's directory (etcd,
 	// the apiserver, the registry, containerds, kubelets, shims), the
 	// nodes' bridges, the directory.
-	var left []string
-	for _, p := range testkit.LiveProcs(func(p testkit.Proc) bool {
+	left := testkit.Strings(testkit.LiveProcs(func(p testkit.Proc) bool {
 		return strings.Contains(strings.Join(p.Args, " "), dir+"/")
-	}) {
-		left = append(left, p.String())
-	}
+	}))
 	links, _ := filepath.Glob("/sys/class/net/lbk8s*")
 	for _, l := range links {
 		left = append(left, "bridge "+filepath.Base(l))
