@@ -131,6 +131,11 @@ endif
 ## claims: run every scenario of scenarios/claims/ and write one report of
 ## their claims to $(CLAIMS_OUT)/claims.html (and claims.md, claims.txt,
 ## junit.xml; each scenario's own report is in $(CLAIMS_OUT)/<scenario>/).
+## Every scenario runs as one part of the suite (run --suite): the suite's
+## 5% is split evenly among its scenarios with statistical claims (7
+## shares of 0.714%), each run judges its claims and comparison at its
+## share, and the suite's report judges every claim as its run did, so
+## that what stops a run is what the suite decides.
 ## One line per scenario as it goes, with the rounds it made. Exits 4 when a
 ## claim fails. CLAIMS_FLAGS go to every run: by default each scenario goes
 ## on round after round until its statistical claims (and the comparison of
@@ -144,23 +149,23 @@ endif
 ## (--max-rounds, --budget; CLAIMS_ROUNDS_DEFAULT for a scenario not listed),
 ## from its round's length on 2 CPUs, variants x (duration + 1 s warm-up +
 ## about 1 s of bring-up): b1, b2, b3 and c2 (2 variants of 5 s) about 15 s
-## a round, 10 rounds in 3 minutes; d (3 variants) about 21 s, 10 rounds in
-## 4 minutes; c1 (10 variants of 10 s) about 2 minutes, 7 rounds in 16
+## a round, 14 rounds in 4 minutes (b1 needed about 11 at a suite's level,
+## 2026-12-07); d (3 variants) about 21 s, 14 rounds in 5.5 minutes; c1 (10 variants of 10 s) about 2 minutes, 7 rounds in 16
 ## minutes. The budget leaves a round or two of slack for retries, so that
 ## --max-rounds, not the budget, ends an undecided scenario: the looks'
 ## shares of alpha grow to the last allowed (docs/verdicts.md), and a
 ## budget that stops a run earlier leaves the last ones unspent. The suite
 ## then takes about 20 minutes when the b, c2 and d scenarios decide in a
-## few rounds, and at most about 30 when none does (e and f: under a
+## few rounds, and at most about 45 when none does (e and f: under a
 ## minute each; a: its 3400 bursts a variant, once a single run, now up to
 ## 10 rounds of 340 each with its own bring-up, about 27 s a round of its
 ## two variants, 81 s for 3 rounds on 2 CPUs, 2026-12-06: up to 4.5 minutes). Give CLAIMS_FLAGS="--retry-invalid 2" for the scenarios'
 ## own repeat rounds (about 20 minutes).
 CLAIMS_OUT ?= reports/out/claims
 CLAIMS_FLAGS ?= --until-decided --retry-invalid 2
-CLAIMS_ROUNDS ?= b1-least-conn-high-load:10:3m b2-least-conn-low-load:10:3m \
-	b3-least-conn-concurrent-workers:10:3m c1-keepalive-eventloop:7:16m \
-	c2-epoll-ladder:10:3m d-ewma-slow-backend:10:4m
+CLAIMS_ROUNDS ?= b1-least-conn-high-load:14:4m b2-least-conn-low-load:14:4m \
+	b3-least-conn-concurrent-workers:14:4m c1-keepalive-eventloop:7:16m \
+	c2-epoll-ladder:14:4m d-ewma-slow-backend:14:5m30s
 CLAIMS_ROUNDS_DEFAULT ?= 10:5m
 claims: build
 	rm -rf $(CLAIMS_OUT)
@@ -169,7 +174,7 @@ claims: build
 		n=$$(basename $$f .yaml); i=$$((i+1)); t0=$$(date +%s); \
 		b=$(CLAIMS_ROUNDS_DEFAULT); for e in $(CLAIMS_ROUNDS); do case $$e in "$$n":*) b=$${e#"$$n":};; esac; done; \
 		echo "claims: [$$i/$$total] $$n ..."; \
-		./$(BIN) run -q --max-rounds $${b%%:*} --budget $${b#*:} $(CLAIMS_FLAGS) -o $(CLAIMS_OUT)/$$n $$f > $(CLAIMS_OUT).$$n.log 2>&1 || { cat $(CLAIMS_OUT).$$n.log; exit 2; }; \
+		./$(BIN) run -q --suite scenarios/claims --max-rounds $${b%%:*} --budget $${b#*:} $(CLAIMS_FLAGS) -o $(CLAIMS_OUT)/$$n $$f > $(CLAIMS_OUT).$$n.log 2>&1 || { cat $(CLAIMS_OUT).$$n.log; exit 2; }; \
 		mv $(CLAIMS_OUT).$$n.log $(CLAIMS_OUT)/$$n/run.log; \
 		echo "claims: [$$i/$$total] $$n: $$(( $$(date +%s) - t0 ))s, $$(grep -c '^  HOLDS' $(CLAIMS_OUT)/$$n/run.log || true) hold, $$(grep -c '^  FAILS' $(CLAIMS_OUT)/$$n/run.log || true) fail, $$(grep -c '^  INCONCLUSIVE' $(CLAIMS_OUT)/$$n/run.log || true) inconclusive$$(sed -n 's/^rounds: \([0-9]* of at most [0-9]*\):.*/, rounds \1/p' $(CLAIMS_OUT)/$$n/run.log | head -n 1)"; \
 		dirs="$$dirs $(CLAIMS_OUT)/$$n"; \

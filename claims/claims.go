@@ -136,7 +136,13 @@ func lookShare(r *results.Results) (share float64, look, looks int) {
 }
 
 // JudgeWith is Judge at o's level.
+//
+// A zero o.Alpha is the level r's family was judged at when it was made
+// (RunAlpha): run --alpha, or its share of a claims suite's.
 func JudgeWith(r *results.Results, o Options) []Result {
+	if o.Alpha == 0 {
+		o.Alpha = RunAlpha(r)
+	}
 	return Family([]*results.Results{r}, o)[0]
 }
 
@@ -258,6 +264,9 @@ func Family(rs []*results.Results, o Options) [][]Result {
 		r := rs[m.ri]
 		cr := judgeClaim(r, r.Scenario.Claims[m.ci], m.chk, level*m.share)
 		rate := strconv.FormatFloat(100*alpha, 'g', 4, 64) + "%"
+		if su := r.Suite; len(rs) == 1 && su != nil && su.Share && alpha == r.Alpha {
+			rate += fmt.Sprintf(" (one of %d equal shares of its claims suite's %s)", su.Parts, levelString(su.Level))
+		}
 		if m.look[0] == 0 {
 			cr.Evidence += fmt.Sprintf(" (Holm: rank %d of the %d %s sharing a %s false-alarm rate, judged at %s)", st.Step, n, of, rate, levelString(level))
 		} else {

@@ -30,20 +30,26 @@ func firstRounds(r *results.Results, rounds int) *results.Results {
 // judges them (Judge, at the stopping look's share), nil when the last
 // look decided none of them (nothing to judge wrong).
 func untilDecided(r *results.Results, maxRounds int) (rounds int, judged []Result) {
-	stat := len(Statistical(r.Scenario))
-	for round := compare.MinRounds; round <= maxRounds; round++ {
+	at := stopped(r, maxRounds)
+	if at.Stop.Rounds == maxRounds && len(UndecidedAt(at, maxRounds, maxRounds, 0, Options{})) == len(Statistical(r.Scenario)) {
+		return maxRounds, nil
+	}
+	return at.Stop.Rounds, Judge(at)
+}
+
+// stopped is r as a run until decided made it: its runs up to the first
+// look that leaves no statistical claim undecided (UndecidedAt, as the
+// job's stop rule asks), or to maxRounds, with the Stop it records.
+func stopped(r *results.Results, maxRounds int) *results.Results {
+	for round := compare.MinRounds; ; round++ {
 		at := firstRounds(r, round)
 		u := UndecidedAt(at, round, maxRounds, 0, Options{})
-		switch {
-		case len(u) > 0 && round < maxRounds:
+		if len(u) > 0 && round < maxRounds {
 			continue
-		case len(u) == stat:
-			return round, nil
 		}
 		at.Stop = &results.Stop{Rounds: round, MaxRounds: maxRounds, Decided: len(u) == 0}
-		return round, Judge(at)
+		return at
 	}
-	return maxRounds, nil
 }
 
 // TestSequentialClaimsCalibration: claims judged at every look of a run

@@ -28,9 +28,11 @@ type config struct {
 	commit     string
 	builds     map[string]string // see WithBuilds
 	teardown   time.Duration
-	rounds     *Rounds    // see WithRounds
-	retries    int        // see WithRetries
-	neighbours Neighbours // see WithNeighbours
+	rounds     *Rounds        // see WithRounds
+	retries    int            // see WithRetries
+	neighbours Neighbours     // see WithNeighbours
+	alpha      float64        // see WithLevel
+	suite      *results.Suite // see WithLevel
 }
 
 // Neighbours is how Run learns of the other lbbench runs on the same host
@@ -128,6 +130,13 @@ func WithRetries(n int) Option { return func(c *config) { c.retries = max(n, 0) 
 // invalid unless the scenario's validity.allow_concurrent.
 func WithNeighbours(n Neighbours) Option { return func(c *config) { c.neighbours = n } }
 
+// WithLevel records the false-alarm rate the run's family is judged at
+// (results.Results.Alpha) and the claims suite it is one part of, if any
+// (nil: none).
+func WithLevel(alpha float64, suite *results.Suite) Option {
+	return func(c *config) { c.alpha, c.suite = alpha, suite }
+}
+
 // WithTeardown bounds each deployment's Down to d (DefaultTeardown when
 // zero or negative).
 func WithTeardown(d time.Duration) Option { return func(c *config) { c.teardown = d } }
@@ -149,6 +158,8 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 		Scenario: s,
 		Env:      results.CaptureEnv(d.Name(), c.version, c.commit),
 		Started:  time.Now(),
+		Alpha:    c.alpha,
+		Suite:    c.suite,
 	}
 	if sim, ok := d.(Simulator); ok {
 		res.Simulated = sim.Simulated()

@@ -164,6 +164,11 @@ type Options struct {
 	// scenario's validity.allow_concurrent. Empty: not watched (the
 	// driver does not measure on this host). Unused with Simulate.
 	Neighbours string
+	// Suite, when set, is the claims suite the scenario is run as one
+	// part of (run --suite, claims.SuiteShare): Compare.Alpha is then its
+	// share of the suite's level, the level of the run's whole family.
+	// The results record both (results.Results.Alpha, Suite).
+	Suite *results.Suite
 }
 
 // Run runs the job. It returns nil for ExitPass, an *Error for any other
@@ -207,6 +212,9 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 		}
 		defer cleanup()
 	}
+	// The comparison and the claims are one family, judged at one level:
+	// the comparison's (run --alpha, or the suite's share).
+	o.Harness = append(o.Harness, harness.WithLevel(o.Compare.WithDefaults().Alpha, o.Suite))
 	if o.UntilDecided {
 		if err := o.untilDecided(); err != nil {
 			return nil, err
@@ -426,7 +434,7 @@ func (o *Options) untilDecided() error {
 		judging.Metrics, judging.Tolerances, judging.Alpha = c.Metrics, c.Tolerances, c.Alpha
 	}
 	if len(stat) > 0 {
-		judging.Claims, judging.ClaimsAlpha = stat, claims.DefaultAlpha
+		judging.Claims, judging.ClaimsAlpha = stat, o.Compare.WithDefaults().Alpha
 	}
 	judging.OneFamily = true
 	decided := "every judged metric"

@@ -27,6 +27,9 @@ type SuiteEntry struct {
 	// Report is the path of the scenario's own report, relative to the
 	// suite's directory ("" when unknown).
 	Report string
+	// Judged says at what level its claims were judged ("" when not
+	// said): its share of the suite's, or the suite's one family.
+	Judged string
 }
 
 // SuiteCounts counts the outcomes over every scenario of a suite.
@@ -86,7 +89,7 @@ func writeSuiteText(b *bytes.Buffer, es []SuiteEntry) error {
 		if !e.Results.Complete {
 			fmt.Fprintf(b, "   INCOMPLETE: %d of %d runs (%s)\n", len(e.Results.Runs), len(e.Results.Order), e.Results.Error)
 		}
-		fmt.Fprintf(b, "   %s\n", suiteRounds(e.Results))
+		fmt.Fprintf(b, "   %s\n", suiteRounds(e))
 		writeClaimsText(b, e.Claims)
 	}
 	return nil
@@ -101,7 +104,7 @@ func writeSuiteMarkdown(b *bytes.Buffer, es []SuiteEntry) error {
 		if s.Workload.Deterministic() {
 			fmt.Fprintf(b, "\n%s. %s.\n", mdEscape(DeterministicString(s.Workload)), mdEscape(closedLoopNote))
 		}
-		fmt.Fprintf(b, "\n%s\n", mdEscape(upperFirst(suiteRounds(e.Results))))
+		fmt.Fprintf(b, "\n%s\n", mdEscape(upperFirst(suiteRounds(e))))
 		writeClaimsMarkdown(b, e.Claims)
 	}
 	return nil
@@ -110,15 +113,22 @@ func writeSuiteMarkdown(b *bytes.Buffer, es []SuiteEntry) error {
 // suiteRounds says how many rounds a scenario of the suite made: with
 // the most its run allowed and why it stopped when it ran until decided
 // (results.Stop), else against the scenario's repeat.
-func suiteRounds(r *results.Results) string {
+func suiteRounds(e SuiteEntry) string {
+	r := e.Results
+	var out string
 	if st := r.Stop; st != nil {
-		return fmt.Sprintf("rounds: %d of at most %d, until decided: %s", st.Rounds, st.MaxRounds, st.Reason)
+		out = fmt.Sprintf("rounds: %d of at most %d, until decided: %s", st.Rounds, st.MaxRounds, st.Reason)
+	} else {
+		made := 0
+		for _, run := range r.Runs {
+			made = max(made, run.Rep)
+		}
+		out = fmt.Sprintf("rounds: %d of %d (the scenario's repeat)", made, r.Scenario.Repeat)
 	}
-	made := 0
-	for _, run := range r.Runs {
-		made = max(made, run.Rep)
+	if e.Judged != "" {
+		out += "; claims judged " + e.Judged
 	}
-	return fmt.Sprintf("rounds: %d of %d (the scenario's repeat)", made, r.Scenario.Repeat)
+	return out
 }
 
 // upperFirst is s with its first letter in upper case.
@@ -195,7 +205,7 @@ func writeSuiteHTML(b *bytes.Buffer, es []SuiteEntry) error {
 	}{Scenarios: len(es), Holds: h, Fails: f, Inconclusive: u}
 	for _, e := range es {
 		s := e.Results.Scenario
-		en := entry{Name: s.Name, Description: s.Description, Report: e.Report, Rounds: upperFirst(suiteRounds(e.Results))}
+		en := entry{Name: s.Name, Description: s.Description, Report: e.Report, Rounds: upperFirst(suiteRounds(e))}
 		if s.Workload.Deterministic() {
 			en.Closed = DeterministicString(s.Workload) + ". " + closedLoopNote + "."
 		}

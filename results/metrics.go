@@ -112,6 +112,10 @@ const (
 	// MetricSlow and MetricSlowShare count responses above a duration.
 	MetricSlow      = "slow"
 	MetricSlowShare = "slow_share"
+	// MetricWorkerShare is the share of a run's requests one worker
+	// answered: the statistical form of worker(v, INDEX), for a workload
+	// whose split varies from run to run.
+	MetricWorkerShare = "worker_share"
 )
 
 // CPURoles are the roles CPU metrics take: a ProcessCPU role, or "all".
@@ -161,6 +165,9 @@ var Metrics = []Metric{
 	eventCount(scenario.MetricDef{Name: MetricSlowShare, Kind: scenario.KindStat, Arg: scenario.ArgDuration,
 		Help: "the share of responses slower than DURATION in each run: slow_share(variant, 20ms)"},
 		true, slowCount),
+	eventCount(scenario.MetricDef{Name: MetricWorkerShare, Kind: scenario.KindStat, Arg: scenario.ArgIndex,
+		Help: "the share of each run's requests that worker INDEX answered: worker_share(variant, 0); worker(variant, INDEX) is the same count judged on every run"},
+		true, workerCount),
 	{MetricDef: scenario.MetricDef{Name: MetricCPUPerRequest, Kind: scenario.KindStat, Arg: scenario.ArgName, Choices: CPURoles,
 		Help: "CPU time per request of role NAME (workers, proxy, generator, or all) over each run's load, warm-up included"},
 		Unit: "ns", HigherIsWorse: true,
@@ -313,6 +320,21 @@ func slowCount(r *Run, arg string) (uint64, string) {
 		return 0, "no latency recorded in run " + r.ID
 	}
 	return r.Latency.CountAbove(d), ""
+}
+
+// workerCount is the responses of worker arg (its index) in run r.
+func workerCount(r *Run, arg string) (uint64, string) {
+	i, err := strconv.Atoi(arg)
+	if err != nil || i < 0 {
+		return 0, fmt.Sprintf("%q is not a worker's index", arg)
+	}
+	if i >= len(r.Workers) {
+		return 0, fmt.Sprintf("run %s has no worker %d", r.ID, i)
+	}
+	if r.Requests == 0 {
+		return 0, "no measured request in run " + r.ID
+	}
+	return r.Workers[i].Responses, ""
 }
 
 func count(name, help string, f func(r *Run) float64) Metric {

@@ -63,6 +63,18 @@ func TestMetricValue(t *testing.T) {
 	if got := ws.ReadList(&r); !slices.Equal(got, []float64{30, 10}) {
 		t.Errorf("workers = %v", got)
 	}
+	share, _ := results.LookupMetric(results.MetricWorkerShare)
+	if share.Kind != scenario.KindStat || share.Events == nil || !share.PerRequest {
+		t.Fatalf("worker_share is not a statistical share of events: %+v", share.MetricDef)
+	}
+	if v, why := share.Read(&r, "1", 1); v != 10/float64(r.Requests) || why != "" {
+		t.Errorf("worker_share(1) = %g (%s), want 10 of %d requests", v, why, r.Requests)
+	}
+	for _, arg := range []string{"5", "-1", "x"} {
+		if _, why := share.Read(&r, arg, 0); why == "" {
+			t.Errorf("worker_share(%s) of 2 workers has a value", arg)
+		}
+	}
 }
 
 // TestMetricDefs: the registry is one table, and what the scenario

@@ -48,8 +48,37 @@ type Results struct {
 	// Stop, when the scenario ran round after round until decided,
 	// records how it ended; nil for a fixed number of rounds.
 	Stop *Stop `json:"stop,omitempty"`
+	// Alpha is the false-alarm rate the run's family (its comparison and
+	// its statistical claims, one Holm family) was judged at: run --alpha,
+	// or its share of a claims suite's (Suite). Zero in results written
+	// before it was recorded, judged at the default 5%.
+	Alpha float64 `json:"alpha,omitempty"`
+	// Suite is the claims suite the run was made as one part of (run
+	// --suite); nil for a run made on its own.
+	Suite *Suite `json:"suite,omitempty"`
 	// Runs are the finished runs in the order they ran.
 	Runs []Run `json:"runs"`
+}
+
+// Suite is what a run made as one part of a claims suite (run --suite,
+// make claims) records of it. The suite's level (5%) is split evenly
+// among its scenarios that have statistical claims (Parts): each such
+// scenario's run judges its family at Level/Parts (Results.Alpha) under
+// its own looks, and the suite judges each claim as its run did. By the
+// union bound over the scenarios (weighted Bonferroni, Holm within each),
+// the suite's claims together keep its level, and what decided a run's
+// stop is what the suite reports.
+type Suite struct {
+	// Dir is the suite's scenarios (the directory of scenario files).
+	Dir string `json:"dir"`
+	// Level is the suite's false-alarm rate; Parts how many of its
+	// scenarios share it (those with statistical claims). A scenario
+	// with none takes no share: its run is judged at the default level,
+	// and nothing of it enters the suite's family.
+	Level float64 `json:"level"`
+	Parts int     `json:"parts"`
+	// Share is true when this scenario is one of the Parts.
+	Share bool `json:"share"`
 }
 
 // Stop is how a scenario run until decided (run --until-decided) ended.

@@ -353,7 +353,9 @@ func fullResults(t *testing.T) *results.Results {
 		Order:     []string{"001-pools-r1", "002-nginx-r1", "003-reuseport-r1"},
 		Stop: &results.Stop{Rounds: 1, MaxRounds: 4, Looks: 2, Decided: true, Reason: "decided", Undecided: []string{"claim p99(pools) < 0.5 * p99(nginx)"},
 			Judging: &results.Judging{Metrics: []string{"p99"}, Tolerances: map[string]float64{"p99": 0.1}, Alpha: 0.05, Claims: []string{"p99(pools) < 0.5 * p99(nginx)"}, ClaimsAlpha: 0.05, OneFamily: true}},
-		Runs: []results.Run{proxied, invalid},
+		Alpha: 0.05 / 7,
+		Suite: &results.Suite{Dir: "scenarios/claims", Level: 0.05, Parts: 7, Share: true},
+		Runs:  []results.Run{proxied, invalid},
 	}
 }
 

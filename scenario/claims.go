@@ -407,7 +407,7 @@ func (s Scenario) validateTerm(t Term, m MetricDef) error {
 		}
 	}
 	switch t.Metric {
-	case "worker":
+	case "worker", "worker_share":
 		if t.Index >= s.Workers.Count {
 			return fmt.Errorf("worker %d does not exist (workers.count is %d)", t.Index, s.Workers.Count)
 		}

@@ -207,3 +207,73 @@ claims:
 		t.Errorf("requests %d (want 160), closed %v", r.Runs[0].Requests, r.Runs[0].Closed)
 	}
 }
+
+// TestClaimsSuiteShares: scenarios run with --suite DIR are judged at
+// their share of the suite's 5%, split evenly among DIR's scenarios with
+// statistical claims (a scenario of exact counts takes none); the results
+// record it, and report --claims judges each claim as its run did.
+// --suite with --alpha, or naming a scenario not in DIR, is refused.
+func TestClaimsSuiteShares(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs scenarios on real processes")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "suite")
+	if err := os.Mkdir(suite, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	scen := func(name, claim string) string {
+		return fmt.Sprintf(`name: %s
+workers: {count: 2, concurrency: 1}
+workload:
+  arrival: {kind: constant, rate: 50}
+  duration: 500ms
+  warmup: 200ms
+  classes:
+    - {name: fixed, weight: 1, service: {dist: fixed, value: 10ms}}
+  clients: {connections: 8}
+variants: [{name: v, topology: l7, proxy: {policy: round_robin}}]
+repeat: 3
+validity: {max_send_lag_p99: 20ms}
+claims:
+  - {say: a claim, check: "%s"}
+`, name, claim)
+	}
+	for name, claim := range map[string]string{"a": "p50(v) < 50ms", "b": "p99(v) < 200ms", "c": "errors(v) == 0"} {
+		if err := os.WriteFile(filepath.Join(suite, name+".yaml"), []byte(scen(name, claim)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var outs []string
+	for _, name := range []string{"a", "b"} {
+		out := filepath.Join(dir, "out-"+name)
+		lbOK(t, "run", filepath.Join(suite, name+".yaml"), "-q", "--suite", suite, "-o", out)
+		r, err := results.ReadFile(filepath.Join(out, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Alpha != 0.025 || r.Suite == nil || r.Suite.Parts != 2 || !r.Suite.Share || r.Suite.Level != 0.05 {
+			t.Errorf("%s: alpha %g, suite %+v; want 2.5%%, one of 2 shares of 5%%", name, r.Alpha, r.Suite)
+		}
+		outs = append(outs, out)
+	}
+	rep := filepath.Join(dir, "report")
+	r := lbOK(t, append([]string{"report", "--claims", "-o", rep}, outs...)...)
+	if n := strings.Count(r.out, "claims judged at 2.5%, its share (one of 2) of the suite's 5%"); n != 2 {
+		t.Errorf("report --claims names the share of %d scenarios, want 2:\n%s", n, r.out)
+	}
+	if n := strings.Count(r.out, "HOLDS"); n != 2 {
+		t.Errorf("%d claims hold in the suite, want 2:\n%s", n, r.out)
+	}
+	if r := lb(t, "run", filepath.Join(suite, "a.yaml"), "-q", "--suite", suite, "--alpha", "0.01", "-o", filepath.Join(dir, "x")); r.code != 2 || !strings.Contains(r.out, "--alpha and --suite") {
+		t.Errorf("--suite with --alpha: exit %d, want 2 saying so\n%s", r.code, r.out)
+	}
+	other := filepath.Join(dir, "other.yaml")
+	if err := os.WriteFile(other, []byte(scen("other", "p50(v) < 50ms")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := lb(t, "run", other, "-q", "--suite", suite, "-o", filepath.Join(dir, "y")); r.code != 2 || !strings.Contains(r.out, `no scenario named "other"`) {
+		t.Errorf("--suite without the scenario: exit %d, want 2 saying so\n%s", r.code, r.out)
+	}
+}

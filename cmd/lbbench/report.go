@@ -150,7 +150,10 @@ func writeClaimsSuite(dir string, srcs []results.Source, stdout io.Writer) error
 	if dir == "" {
 		return fmt.Errorf("--claims: say where the report goes with -o DIR")
 	}
-	es := job.JudgeSuite(srcs, dir)
+	es, err := job.JudgeSuite(srcs, dir)
+	if err != nil {
+		return err
+	}
 	if err := reports.WriteSuiteText(stdout, es); err != nil {
 		return err
 	}

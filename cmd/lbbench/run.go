@@ -14,12 +14,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/driver/docker"
 	"github.com/lbbench/lbbench/driver/local"
 	"github.com/lbbench/lbbench/harness"
 	"github.com/lbbench/lbbench/internal/neighbours"
 	"github.com/lbbench/lbbench/job"
 	"github.com/lbbench/lbbench/loadgen"
+	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 	"github.com/lbbench/lbbench/scenarios"
 	"github.com/lbbench/lbbench/topologies"
@@ -47,6 +49,7 @@ type runOptions struct {
 	slowdown     float64
 	injectCost   map[string]time.Duration // role → CPU per request; see injectCostFlag
 	kube         kubeFlags                // see kube.go
+	suite        string                   // a directory of scenarios; see suiteShare
 }
 
 func newRunCmd() *cobra.Command {
@@ -111,6 +114,7 @@ finished. "lbbench scenarios" lists the built-in scenarios.
 	f.Float64Var(&o.slowdown, "inject-slowdown", 0, "with --baseline, make this build's variants this many times slower (their service times scaled), to check that the gate fails a known regression")
 	f.Var(injectCostFlag{&o.injectCost}, "inject-cost", "with --baseline, make this build's built-in proxy or workers spend this much more CPU per request (busy work; the proxy's: per client connection in l4), to check that the gate fails a known cost regression;\n"+
 		"ROLE is proxy or workers (repeatable or comma-separated, e.g. proxy=40us,workers=100us)")
+	f.StringVar(&o.suite, "suite", "", "run the scenario as one part of the claims suite of the scenario files in `DIR` (make claims gives scenarios/claims): its comparison and claims are judged at its share of the suite's 5%, split evenly among the suite's scenarios with statistical claims, so that the suite's report judges each claim as this run did (instead of --alpha)")
 	o.compare.register(f)
 	o.kube.register(f)
 	return cmd
@@ -128,6 +132,32 @@ func loadScenario(arg string) (scenario.Scenario, error) {
 		return scenario.Scenario{}, fmt.Errorf("no scenario file %q and no built-in scenario of that name (built-in: %v)", arg, scenarios.Names())
 	}
 	return scenario.Parse("scenarios/"+arg+".yaml", data, topologies.Catalog())
+}
+
+// suiteShare is s's share of the claims suite of the scenario files
+// (*.yaml) in dir (claims.SuiteShare), and the level it gives s's run (0:
+// none, s has no statistical claim). A file of the suite that does not
+// load is an error: the shares depend on every scenario.
+func suiteShare(dir string, s scenario.Scenario) (*results.Suite, float64, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(paths) == 0 {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, 0, err
+		}
+		return nil, 0, fmt.Errorf("no scenario file (*.yaml) in %s", dir)
+	}
+	all := make([]scenario.Scenario, 0, len(paths))
+	for _, p := range paths {
+		o, err := scenario.Load(p, topologies.Catalog())
+		if err != nil {
+			return nil, 0, err
+		}
+		all = append(all, o)
+	}
+	return claims.SuiteShare(filepath.ToSlash(filepath.Clean(dir)), all, s)
 }
 
 // prepareScenario loads the scenario named (a file or a built-in one),
@@ -168,6 +198,19 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if len(copts.Metrics) == 0 {
 		copts.Metrics = s.Verdicts
 	}
+	var suite *results.Suite
+	if o.suite != "" {
+		if changed("alpha") {
+			return usageError("--alpha and --suite: the suite's share sets the level; give one of them")
+		}
+		var alpha float64
+		if suite, alpha, err = suiteShare(o.suite, s); err != nil {
+			return usageError("--suite: %w", err)
+		}
+		if alpha > 0 {
+			copts.Alpha = alpha
+		}
+	}
 	out := outDir(o.out, s.Name, "")
 	exe, err := os.Executable()
 	if err != nil {
@@ -199,7 +242,7 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 		Harness: hopts, Compare: copts, Calibrate: o.compare.calibrate, Inconclusive: o.compare.inconclusive,
 		Baseline: o.baseline, InjectSlowdown: o.slowdown, InjectCost: o.injectCost, FailOnClaims: o.failOnClaims, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY"),
 		UntilDecided: o.untilDecided, MaxRounds: o.maxRounds, Looks: o.looks, Budget: o.budget,
-		Stdout: stdout, Stderr: stderr, AfterRuns: endProgress, Neighbours: beside,
+		Stdout: stdout, Stderr: stderr, AfterRuns: endProgress, Neighbours: beside, Suite: suite,
 	})
 	return err
 }
