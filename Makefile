@@ -157,8 +157,9 @@ endif
 ## --max-rounds, not the budget, ends an undecided scenario: the looks'
 ## shares of alpha grow to the last allowed (docs/verdicts.md), and a
 ## budget that stops a run earlier leaves the last ones unspent. The suite
-## then takes about 20 minutes when the b, c2 and d scenarios decide in a
-## few rounds, and at most about 45 when none does (e and f: under a
+## took 40 and 39 minutes in two runs on 2026-12-07 (c1 14 minutes, g and
+## h about 3 each, b2, b3 and d to their last round), and would take about
+## 45 if no scenario decided early (e and f: under a
 ## minute each; a: its 3400 bursts a variant, once a single run, now up to
 ## 10 rounds of 340 each with its own bring-up, about 27 s a round of its
 ## two variants, 81 s for 3 rounds on 2 CPUs, 2026-12-06: up to 4.5 minutes). Give CLAIMS_FLAGS="--retry-invalid 2" for the scenarios'
