@@ -149,9 +149,10 @@ endif
 ## (--max-rounds, --budget; CLAIMS_ROUNDS_DEFAULT for a scenario not listed),
 ## from its round's length on 2 CPUs, variants x (duration + 1 s warm-up +
 ## about 1 s of bring-up): b1, b2, b3 and c2 (2 variants of 5 s) about 15 s
-## a round, 14 rounds in 4 minutes (b1 needed about 11 at a suite's level,
-## 2026-12-07); d (3 variants) about 21 s, 14 rounds in 5.5 minutes; g
-## (3 proxies, 4 s at 8000/s) about 20 s, 10 rounds in 4.5 minutes (its p99
+## a round, 14 rounds in 4 minutes (b1 decided after 13 and after 8 rounds
+## in two suites, 2026-12-07); d (3 variants) about 21 s, 14 rounds in 5.5
+## minutes; g (3 proxies, 4 s at 8000/s) 16 s a round as measured (160 s
+## for 10), 10 rounds within 4.5 minutes (its p99
 ## claims need hundreds, so it makes all 10); h (closed loop) its 12; c1 (10 variants of 10 s) about 2 minutes, 7 rounds in 16
 ## minutes. The budget leaves a round or two of slack for retries, so that
 ## --max-rounds, not the budget, ends an undecided scenario: the looks'

@@ -235,7 +235,7 @@ func Family(rs []*results.Results, o Options) [][]Result {
 				out[ri][ci].Evidence += " (exact: a count the run fixes, judged on every run)"
 				continue
 			}
-			if everyRun(r, chk) {
+			if everyRun(r.Scenario, chk) {
 				out[ri][ci] = judgeClaim(r, c, chk, 0)
 				continue
 			}
@@ -263,7 +263,7 @@ func Family(rs []*results.Results, o Options) [][]Result {
 		level := st.Level
 		r := rs[m.ri]
 		cr := judgeClaim(r, r.Scenario.Claims[m.ci], m.chk, level*m.share)
-		rate := strconv.FormatFloat(100*alpha, 'g', 4, 64) + "%"
+		rate := rateString(alpha)
 		if su := r.Suite; len(rs) == 1 && su != nil && su.Share && alpha == r.Alpha {
 			rate += fmt.Sprintf(" (one of %d equal shares of its claims suite's %s)", su.Parts, levelString(su.Level))
 		}
@@ -288,12 +288,18 @@ func PValues(r *results.Results) []float64 {
 	var ps []float64
 	for _, c := range r.Scenario.Claims {
 		chk, err := scenario.ParseCheck(c.Check)
-		if err != nil || !leveled(chk) || everyRun(r, chk) {
+		if err != nil || !leveled(chk) || everyRun(r.Scenario, chk) {
 			continue
 		}
 		ps = append(ps, pValue(r, c, chk))
 	}
 	return ps
+}
+
+// rateString says a family's false-alarm rate as a percentage, to 4
+// significant digits (0.5556%).
+func rateString(alpha float64) string {
+	return strconv.FormatFloat(100*alpha, 'g', 4, 64) + "%"
 }
 
 // levelString says a one-sided level as a percentage.
@@ -416,7 +422,7 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 		return
 	}
 	if c.Right == nil {
-		if everyRun(r, c) {
+		if everyRun(r.Scenario, c) {
 			judgeEveryRun(c, cr, a)
 			return
 		}
@@ -626,13 +632,13 @@ func signTail(n, k int) float64 {
 	return 1 - distuv.Binomial{N: float64(n), P: 0.5}.CDF(float64(k-1))
 }
 
-// everyRun reports whether check c of r is a bound on a statistical
+// everyRun reports whether check c of scenario s is a bound on a statistical
 // metric of a deterministic workload (closed loop, bursts: the same
 // requests in the same order every run, seed 003's experiments), which
 // holds only if it holds on every run: such a run repeats itself, so
 // there is no run-to-run spread to test against.
-func everyRun(r *results.Results, c scenario.Check) bool {
-	return kindOf(c) == scenario.KindStat && c.Right == nil && r.Scenario.Workload.Deterministic()
+func everyRun(s scenario.Scenario, c scenario.Check) bool {
+	return kindOf(c) == scenario.KindStat && c.Right == nil && s.Workload.Deterministic()
 }
 
 // judgeEveryRun judges a bound of a deterministic workload: it holds when

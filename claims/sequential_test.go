@@ -52,6 +52,20 @@ func stopped(r *results.Results, maxRounds int) *results.Results {
 	}
 }
 
+// wrongOutcomes reports whether any claim of judged whose truth is
+// exactly its factor (truth[k] == 1: holding and failing are both wrong)
+// failed, and whether any held.
+func wrongOutcomes(judged []Result, truth []float64) (failed, held bool) {
+	for k, cr := range judged {
+		if truth[k] != 1 {
+			continue
+		}
+		failed = failed || cr.Outcome == Fails
+		held = held || cr.Outcome == Holds
+	}
+	return failed, held
+}
+
 // TestSequentialClaimsCalibration: claims judged at every look of a run
 // made until decided, the run stopping at the first look that decides
 // them all, keep their family's false-alarm rate. Seeded simulations of
@@ -90,14 +104,7 @@ func TestSequentialClaimsCalibration(t *testing.T) {
 			if rounds < maxRounds {
 				early++
 			}
-			failed, held := false, false
-			for k, cr := range judged {
-				if c.truth[k] != 1 {
-					continue
-				}
-				failed = failed || cr.Outcome == Fails
-				held = held || cr.Outcome == Holds
-			}
+			failed, held := wrongOutcomes(judged, c.truth)
 			if failed {
 				fails++
 			}

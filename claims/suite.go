@@ -2,7 +2,6 @@ package claims
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
@@ -23,11 +22,10 @@ func RunAlpha(r *results.Results) float64 {
 // run to run, model claims), rather than exactly or on every run: what
 // gives a scenario a share of a claims suite's level (SuiteShare).
 func Members(s scenario.Scenario) int {
-	r := &results.Results{Scenario: s}
 	n := 0
 	for _, c := range s.Claims {
 		chk, err := scenario.ParseCheck(c.Check)
-		if err == nil && leveled(chk) && !everyRun(r, chk) {
+		if err == nil && leveled(chk) && !everyRun(s, chk) {
 			n++
 		}
 	}
@@ -41,7 +39,7 @@ func Members(s scenario.Scenario) int {
 // alpha is its share, or 0 when s has none (its run is then judged at the
 // default level, outside the suite's). Splitting by scenario rather than
 // by claim keeps a scenario of one headline claim (least_conn against
-// SO_REUSEPORT) from being starved by one of twenty-seven (c1).
+// SO_REUSEPORT) from being starved by one of twenty-five (c1).
 func SuiteShare(dir string, all []scenario.Scenario, s scenario.Scenario) (suite *results.Suite, alpha float64, err error) {
 	parts, found := 0, false
 	seen := map[string]bool{}
@@ -108,37 +106,40 @@ func splitSuite(rs []*results.Results) (ok bool, why string) {
 }
 
 // Suite judges the claims of every results of rs as one suite. When rs
-// are the parts of one suite made with its shares (run --suite: each
-// scenario's family at its share of the suite's level, under its own
+// are the parts of one suite made with its shares (split: run --suite,
+// each scenario's family at its share of the suite's level, under its own
 // looks), each results' claims are judged as its run judged them
 // (JudgeWith at its level, with others[i], the p-values of its
 // comparison's tests, ranked among them; nil: none), and the shares, which
 // sum to the suite's level at most, keep it. Otherwise the claims of all
-// of them are one Holm family at the default level (Family), and note
-// says why. out[i] holds rs[i]'s claims in its scenario's order.
-func Suite(rs []*results.Results, others [][]float64) (out [][]Result, note string) {
-	ok, why := splitSuite(rs)
-	if !ok {
-		return Family(rs, Options{}), "one Holm family over every scenario's claims at " + levelString(DefaultAlpha) + ": " + why
+// of them are one Holm family at the default level (Family). out[i] holds
+// rs[i]'s claims in its scenario's order; judged[i] says at what level
+// they were judged (and, not split, why), "" for a scenario with no
+// member of the family.
+func Suite(rs []*results.Results, others [][]float64) (out [][]Result, judged []string, split bool) {
+	split, why := splitSuite(rs)
+	if split {
+		out = make([][]Result, len(rs))
+		for i, r := range rs {
+			var o Options
+			if i < len(others) {
+				o.Others = others[i]
+			}
+			out[i] = JudgeWith(r, o)
+		}
+	} else {
+		out = Family(rs, Options{})
 	}
-	out = make([][]Result, len(rs))
+	judged = make([]string, len(rs))
 	for i, r := range rs {
-		var o Options
-		if i < len(others) {
-			o.Others = others[i]
-		}
-		out[i] = JudgeWith(r, o)
-	}
-	s := firstSuite(rs)
-	return out, "each scenario with statistical claims judged at its share of the suite's " + levelString(s.Level) +
-		" (" + strconv.Itoa(s.Parts) + " shares of " + levelString(s.Level/float64(s.Parts)) + "), as its own run judged it"
-}
-
-func firstSuite(rs []*results.Results) *results.Suite {
-	for _, r := range rs {
-		if r.Suite != nil && r.Suite.Share {
-			return r.Suite
+		switch {
+		case Members(r.Scenario) == 0:
+		case split:
+			judged[i] = fmt.Sprintf("at %s, its share (one of %d) of the suite's %s, as its run judged them",
+				rateString(RunAlpha(r)), r.Suite.Parts, rateString(r.Suite.Level))
+		default:
+			judged[i] = "in one Holm family over every scenario's claims at " + levelString(DefaultAlpha) + ": " + why
 		}
 	}
-	return nil
+	return out, judged, split
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lbbench/lbbench/results"
@@ -70,9 +71,9 @@ func TestSuiteJudgesAsTheRunsDid(t *testing.T) {
 	for i, truth := range [][]float64{{0.5}, {1, 0.8}, {0.95}} {
 		rs = append(rs, suitePart(rng, fmt.Sprintf("s%d", i), 3, 8, truth, noise))
 	}
-	judged, note := Suite(rs, nil)
-	if note == "" || judged == nil {
-		t.Fatalf("Suite: %v, note %q", judged, note)
+	judged, at, split := Suite(rs, nil)
+	if !split || judged == nil {
+		t.Fatalf("Suite: %v, split %v, judged %q", judged, split, at)
 	}
 	for i, r := range rs {
 		own := Judge(r)
@@ -107,10 +108,10 @@ func TestSuiteJudgesAsTheRunsDid(t *testing.T) {
 		}},
 	} {
 		spoilt := c.spoil(rs)
-		got, note := Suite(spoilt, nil)
+		got, at, split := Suite(spoilt, nil)
 		want := Family(spoilt, Options{})
-		if len(note) < 15 || note[:15] != "one Holm family" {
-			t.Errorf("%s: note %q, want one Holm family", c.name, note)
+		if split || !strings.HasPrefix(at[0], "in one Holm family") {
+			t.Errorf("%s: split %v, judged %q, want one Holm family", c.name, split, at[0])
 		}
 		for i := range want {
 			for k := range want[i] {
@@ -125,7 +126,7 @@ func TestSuiteJudgesAsTheRunsDid(t *testing.T) {
 // TestSuiteCalibration: a claims suite whose scenarios are each run until
 // decided at their share of the suite's level, and judged as their runs
 // judged them, keeps the suite's false-alarm rate. Seeded simulated
-// suites (600, 150 with -short) of 4 scenarios, each made until decided
+// suites (400, 100 with -short) of 4 scenarios, each made until decided
 // (up to 8 paired rounds, looks after rounds 3 to 8, the drift of a round
 // shared by its variants): a claim exactly at its factor in each (holding
 // and failing are both wrong), beside a claim that holds by 20% in two of
@@ -133,7 +134,7 @@ func TestSuiteJudgesAsTheRunsDid(t *testing.T) {
 // rounds 4 sd lower, 10% 4 sd higher). The share of suites with any false
 // "fails", and with any false "holds", must not pass DefaultAlpha plus
 // two standard errors. The margin claims are decided in about a fifth of
-// the suites (18 to 27% over 600: the skew-safe test is conservative at 8
+// the suites (19 to 28% over 400: the skew-safe test is conservative at 8
 // rounds and a quarter of 5%); fewer than a tenth would mean the
 // shares are not spent.
 func TestSuiteCalibration(t *testing.T) {
@@ -160,22 +161,21 @@ func TestSuiteCalibration(t *testing.T) {
 			for p := range rs {
 				rs[p] = suitePart(rng, fmt.Sprintf("s%d", p), parts, maxRounds, truths[p], c.noise)
 			}
-			judged, note := Suite(rs, nil)
-			if len(note) >= 15 && note[:15] == "one Holm family" {
-				t.Fatalf("%s: the parts of a suite were not judged as a split suite: %s", c.name, note)
+			judged, at, split := Suite(rs, nil)
+			if !split {
+				t.Fatalf("%s: the parts of a suite were not judged as a split suite: %q", c.name, at)
 			}
 			failed, held := false, false
 			for p := range rs {
+				f, h := wrongOutcomes(judged[p], truths[p])
+				failed, held = failed || f, held || h
 				for k, cr := range judged[p] {
 					if truths[p][k] != 1 {
 						margin++
 						if cr.Outcome == Holds {
 							decided++
 						}
-						continue
 					}
-					failed = failed || cr.Outcome == Fails
-					held = held || cr.Outcome == Holds
 				}
 			}
 			if failed {

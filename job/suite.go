@@ -3,8 +3,6 @@ package job
 import (
 	"fmt"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/lbbench/lbbench/claims"
 	"github.com/lbbench/lbbench/compare"
@@ -37,29 +35,13 @@ func JudgeSuite(srcs []results.Source, dir string) ([]reports.SuiteEntry, error)
 			others[i] = compare.TestPs(vs)
 		}
 	}
-	judged, note := claims.Suite(rs, others)
+	judged, at, _ := claims.Suite(rs, others)
 	out := make([]reports.SuiteEntry, len(srcs))
 	for i, s := range srcs {
-		out[i] = reports.SuiteEntry{Source: s, Claims: judged[i]}
-		if claims.Members(s.Results.Scenario) > 0 {
-			out[i].Judged = judgedAt(s.Results, note)
-		}
+		out[i] = reports.SuiteEntry{Source: s, Claims: judged[i], Judged: at[i]}
 		if rel, err := filepath.Rel(dir, filepath.Join(filepath.Dir(s.Path), reports.HTMLFile)); err == nil {
 			out[i].Report = filepath.ToSlash(rel)
 		}
 	}
 	return out, nil
 }
-
-// judgedAt says at what level the suite judged r's claims: its run's own,
-// its share of the suite's, when the suite was split (claims.Suite), else
-// note (one Holm family, and why).
-func judgedAt(r *results.Results, note string) string {
-	if strings.HasPrefix(note, "one Holm family") || r.Suite == nil {
-		return "in " + note
-	}
-	return fmt.Sprintf("at %s, its share (one of %d) of the suite's %s, as its run judged them",
-		pct(claims.RunAlpha(r)), r.Suite.Parts, pct(r.Suite.Level))
-}
-
-func pct(a float64) string { return strconv.FormatFloat(100*a, 'g', 4, 64) + "%" }
