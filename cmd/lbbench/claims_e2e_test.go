@@ -240,7 +240,10 @@ claims:
   - {say: a claim, check: "%s"}
 `, name, claim)
 	}
-	for name, claim := range map[string]string{"a": "p50(v) < 50ms", "b": "p99(v) < 200ms", "c": "errors(v) == 0"} {
+	// Medians of a 10 ms service, claimed far off: they hold on 3 runs
+	// (a p99 of 3 runs here once spanned 10.8 to 29.6 ms and stayed
+	// inconclusive).
+	for name, claim := range map[string]string{"a": "p50(v) < 50ms", "b": "p50(v) < 100ms", "c": "errors(v) == 0"} {
 		if err := os.WriteFile(filepath.Join(suite, name+".yaml"), []byte(scen(name, claim)), 0o644); err != nil {
 			t.Fatal(err)
 		}
