@@ -96,6 +96,9 @@ func TestAttackVegetaReport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: builds vegeta, attacks for 3 s")
 	}
+	// A format test (what vegeta reads of 150 requests at 50/s), so it
+	// runs beside the other behaviour tests.
+	t.Parallel()
 	vegeta := vegetaCLI(t)
 	port := startAttackWorkers(t)
 	dir := t.TempDir()

@@ -213,11 +213,13 @@ claims:
 // statistical claims (a scenario of exact counts takes none); the results
 // record it, and report --claims judges each claim as its run did.
 // --suite with --alpha, or naming a scenario not in DIR, is refused.
+// It runs with the tests that measure, one at a time: its claims hold
+// only on valid runs, and beside the parallel phase's Kubernetes and
+// Docker tests the generator fell behind in 4 of its 6 (2026-12-07).
 func TestClaimsSuiteShares(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs scenarios on real processes")
 	}
-	t.Parallel()
 	dir := t.TempDir()
 	suite := filepath.Join(dir, "suite")
 	if err := os.Mkdir(suite, 0o755); err != nil {

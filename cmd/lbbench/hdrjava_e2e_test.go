@@ -23,6 +23,10 @@ func TestHlogOfRealRunInJava(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a scenario and a JVM")
 	}
+	// A format test: it asks nothing of the run's figures (the report
+	// scenario's validity limits are loose), so it runs beside the other
+	// behaviour tests.
+	t.Parallel()
 	const jar = "/usr/share/java/hdrhistogram.jar"
 	_, errJava := exec.LookPath("java")
 	_, errJar := os.Stat(jar)

@@ -146,6 +146,10 @@ const overlappingTicks = `(() => {
 
 func TestReportInChromium(t *testing.T) {
 	exe := browsertest.Require(t)
+	// It reads the page's structure, not the run's figures (the report
+	// scenario's validity limits are loose), so it runs beside the other
+	// behaviour tests.
+	t.Parallel()
 	out := runReportScenario(t)
 	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
