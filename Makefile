@@ -149,8 +149,8 @@ endif
 ## (--max-rounds, --budget; CLAIMS_ROUNDS_DEFAULT for a scenario not listed),
 ## from its round's length on 2 CPUs, variants x (duration + 1 s warm-up +
 ## about 1 s of bring-up): b1, b2, b3 and c2 (2 variants of 5 s) about 15 s
-## a round, 14 rounds in 4 minutes (b1 decided after 13 and after 8 rounds
-## in two suites, 2026-12-07); d (3 variants) about 21 s, 14 rounds in 5.5
+## a round, 14 rounds in 4 minutes (b1 decided after 13, 8 and 11 rounds
+## in three suites, 2026-12-07); d (3 variants) about 21 s, 14 rounds in 5.5
 ## minutes; g (3 proxies, 4 s at 8000/s) 16 s a round as measured (160 s
 ## for 10), 10 rounds within 4.5 minutes (its p99
 ## claims need hundreds, so it makes all 10); h (closed loop) its 12; c1 (10 variants of 10 s) about 2 minutes, 7 rounds in 16
@@ -158,7 +158,7 @@ endif
 ## --max-rounds, not the budget, ends an undecided scenario: the looks'
 ## shares of alpha grow to the last allowed (docs/verdicts.md), and a
 ## budget that stops a run earlier leaves the last ones unspent. The suite
-## took 40 and 39 minutes in two runs on 2026-12-07 (c1 14 minutes, g and
+## took 40, 39 and 40 minutes in three runs on 2026-12-07 (c1 14 minutes, g and
 ## h about 3 each, b2, b3 and d to their last round), and would take about
 ## 45 if no scenario decided early (e and f: under a
 ## minute each; a: its 3400 bursts a variant, once a single run, now up to

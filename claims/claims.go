@@ -263,7 +263,7 @@ func Family(rs []*results.Results, o Options) [][]Result {
 		level := st.Level
 		r := rs[m.ri]
 		cr := judgeClaim(r, r.Scenario.Claims[m.ci], m.chk, level*m.share)
-		rate := rateString(alpha)
+		rate := numfmt.Pct4(alpha)
 		if su := r.Suite; len(rs) == 1 && su != nil && su.Share && alpha == r.Alpha {
 			rate += fmt.Sprintf(" (one of %d equal shares of its claims suite's %s)", su.Parts, levelString(su.Level))
 		}
@@ -294,12 +294,6 @@ func PValues(r *results.Results) []float64 {
 		ps = append(ps, pValue(r, c, chk))
 	}
 	return ps
-}
-
-// rateString says a family's false-alarm rate as a percentage, to 4
-// significant digits (0.5556%).
-func rateString(alpha float64) string {
-	return strconv.FormatFloat(100*alpha, 'g', 4, 64) + "%"
 }
 
 // levelString says a one-sided level as a percentage.
@@ -464,7 +458,7 @@ func judgeStat(r *results.Results, c scenario.Check, cr *Result, alpha float64) 
 	o, ratio, ci, median, rounds := decideRatio(c, la, lb, alpha)
 	cr.Outcome = o
 	f := c.Right.Factor
-	level := strconv.FormatFloat(100*(1-2*alpha), 'g', 4, 64) + "%"
+	level := numfmt.Pct4(1 - 2*alpha)
 	cr.Evidence = fmt.Sprintf("%s(%s)/%s(%s) = %s over %d paired rounds (median round %s), %s CI [%s, %s], claimed %s %s; %s by run: %s; %s by run: %s",
 		name, c.Left.Variant, name, c.Right.Variant, numfmt.Ratio(ratio), len(rounds), numfmt.Ratio(median), level, numfmt.Ratio(ci.Low), numfmt.Ratio(ci.High), c.Op,
 		strconv.FormatFloat(f, 'g', -1, 64), c.Left.Variant, listString(name, a), c.Right.Variant, listString(name, b))
@@ -713,7 +707,7 @@ func judgeBound(c scenario.Check, cr *Result, a []float64, alpha float64) {
 		}
 		return statString(name, x+v)
 	}
-	level := strconv.FormatFloat(100*(1-2*alpha), 'g', 4, 64) + "%"
+	level := numfmt.Pct4(1 - 2*alpha)
 	cr.Evidence = fmt.Sprintf("%s; %s over %d runs %s, %s CI [%s, %s], claimed %s %s; %d of %d runs %s %s",
 		byRunString(c, a), what, len(a), back(mean), level, back(ci.Low), back(ci.High), c.Op, statString(name, x), n, len(a), c.Op, statString(name, x))
 	if cr.Outcome == Undecided {
@@ -733,7 +727,7 @@ func judgeEquivalence(c scenario.Check, cr *Result, la, lb map[int]float64, alph
 	cr.Outcome = decideEquivalence(c, ratio, ci, median, len(rounds))
 	f := c.Right.Factor
 	lo, hi := f/(1+c.Within), f*(1+c.Within)
-	level := strconv.FormatFloat(100*(1-2*alpha), 'g', 4, 64) + "%"
+	level := numfmt.Pct4(1 - 2*alpha)
 	cr.Evidence = fmt.Sprintf("%s(%s)/%s(%s) = %s over %d paired rounds (median round %s), %s CI [%s, %s], claimed within [%s, %s]; %s by run: %s; %s by run: %s",
 		c.Left.Metric, c.Left.Variant, c.Right.Metric, c.Right.Variant, numfmt.Ratio(ratio), len(rounds), numfmt.Ratio(median), level,
 		numfmt.Ratio(ci.Low), numfmt.Ratio(ci.High), numfmt.Ratio(lo), numfmt.Ratio(hi), c.Left.Variant, aList, c.Right.Variant, bList)
@@ -799,7 +793,7 @@ func judgeCounts(c scenario.Check, cr *Result, m results.Metric, left, right []*
 	name := c.Left.Metric
 	o, mean, ci, median := decideDifference(c, d, res, alpha)
 	cr.Outcome = o
-	level := strconv.FormatFloat(100*(1-2*alpha), 'g', 4, 64) + "%"
+	level := numfmt.Pct4(1 - 2*alpha)
 	fs := strconv.FormatFloat(f, 'g', -1, 64)
 	cr.Evidence = fmt.Sprintf("%s(%s) − %s × %s(%s) per round: mean %s over %d paired rounds (median round %s), %s CI [%s, %s], claimed %s 0; all rounds %s/%s = %s; %s by run: %s; %s by run: %s",
 		name, c.Left.Variant, fs, name, c.Right.Variant, countString(m, mean), len(d), countString(m, median), level, countString(m, ci.Low), countString(m, ci.High), c.Op,
@@ -1056,7 +1050,7 @@ func judgeModel(r *results.Results, c scenario.Check, cr *Result, alpha float64)
 		parts[i] = strconv.FormatFloat(f, 'f', 3, 64)
 	}
 	hits := atLeast(maxes, k)
-	interval := fmt.Sprintf("%s CI [%+.4f, %+.4f]", strconv.FormatFloat(100*(1-2*alpha), 'g', 4, 64)+"%", ci.Low, ci.High)
+	interval := fmt.Sprintf("%s CI [%+.4f, %+.4f]", numfmt.Pct4(1-2*alpha), ci.Low, ci.High)
 	if len(d) < compare.MinRounds {
 		interval = fmt.Sprintf("no interval (%d runs: the run is the unit, and at least %d are needed: repeat: %d or more)", len(d), compare.MinRounds, compare.MinRounds)
 	}

@@ -3,6 +3,7 @@ package claims
 import (
 	"fmt"
 
+	"github.com/lbbench/lbbench/internal/numfmt"
 	"github.com/lbbench/lbbench/results"
 	"github.com/lbbench/lbbench/scenario"
 )
@@ -136,7 +137,7 @@ func Suite(rs []*results.Results, others [][]float64) (out [][]Result, judged []
 		case Members(r.Scenario) == 0:
 		case split:
 			judged[i] = fmt.Sprintf("at %s, its share (one of %d) of the suite's %s, as its run judged them",
-				rateString(RunAlpha(r)), r.Suite.Parts, rateString(r.Suite.Level))
+				numfmt.Pct4(RunAlpha(r)), r.Suite.Parts, numfmt.Pct4(r.Suite.Level))
 		default:
 			judged[i] = "in one Holm family over every scenario's claims at " + levelString(DefaultAlpha) + ": " + why
 		}

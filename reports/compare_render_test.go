@@ -122,14 +122,3 @@ func TestWriteBench(t *testing.T) {
 		t.Errorf("%d lines, want one per valid run (2)", lines)
 	}
 }
-
-// TestLevelString: a Holm step's confidence level reads as a percentage
-// with at most four digits (99.23%), not every digit of the fraction
-// (99.23076923076923%).
-func TestLevelString(t *testing.T) {
-	for level, want := range map[float64]string{0.95: "95%", 0.975: "97.5%", 1 - 0.05/6.5: "99.23%", 1 - 0.1/12: "99.17%", 0.9: "90%"} {
-		if got := levelString(level); got != want {
-			t.Errorf("levelString(%v) = %q, want %q", level, got, want)
-		}
-	}
-}

@@ -31,7 +31,7 @@ func cells(v compare.Verdict) (ratio, ci, tol, p string) {
 	if v.CILow != 0 || v.CIHigh != 0 {
 		ci = "[" + numfmt.Ratio(v.CILow) + ", " + numfmt.Ratio(v.CIHigh) + "]"
 		if v.Level != 0 && v.Level != compare.ConfidenceLevel {
-			ci += " " + levelString(v.Level)
+			ci += " " + numfmt.Pct4(v.Level)
 		}
 	}
 	if v.Tolerance != 0 {
@@ -241,8 +241,3 @@ func verdictSentence(v compare.Verdict) string {
 
 // isFinite reports whether x is neither NaN nor infinite.
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-
-// levelString says a confidence level: 95%, 97.5%.
-func levelString(level float64) string {
-	return strconv.FormatFloat(100*level, 'g', 4, 64) + "%"
-}

@@ -215,7 +215,7 @@ claims:
 // --suite with --alpha, or naming a scenario not in DIR, is refused.
 // It runs with the tests that measure, one at a time: its claims hold
 // only on valid runs, and beside the parallel phase's Kubernetes and
-// Docker tests the generator fell behind in 4 of its 6 (2026-12-07).
+// Docker tests the generator fell behind in 3 of its 6 (2026-12-07).
 func TestClaimsSuiteShares(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs scenarios on real processes")

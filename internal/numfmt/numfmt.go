@@ -57,6 +57,10 @@ func Num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 // Percent formats a fraction as a percentage with two decimals: 1.25%.
 func Percent(x float64) string { return strconv.FormatFloat(100*x, 'f', 2, 64) + "%" }
 
+// Pct4 formats a fraction as a percentage to four significant digits: a
+// level or a false-alarm rate, 95%, 99.72%, 0.5556%.
+func Pct4(x float64) string { return strconv.FormatFloat(100*x, 'g', 4, 64) + "%" }
+
 // P formats a p-value: three decimals, or one significant digit in
 // exponent form below 0.001; "-" for NaN.
 func P(p float64) string {

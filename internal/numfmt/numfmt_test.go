@@ -25,3 +25,15 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestPct4: a Holm step's confidence level, or a suite's share of its
+// false-alarm rate, reads as a percentage with at most four significant
+// digits (99.23%, 0.5556%), not every digit of the fraction
+// (99.23076923076923%).
+func TestPct4(t *testing.T) {
+	for level, want := range map[float64]string{0.95: "95%", 0.975: "97.5%", 1 - 0.05/6.5: "99.23%", 1 - 0.1/12: "99.17%", 0.9: "90%", 0.05 / 9: "0.5556%"} {
+		if got := Pct4(level); got != want {
+			t.Errorf("Pct4(%v) = %q, want %q", level, got, want)
+		}
+	}
+}
