@@ -149,8 +149,10 @@ func JudgeWith(r *results.Results, o Options) []Result {
 // Statistical returns the checks of s's claims that more rounds can
 // decide, in s's order: the members of the family (ratios, equivalences
 // and bounds on a figure that varies from run to run) when s's workload is
-// not deterministic, and model claims (pmax ~ model, judged with the run
-// as the unit) whatever the workload. Exact claims (counts the run fixes)
+// not deterministic; model claims (pmax ~ model, judged with the run as
+// the unit) whatever the workload; and a closed loop's ratios of
+// throughput or CPU (scenario.SaturationMetric), which vary from run to
+// run as an open loop's figures do. Exact claims (counts the run fixes)
 // are true or false on every run, and a deterministic workload (closed
 // loop, bursts) repeats its requests run for run, its other claims judged
 // on its repeat rounds: run --until-decided does not wait for them. A
@@ -162,7 +164,8 @@ func Statistical(s scenario.Scenario) []string {
 		if err != nil || !leveled(chk) {
 			continue
 		}
-		if s.Workload.Deterministic() && kindOf(chk) != scenario.KindModel {
+		saturation := chk.Right != nil && scenario.SaturationMetric(chk.Left.Metric) && s.Workload.Bursts == nil
+		if s.Workload.Deterministic() && kindOf(chk) != scenario.KindModel && !saturation {
 			continue
 		}
 		out = append(out, c.Check)

@@ -272,8 +272,9 @@ func TestJudgeAtTheLook(t *testing.T) {
 // statistical ones (ratios, equivalences, bounds on a figure that varies
 // from run to run) of an open-loop workload; exact counts are not, nor is
 // any claim of a deterministic workload but a model claim
-// (TestModelClaimDecides); UndecidedAt names only those,
-// in the scenario's order, and only the undecided ones.
+// (TestModelClaimDecides) and a closed loop's ratio of throughput or CPU;
+// UndecidedAt names only those, in the scenario's order, and only the
+// undecided ones.
 func TestStatistical(t *testing.T) {
 	cs := []scenario.Claim{
 		{Say: "ratio", Check: "p99(fast) < 0.2 * p99(slow)"},            // holds by far
@@ -297,6 +298,23 @@ func TestStatistical(t *testing.T) {
 	}
 	if got := UndecidedAt(r, 4, 10, 0, Options{}); got != nil {
 		t.Errorf("UndecidedAt, closed loop: %q", got)
+	}
+	// A closed loop's ratios of throughput and CPU vary from run to run:
+	// more rounds decide them. Its latency bound and exact count do not.
+	sat := []scenario.Claim{
+		{Say: "sustains", Check: "throughput(fast) > 0.9 * throughput(slow)"},
+		{Say: "costs", Check: "cpu_per_request(fast, proxy) < 1.1 * cpu_per_request(slow, proxy)"},
+		{Say: "bound", Check: "p50(fast) < 1s"},
+		{Say: "exact", Check: "requests(fast) == 1000"},
+	}
+	r = resultstest.ClaimResults(4, sat...)
+	r.Scenario.Workload.Closed = &workloads.Closed{}
+	if got := Statistical(r.Scenario); !slices.Equal(got, []string{sat[0].Check, sat[1].Check}) {
+		t.Errorf("Statistical, closed loop's saturation ratios: %q, want the throughput and CPU ratios", got)
+	}
+	r.Scenario.Workload.Closed, r.Scenario.Workload.Bursts = nil, &workloads.Bursts{}
+	if got := Statistical(r.Scenario); got != nil {
+		t.Errorf("Statistical, bursts: %q", got)
 	}
 }
 

@@ -57,7 +57,8 @@ func SuiteShare(dir string, all []scenario.Scenario, s scenario.Scenario) (suite
 	if !found {
 		return nil, 0, fmt.Errorf("suite %s: no scenario named %q among its %d", dir, s.Name, len(all))
 	}
-	suite = &results.Suite{Dir: dir, Level: DefaultAlpha, Parts: parts, Share: Members(s) > 0}
+	share := Members(s) > 0
+	suite = &results.Suite{Dir: dir, Level: DefaultAlpha, Parts: parts, Share: share, ClaimsAlone: share}
 	if suite.Share {
 		alpha = DefaultAlpha / float64(parts)
 	}

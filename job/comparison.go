@@ -37,11 +37,25 @@ type Comparison struct {
 
 // SharesFamily reports whether r's comparison was judged with its claims
 // as one Holm family, so that judging it again must rank the claims too:
-// results made until decided say so (results.Judging.OneFamily; earlier
-// ones judged two families), and a run of fixed rounds judges one.
+// not in a part of a claims suite whose claims are a family alone
+// (results.Suite.ClaimsAlone); results made until decided say so
+// (results.Judging.OneFamily; earlier ones judged two families); and a run
+// of fixed rounds judges one.
 func SharesFamily(r *results.Results) bool {
+	if r.Suite != nil && r.Suite.ClaimsAlone {
+		return false
+	}
 	st := r.Stop
 	return st == nil || (st.Judging != nil && st.Judging.OneFamily)
+}
+
+// familyOf is r when its comparison shares its claims' family
+// (SharesFamily), nil when the comparison is a family alone.
+func familyOf(r *results.Results) *results.Results {
+	if SharesFamily(r) {
+		return r
+	}
+	return nil
 }
 
 // Write compares, prints the verdicts (after the calibration, with

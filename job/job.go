@@ -212,8 +212,9 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 		}
 		defer cleanup()
 	}
-	// The comparison and the claims are one family, judged at one level:
-	// the comparison's (run --alpha, or the suite's share).
+	// The comparison and the claims are judged at one level: the
+	// comparison's (run --alpha, or the suite's share), as one family
+	// unless the claims are a family alone (a suite's part, SharesFamily).
 	o.Harness = append(o.Harness, harness.WithLevel(o.Compare.WithDefaults().Alpha, o.Suite))
 	if o.UntilDecided {
 		if err := o.untilDecided(); err != nil {
@@ -416,6 +417,15 @@ func (o *Options) untilDecided() error {
 	s := o.Scenario
 	comparing := o.Baseline != "" || (len(s.Variants) >= 2 && !s.Workload.Deterministic())
 	stat := claims.Statistical(s)
+	// A part of a claims suite: its claims are the question and their
+	// family alone the stopping rule; the comparison of its variants is
+	// judged at the end, apart, for information (recorded in judging all
+	// the same, for lbbench compare to judge it at the same look).
+	alone := o.Suite != nil && o.Suite.ClaimsAlone
+	compared := comparing
+	if alone {
+		comparing = false
+	}
 	if !comparing && len(stat) == 0 {
 		if len(s.Claims) == 0 {
 			return &Error{Code: ExitError, Err: errors.New("--until-decided stops when a comparison and the scenario's statistical claims are decided: give --baseline REF, or a scenario of two or more open-loop variants or with claims")}
@@ -424,19 +434,23 @@ func (o *Options) untilDecided() error {
 		if s.Workload.Deterministic() {
 			why = "its workload is deterministic (" + reports.DeterministicString(s.Workload) + "), each run repeating the last"
 		}
-		notef(o.Stderr, "--until-decided: nothing in scenario %s that more rounds decide (%s, and no comparison): it runs its %d rounds", s.Name, why, s.Repeat)
+		what := "and no comparison"
+		if alone {
+			what = "and in a suite its comparison of variants does not stop it"
+		}
+		notef(o.Stderr, "--until-decided: nothing in scenario %s that more rounds decide (%s, %s): it runs its %d rounds", s.Name, why, what, s.Repeat)
 		o.UntilDecided = false
 		return nil
 	}
 	judging := &results.Judging{}
-	if comparing {
+	if compared {
 		c := o.Compare.WithDefaults()
 		judging.Metrics, judging.Tolerances, judging.Alpha = c.Metrics, c.Tolerances, c.Alpha
 	}
 	if len(stat) > 0 {
 		judging.Claims, judging.ClaimsAlpha = stat, o.Compare.WithDefaults().Alpha
 	}
-	judging.OneFamily = true
+	judging.OneFamily = !alone
 	decided := "every judged metric"
 	switch {
 	case comparing && len(stat) > 0:
@@ -729,7 +743,7 @@ func compareRun(res *results.Results, runErr error, o Options) (*comparison, err
 		buf.WriteString(stopLine(st))
 	}
 	c.verdicts, err = Comparison{Pairs: pairs, Options: copts, Calibrate: o.Calibrate, Title: title, Scenario: res.Scenario.Name,
-		Dir: o.Out, StepSummary: o.StepSummary, Claims: res, Remade: harness.Remade(res)}.Write(&buf)
+		Dir: o.Out, StepSummary: o.StepSummary, Claims: familyOf(res), Remade: harness.Remade(res)}.Write(&buf)
 	if errors.Is(err, reports.ErrOneSided) {
 		// A run's own comparison says so and goes on: the run's exit
 		// status comes from its runs and verdicts. `lbbench compare` is

@@ -9,7 +9,8 @@ import (
 
 // Report builds the report document of r: the variants' summaries, the
 // scenario's claims judged (with the verdicts, as one Holm family: the
-// verdicts' own p-values take their ranks among the claims'), the bursts
+// verdicts' own p-values take their ranks among the claims', unless the
+// claims are a family alone, SharesFamily), the bursts
 // beside the model, with a comparison's verdicts (nil: none) and the sources a combined r was made
 // from (nil: r alone). It is the one place a report is computed (it calls
 // reports.Summarize, claims.JudgeWith and claims.BurstComparisons once each;
@@ -24,10 +25,20 @@ func Report(r *results.Results, verdicts []compare.Verdict, srcs []results.Sourc
 		Results:   r,
 		Summaries: sums,
 		Verdicts:  verdicts,
-		Claims:    claims.JudgeWith(r, claims.Options{Others: compare.TestPs(verdicts)}),
+		Claims:    claims.JudgeWith(r, claims.Options{Others: othersOf(r, verdicts)}),
 		Bursts:    claims.BurstComparisons(r),
 		Sources:   srcs,
 	}, nil
+}
+
+// othersOf are the p-values of verdicts' tests that take their ranks
+// among r's claims: none when r's claims are a family alone
+// (SharesFamily).
+func othersOf(r *results.Results, verdicts []compare.Verdict) []float64 {
+	if !SharesFamily(r) {
+		return nil
+	}
+	return compare.TestPs(verdicts)
 }
 
 // PublishDoc is Report for one published run (reports.DocFunc).

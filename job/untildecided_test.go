@@ -381,3 +381,91 @@ func TestGateStopsOnARegression(t *testing.T) {
 		t.Errorf("no baseline: %+v, want the run to wait for every metric", l)
 	}
 }
+
+// TestSuiteClaimsAlone: a part of a claims suite (run --suite) judges its
+// claims as a family of their own, and they alone stop it; the comparison
+// of its variants, judged apart for information, does not keep it going.
+// Here the claim decides within a few rounds while the comparison of a
+// variant that straddles the first's p99 stays inconclusive: the suite's
+// part stops on the claim, and the same run outside a suite goes on to its
+// last round. lbbench compare and lbbench report of the part's results
+// judge the comparison and the claim as the run printed them, apart.
+func TestSuiteClaimsAlone(t *testing.T) {
+	claim := scenario.Claim{Say: "fast is well ahead", Check: "p99(fast) < 0.7 * p99(slow)"}
+	scale := func(v string, round int) float64 {
+		switch v {
+		case "fast":
+			return []float64{0.5, 0.6, 0.45, 0.55, 0.5}[round%5]
+		case "same":
+			return []float64{0.9, 1.12}[round%2]
+		}
+		return 1
+	}
+	run := func(suite *results.Suite) (*results.Results, Options, string) {
+		var out bytes.Buffer
+		o := options(t, testScenario(t, 3, []string{"slow", "same", "fast"}, claim), fake{round: scale}.driver(), &out)
+		o.UntilDecided, o.MaxRounds, o.Suite = true, 8, suite
+		o.Compare = compare.Options{Metrics: []string{results.MetricP99}}
+		if _, err := Run(context.Background(), o); err != nil && code(t, err) == ExitError {
+			t.Fatalf("Run: %v\n%s", err, out.String())
+		}
+		saved, err := results.ReadFile(filepath.Join(o.Out, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return saved, o, out.String()
+	}
+
+	whole, _, out := run(nil)
+	if st := whole.Stop; st == nil || st.Decided || st.Rounds != 8 || !slices.Contains(st.Undecided, "p99 of same vs slow") {
+		t.Fatalf("outside a suite: stop %+v, want the comparison of same undecided after 8 rounds\n%s", st, out)
+	}
+
+	saved, o, out := run(&results.Suite{Dir: "sim", Level: 0.05, Parts: 1, Share: true, ClaimsAlone: true})
+	st := saved.Stop
+	if st == nil || !st.Decided || st.Rounds >= 8 || !strings.HasPrefix(st.Reason, fmt.Sprintf("every statistical claim decided after %d rounds", st.Rounds)) {
+		t.Fatalf("in a suite: stop %+v, want the claim to decide before the last round\n%s", st, out)
+	}
+	if j := st.Judging; j == nil || j.OneFamily || !slices.Equal(j.Metrics, []string{results.MetricP99}) || !slices.Equal(j.Claims, []string{claim.Check}) {
+		t.Errorf("judging recorded %+v, want the comparison's metrics and the claims, apart", st.Judging)
+	}
+	if SharesFamily(saved) {
+		t.Errorf("SharesFamily of a suite's part whose claims are alone: true")
+	}
+	wrote, err := compare.ReadVerdicts(filepath.Join(o.Out, compare.VerdictsFileName))
+	if err != nil || len(wrote) != 2 {
+		t.Fatalf("verdicts written %+v, %v", wrote, err)
+	}
+	if wrote[0].Variant != "same" || wrote[0].Outcome != compare.Inconclusive {
+		t.Errorf("verdict of same %+v, want inconclusive (the comparison did not stop the run)", wrote[0])
+	}
+	// lbbench compare RESULTS: the run's look, the comparison alone.
+	pairs, _, _, err := pairsFor(saved, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	look := compare.Options{Metrics: st.Judging.Metrics, Tolerances: st.Judging.Tolerances, Alpha: st.Judging.Alpha}
+	look.Look, look.MaxLooks = compare.Looks(st.Rounds, st.MaxRounds, st.Looks)
+	var buf bytes.Buffer
+	again, err := Comparison{Pairs: pairs, Options: look, Claims: familyOf(saved)}.Write(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range wrote {
+		if w, g := wrote[i], again[i]; w.Outcome != g.Outcome || w.P != g.P || w.Level != g.Level || w.Detail != g.Detail {
+			t.Errorf("verdict %d judged again:\n%+v\nthe run wrote:\n%+v", i, g, w)
+		}
+	}
+	// lbbench report: the claim alone, as the run printed it.
+	doc, err := Report(saved, wrote, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := doc.Claims[0]
+	if cr.Outcome != claims.Holds || strings.Contains(cr.Evidence, "claims and comparison") {
+		t.Errorf("claim judged again: %s, %q; want it holding, ranked among the claims alone", cr.Outcome, cr.Evidence)
+	}
+	if want := strings.ToUpper(string(cr.Outcome)); !strings.Contains(out, want) || !strings.Contains(out, cr.Evidence) {
+		t.Errorf("the run printed other claims than the report of its results gives (%s: %s):\n%s", want, cr.Evidence, out)
+	}
+}

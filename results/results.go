@@ -79,6 +79,13 @@ type Suite struct {
 	Parts int     `json:"parts"`
 	// Share is true when this scenario is one of the Parts.
 	Share bool `json:"share"`
+	// ClaimsAlone is true when the scenario's statistical claims were
+	// judged as a family of their own at its share, and alone decided
+	// when a run until decided stopped; its comparison of variants was
+	// judged apart, at the same level, for information. False in results
+	// written before it was recorded: the claims were then ranked with
+	// the comparison's tests as one family (Stop.Judging.OneFamily).
+	ClaimsAlone bool `json:"claims_alone,omitempty"`
 }
 
 // Stop is how a scenario run until decided (run --until-decided) ended.
@@ -115,7 +122,10 @@ type Stop struct {
 type Judging struct {
 	// Metrics are the metrics judged, Tolerances their tolerances, Alpha
 	// the family's level over all the looks. Absent when the looks judged
-	// no comparison (a scenario of one variant, its claims only).
+	// no comparison (a scenario of one variant, its claims only). In a
+	// suite's part whose claims are a family alone (Suite.ClaimsAlone),
+	// the comparison did not stop the run: it was judged apart, at the
+	// last look's share, for information.
 	Metrics    []string           `json:"metrics,omitempty"`
 	Tolerances map[string]float64 `json:"tolerances,omitempty"`
 	Alpha      float64            `json:"alpha,omitempty"`

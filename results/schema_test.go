@@ -354,7 +354,7 @@ func fullResults(t *testing.T) *results.Results {
 		Stop: &results.Stop{Rounds: 1, MaxRounds: 4, Looks: 2, Decided: true, Reason: "decided", Undecided: []string{"claim p99(pools) < 0.5 * p99(nginx)"},
 			Judging: &results.Judging{Metrics: []string{"p99"}, Tolerances: map[string]float64{"p99": 0.1}, Alpha: 0.05, Claims: []string{"p99(pools) < 0.5 * p99(nginx)"}, ClaimsAlpha: 0.05, OneFamily: true}},
 		Alpha: 0.05 / 7,
-		Suite: &results.Suite{Dir: "scenarios/claims", Level: 0.05, Parts: 7, Share: true},
+		Suite: &results.Suite{Dir: "scenarios/claims", Level: 0.05, Parts: 7, Share: true, ClaimsAlone: true},
 		Runs:  []results.Run{proxied, invalid},
 	}
 }

@@ -212,7 +212,8 @@ claims:
 // their share of the suite's 5%, split evenly among DIR's scenarios with
 // statistical claims (a scenario of exact counts takes none); the results
 // record it, and report --claims judges each claim as its run did.
-// --suite with --alpha, or naming a scenario not in DIR, is refused.
+// --suite with --alpha or --baseline, or naming a scenario not in DIR, is
+// refused.
 // It runs with the tests that measure, one at a time: its claims hold
 // only on valid runs, and beside the parallel phase's Kubernetes and
 // Docker tests the generator fell behind in 3 of its 6 (2026-12-07).
@@ -273,6 +274,9 @@ claims:
 	}
 	if r := lb(t, "run", filepath.Join(suite, "a.yaml"), "-q", "--suite", suite, "--alpha", "0.01", "-o", filepath.Join(dir, "x")); r.code != 2 || !strings.Contains(r.out, "--alpha and --suite") {
 		t.Errorf("--suite with --alpha: exit %d, want 2 saying so\n%s", r.code, r.out)
+	}
+	if r := lb(t, "run", filepath.Join(suite, "a.yaml"), "-q", "--suite", suite, "--baseline", "HEAD", "-o", filepath.Join(dir, "z")); r.code != 2 || !strings.Contains(r.out, "--baseline and --suite") {
+		t.Errorf("--suite with --baseline: exit %d, want 2 saying so\n%s", r.code, r.out)
 	}
 	other := filepath.Join(dir, "other.yaml")
 	if err := os.WriteFile(other, []byte(scen("other", "p50(v) < 50ms")), 0o644); err != nil {

@@ -114,7 +114,7 @@ finished. "lbbench scenarios" lists the built-in scenarios.
 	f.Float64Var(&o.slowdown, "inject-slowdown", 0, "with --baseline, make this build's variants this many times slower (their service times scaled), to check that the gate fails a known regression")
 	f.Var(injectCostFlag{&o.injectCost}, "inject-cost", "with --baseline, make this build's built-in proxy or workers spend this much more CPU per request (busy work; the proxy's: per client connection in l4), to check that the gate fails a known cost regression;\n"+
 		"ROLE is proxy or workers (repeatable or comma-separated, e.g. proxy=40us,workers=100us)")
-	f.StringVar(&o.suite, "suite", "", "run the scenario as one part of the claims suite of the scenario files in `DIR` (make claims gives scenarios/claims): its comparison and claims are judged at its share of the suite's 5%, split evenly among the suite's scenarios with statistical claims, so that the suite's report judges each claim as this run did (instead of --alpha)")
+	f.StringVar(&o.suite, "suite", "", "run the scenario as one part of the claims suite of the scenario files in `DIR` (make claims gives scenarios/claims): its statistical claims are judged as a family of their own at its share of the suite's 5%, split evenly among the suite's scenarios with statistical claims, so that the suite's report judges each claim as this run did (instead of --alpha); with --until-decided they alone stop it, and its comparison of variants is judged apart at the same level, for information")
 	o.compare.register(f)
 	o.kube.register(f)
 	return cmd
@@ -202,6 +202,9 @@ func runScenario(ctx context.Context, o runOptions, changed func(string) bool, s
 	if o.suite != "" {
 		if changed("alpha") {
 			return usageError("--alpha and --suite: the suite's share sets the level; give one of them")
+		}
+		if o.baseline != "" {
+			return usageError("--baseline and --suite: a suite judges its scenarios' claims, a gate a build against its baseline; give one of them")
 		}
 		var alpha float64
 		if suite, alpha, err = suiteShare(o.suite, s); err != nil {
