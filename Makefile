@@ -160,18 +160,20 @@ endif
 ## minutes; g (3 proxies, 4 s at 8000/s) 16 s a round as measured (165 s
 ## for 10), 16 rounds within 5.5 minutes (its CPU claim against nginx,
 ## 1.030 [0.952, 1.114] against 1.1 after 10 rounds, forecast 14; its p99
-## claims need hundreds, so it makes all 16); h (3 proxies, closed loop of
-## 80,000 requests) about 15 s a round (177 s for 12), 30 rounds within
-## 8.5 minutes (its ratios against nginx forecast 27 and 29 rounds after
-## 12, those against HAProxy over 100); c1 (10 variants of 10 s) about 2
+## claims need hundreds, so it makes all 16; both CPU claims held after
+## 16, 2026-12-07); h (3 proxies, closed loop of 80,000 requests) about
+## 16 s a round (477 s for 30), 50 rounds within 14.5 minutes (after 30
+## rounds 3 of its 4 claims held and its throughput against HAProxy,
+## 0.952 [0.900, 1.008] against 0.9, was forecast to need 44); c1 (10 variants of 10 s) about 2
 ## minutes, 7 rounds in 16 minutes. The budget leaves a round or two of
 ## slack for retries, so that --max-rounds, not the budget, ends an
 ## undecided scenario: the looks' shares of alpha grow to the last allowed
 ## (docs/verdicts.md), and a budget that stops a run earlier leaves the
 ## last ones unspent. The suite took 40, 39 and 40 minutes in three runs on
 ## 2026-12-07 with 10 rounds of g and 12 of h (c1 14 minutes, g and h about
-## 3 each, b2, b3 and d to their last round); with 16 and up to 30, about
-## 8 minutes more (e and f: under a minute each; a: up to 10 rounds of 340
+## 3 each, b2, b3 and d to their last round), and 45 minutes with 16 of g
+## and 30 of h (2026-12-07, the claims alone stopping each part); with up
+## to 50 of h, up to about 52 (e and f: under a minute each; a: up to 10 rounds of 340
 ## bursts, about 27 s a round of its two variants, up to 4.5 minutes).
 ## Give CLAIMS_FLAGS="--retry-invalid 2" for the scenarios' own repeat
 ## rounds (about 20 minutes).
@@ -180,7 +182,7 @@ CLAIMS_FLAGS ?= --until-decided --looks 4 --retry-invalid 2
 CLAIMS_ROUNDS ?= b1-least-conn-high-load:14:4m b2-least-conn-low-load:14:4m \
 	b3-least-conn-concurrent-workers:14:4m c1-keepalive-eventloop:7:16m \
 	c2-epoll-ladder:14:4m d-ewma-slow-backend:14:5m30s g-proxy-cost:16:5m30s \
-	h-proxy-saturation:30:8m30s
+	h-proxy-saturation:50:14m30s
 CLAIMS_ROUNDS_DEFAULT ?= 10:5m
 claims: build
 	rm -rf $(CLAIMS_OUT)
