@@ -13,9 +13,11 @@ import (
 // JudgeSuite judges the claims of every source as one suite
 // (claims.Suite): when the sources are the parts of one claims suite made
 // with its shares (run --suite, make claims), each scenario's claims as
-// its own run judged them, at its share of the suite's level, ranked among
-// the p-values of its comparison's tests (the verdicts.json beside its
-// results, when the run judged them with its claims as one family); else
+// its own run judged them, at its share of the suite's level: a family
+// of their own (results.Suite.ClaimsAlone), or, in parts made before it,
+// ranked among the p-values of its comparison's tests (the verdicts.json
+// beside its results, when the run judged them with its claims as one
+// family); else
 // every scenario's statistical and model claims as one Holm family at
 // claims.DefaultAlpha. Either way a correct tree fails any of the suite's
 // claims by chance at most that often.
