@@ -172,8 +172,8 @@ endif
 ## last ones unspent. The suite took 40, 39 and 40 minutes in three runs on
 ## 2026-12-07 with 10 rounds of g and 12 of h (c1 14 minutes, g and h about
 ## 3 each, b2, b3 and d to their last round), and 45 minutes with 16 of g
-## and 30 of h (2026-12-07, the claims alone stopping each part); with up
-## to 50 of h, up to about 52 (e and f: under a minute each; a: up to 10 rounds of 340
+## and 30 of h (2026-12-07, the claims alone stopping each part); up to 50
+## rounds of h add up to about 5 minutes (20 more of 16 s) (e and f: under a minute each; a: up to 10 rounds of 340
 ## bursts, about 27 s a round of its two variants, up to 4.5 minutes).
 ## Give CLAIMS_FLAGS="--retry-invalid 2" for the scenarios' own repeat
 ## rounds (about 20 minutes).

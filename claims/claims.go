@@ -151,7 +151,7 @@ func JudgeWith(r *results.Results, o Options) []Result {
 // and bounds on a figure that varies from run to run) when s's workload is
 // not deterministic; model claims (pmax ~ model, judged with the run as
 // the unit) whatever the workload; and a closed loop's ratios of
-// throughput or CPU (scenario.SaturationMetric), which vary from run to
+// throughput or CPU (Scenario.SaturationRatio), which vary from run to
 // run as an open loop's figures do. Exact claims (counts the run fixes)
 // are true or false on every run, and a deterministic workload (closed
 // loop, bursts) repeats its requests run for run, its other claims judged
@@ -164,8 +164,7 @@ func Statistical(s scenario.Scenario) []string {
 		if err != nil || !leveled(chk) {
 			continue
 		}
-		saturation := chk.Right != nil && scenario.SaturationMetric(chk.Left.Metric) && s.Workload.Bursts == nil
-		if s.Workload.Deterministic() && kindOf(chk) != scenario.KindModel && !saturation {
+		if s.Workload.Deterministic() && kindOf(chk) != scenario.KindModel && !s.SaturationRatio(chk) {
 			continue
 		}
 		out = append(out, c.Check)

@@ -415,17 +415,14 @@ func (o *Options) untilDecided() error {
 		return &Error{Code: ExitError, Err: fmt.Errorf("--looks: must not be negative, got %d", o.Looks)}
 	}
 	s := o.Scenario
-	comparing := o.Baseline != "" || (len(s.Variants) >= 2 && !s.Workload.Deterministic())
+	compared := o.Baseline != "" || (len(s.Variants) >= 2 && !s.Workload.Deterministic())
 	stat := claims.Statistical(s)
 	// A part of a claims suite: its claims are the question and their
 	// family alone the stopping rule; the comparison of its variants is
 	// judged at the end, apart, for information (recorded in judging all
 	// the same, for lbbench compare to judge it at the same look).
 	alone := o.Suite != nil && o.Suite.ClaimsAlone
-	compared := comparing
-	if alone {
-		comparing = false
-	}
+	comparing := compared && !alone
 	if !comparing && len(stat) == 0 {
 		if len(s.Claims) == 0 {
 			return &Error{Code: ExitError, Err: errors.New("--until-decided stops when a comparison and the scenario's statistical claims are decided: give --baseline REF, or a scenario of two or more open-loop variants or with claims")}

@@ -481,21 +481,21 @@ func (s Scenario) validateStat(c Check) error {
 	if c.Left.Factor != 1 {
 		return fmt.Errorf("put the factor on the right: %s(%s) %s F × %s(%s)", c.Left.Metric, c.Left.Variant, c.Op, c.Right.Metric, c.Right.Variant)
 	}
-	saturation := SaturationMetric(c.Left.Metric) && s.Workload.Bursts == nil
-	if !saturation && (s.Workload.Deterministic() || s.variantClosed(c.Left.Variant) || s.variantClosed(c.Right.Variant)) {
+	if !s.SaturationRatio(c) && (s.Workload.Deterministic() || s.variantClosed(c.Left.Variant) || s.variantClosed(c.Right.Variant)) {
 		return fmt.Errorf("a ratio of %s on a closed-loop run: closed-loop latency is response time and hides queueing (coordinated omission), so it cannot rank variants; use an open-loop workload", c.Left.Metric)
 	}
 	return nil
 }
 
-// SaturationMetric reports whether a ratio of metric ranks variants on a
-// closed loop. Throughput is the one ratio of performance a closed loop
-// ranks: clients sending back to back measure what each variant sustains
-// (saturation, wrk's measurement); CPU time per request is a cost, which a
-// closed loop measures as well as an open one. Both vary from run to run,
-// so more rounds decide them.
-func SaturationMetric(metric string) bool {
-	return slices.Contains([]string{"throughput", "cpu_per_request", "cpu"}, metric)
+// SaturationRatio reports whether c is a ratio that ranks variants on a
+// closed loop: of throughput or CPU, in a workload without bursts.
+// Throughput is the one ratio of performance a closed loop ranks: clients
+// sending back to back measure what each variant sustains (saturation,
+// wrk's measurement); CPU time per request is a cost, which a closed loop
+// measures as well as an open one. Both vary from run to run, so more
+// rounds decide them.
+func (s Scenario) SaturationRatio(c Check) bool {
+	return c.Right != nil && slices.Contains([]string{"throughput", "cpu_per_request", "cpu"}, c.Left.Metric) && s.Workload.Bursts == nil
 }
 
 // variantClosed reports whether variant name runs a deterministic
