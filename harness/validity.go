@@ -28,7 +28,8 @@ const generatorBusy = 0.9
 // latency: its histograms hold only errors. Whatever its figures, a run
 // is invalid when another lbbench run was running on the host meanwhile
 // (run.Concurrent, unless v.AllowConcurrent), or when the host stole more
-// than v.MaxSteal of the time of the CPUs it used (run.HostSteal): these
+// than v.MaxSteal of the time of the CPUs it used (run.HostSteal, beyond
+// what the steal counter's tick can add: Steal.Least): these
 // reasons come first, as the likely cause of any other.
 func judge(run *results.Run, v scenario.Validity, warmup time.Duration) {
 	run.Valid = true
@@ -43,7 +44,7 @@ func judge(run *results.Run, v scenario.Validity, warmup time.Duration) {
 	if maxSteal == 0 {
 		maxSteal = scenario.DefaultMaxSteal
 	}
-	if st, ok := run.HostSteal(warmup); ok && maxSteal < 1 && st.Share > maxSteal {
+	if st, ok := run.HostSteal(warmup); ok && maxSteal < 1 && st.Least > maxSteal {
 		invalid("the host stole %s, more than the threshold of %s%%: the machine measured was not there the whole time", st, strconv.FormatFloat(100*maxSteal, 'f', -1, 64))
 	}
 	if run.Requests == 0 {

@@ -31,9 +31,19 @@ type Steal struct {
 	CPUs                      int
 	GeneratorCPUs, ServerCPUs int
 	// Share is Time over the run's time (its measured window plus
-	// warm-up) times CPUs.
-	Share float64
+	// warm-up) times CPUs. Least is the share the counters show for
+	// certain: Time less one StealUnit per CPU, what reading a counter
+	// that moves a tick at a time at the start and the end of the run
+	// can add (a tick of steal that began before the run, accounted
+	// inside it). A run of a few milliseconds can show a whole tick of
+	// steal, 80% of its time, from one tick the host took around it.
+	Share, Least float64
 }
+
+// StealUnit is the unit of /proc/stat's steal column (USER_HZ, 100 per
+// second on Linux): the kernel accounts steal at a CPU's tick, so a
+// reading can hold up to one unit per CPU that the interval did not see.
+const StealUnit = 10 * time.Millisecond
 
 // HostSteal is what the host took from the CPUs r used (Steal), with
 // warmup the scenario's warm-up; ok is false when neither side's steal was
@@ -53,6 +63,7 @@ func (r Run) HostSteal(warmup time.Duration) (s Steal, ok bool) {
 		return Steal{}, false
 	}
 	s.Share = s.Time.Seconds() / wall.Seconds() / float64(s.CPUs)
+	s.Least = max(s.Time-time.Duration(s.CPUs)*StealUnit, 0).Seconds() / wall.Seconds() / float64(s.CPUs)
 	return s, true
 }
 

@@ -225,6 +225,9 @@ func TestAttackUntilInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: builds vegeta")
 	}
+	// Behaviour only (what an interrupted attack writes; rates within a
+	// factor of 2), so in the parallel phase.
+	t.Parallel()
 	vegeta := vegetaCLI(t)
 	port := startAttackWorkers(t)
 	dir := t.TempDir()

@@ -268,6 +268,8 @@ func TestServeSIGTERMLosesNoRequestInFlight(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drains several serve processes under load")
 	}
+	// Behaviour only (no request lost), so in the parallel phase.
+	t.Parallel()
 	for _, args := range [][]string{
 		{"shared", "--accept", "netpoll"},
 		{"shared", "--accept", "blocking"},
