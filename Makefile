@@ -169,12 +169,14 @@ endif
 ## slack for retries, so that --max-rounds, not the budget, ends an
 ## undecided scenario: the looks' shares of alpha grow to the last allowed
 ## (docs/verdicts.md), and a budget that stops a run earlier leaves the
-## last ones unspent. The suite took 40, 39 and 40 minutes in three runs on
+## last ones unspent. e and f take under a minute each; a up to 10 rounds
+## of 340 bursts, about 27 s a round of its two variants, up to 4.5
+## minutes. The suite took 40, 39 and 40 minutes in three runs on
 ## 2026-12-07 with 10 rounds of g and 12 of h (c1 14 minutes, g and h about
-## 3 each, b2, b3 and d to their last round), and 45 minutes with 16 of g
-## and 30 of h (2026-12-07, the claims alone stopping each part); up to 50
-## rounds of h add up to about 5 minutes (20 more of 16 s) (e and f: under a minute each; a: up to 10 rounds of 340
-## bursts, about 27 s a round of its two variants, up to 4.5 minutes).
+## 3 each, b2, b3 and d to their last round); 45 minutes with 16 of g and
+## 30 of h, the claims alone stopping each part; and 37 minutes with up to
+## 50 of h, which decided after 13 (130 s). Were h to take all 50, the
+## suite would take about 5 minutes more than with its 30 (20 rounds of 16 s).
 ## Give CLAIMS_FLAGS="--retry-invalid 2" for the scenarios' own repeat
 ## rounds (about 20 minutes).
 CLAIMS_OUT ?= reports/out/claims

@@ -59,7 +59,7 @@ func SuiteShare(dir string, all []scenario.Scenario, s scenario.Scenario) (suite
 	}
 	share := Members(s) > 0
 	suite = &results.Suite{Dir: dir, Level: DefaultAlpha, Parts: parts, Share: share, ClaimsAlone: share}
-	if suite.Share {
+	if share {
 		alpha = DefaultAlpha / float64(parts)
 	}
 	return suite, alpha, nil

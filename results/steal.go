@@ -3,6 +3,8 @@ package results
 import (
 	"fmt"
 	"time"
+
+	"github.com/lbbench/lbbench/internal/proccpu"
 )
 
 // Server describes the host under a run's server side (its workers and
@@ -32,18 +34,14 @@ type Steal struct {
 	GeneratorCPUs, ServerCPUs int
 	// Share is Time over the run's time (its measured window plus
 	// warm-up) times CPUs. Least is the share the counters show for
-	// certain: Time less one StealUnit per CPU, what reading a counter
-	// that moves a tick at a time at the start and the end of the run
-	// can add (a tick of steal that began before the run, accounted
-	// inside it). A run of a few milliseconds can show a whole tick of
-	// steal, 80% of its time, from one tick the host took around it.
+	// certain: Time less one tick (proccpu.Tick, /proc/stat's unit) per
+	// CPU. The kernel accounts steal at a CPU's tick, so a reading can
+	// hold a tick the host took before the run began: a run of a few
+	// milliseconds can show 80% of its time stolen from one tick around
+	// it. On a run of seconds the difference is 10 ms over its time
+	// (0.17% of 5 s and a 1 s warm-up).
 	Share, Least float64
 }
-
-// StealUnit is the unit of /proc/stat's steal column (USER_HZ, 100 per
-// second on Linux): the kernel accounts steal at a CPU's tick, so a
-// reading can hold up to one unit per CPU that the interval did not see.
-const StealUnit = 10 * time.Millisecond
 
 // HostSteal is what the host took from the CPUs r used (Steal), with
 // warmup the scenario's warm-up; ok is false when neither side's steal was
@@ -63,7 +61,7 @@ func (r Run) HostSteal(warmup time.Duration) (s Steal, ok bool) {
 		return Steal{}, false
 	}
 	s.Share = s.Time.Seconds() / wall.Seconds() / float64(s.CPUs)
-	s.Least = max(s.Time-time.Duration(s.CPUs)*StealUnit, 0).Seconds() / wall.Seconds() / float64(s.CPUs)
+	s.Least = max(s.Time-time.Duration(s.CPUs)*proccpu.Tick, 0).Seconds() / wall.Seconds() / float64(s.CPUs)
 	return s, true
 }
 

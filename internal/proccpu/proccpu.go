@@ -22,9 +22,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat:
-// 100 on every Linux ABI (it is not the kernel's HZ).
-const clockTicks = 100
+// Tick is USER_HZ's tick, the unit of the CPU times in /proc/PID/stat
+// (utime, stime) and /proc/stat (steal among them): a hundredth of a
+// second on every Linux ABI (it is not the kernel's HZ).
+const Tick = time.Second / 100
 
 // Self returns the CPU time of this process (all its threads) so far.
 func Self() (time.Duration, error) { return Process(os.Getpid()) }
@@ -156,5 +157,5 @@ func parse(b []byte) (stat, error) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return stat{}, fmt.Errorf("proccpu: malformed stat %q", b)
 	}
-	return stat{state: f[0][0], ppid: ppid, cpu: time.Duration(ut+st) * time.Second / clockTicks}, nil
+	return stat{state: f[0][0], ppid: ppid, cpu: time.Duration(ut+st) * Tick}, nil
 }

@@ -12,9 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// userHZ is the unit of /proc/stat's times (USER_HZ, 100 on Linux).
-const userHZ = 100
-
 // StealClock reads the time a hypervisor ran something else while this
 // machine's CPUs had work (steal time, /proc/stat), summed over the CPUs
 // this process may run on. On a virtual machine a burst of it delays the
@@ -88,7 +85,7 @@ func parseStealByCPU(b []byte, cpus map[int]bool) (map[int]time.Duration, error)
 		if err != nil {
 			return nil, fmt.Errorf("proccpu: /proc/stat: %s: %w", f[0], err)
 		}
-		out[n] = time.Duration(st) * time.Second / userHZ
+		out[n] = time.Duration(st) * Tick
 	}
 	return out, sc.Err()
 }
