@@ -157,7 +157,7 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 		Schema:   results.SchemaVersion,
 		Scenario: s,
 		Env:      results.CaptureEnv(d.Name(), c.version, c.commit),
-		Started:  time.Now(),
+		Started:  wallNow(),
 		Alpha:    c.alpha,
 		Suite:    c.suite,
 	}
@@ -205,7 +205,7 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 		}
 		return nil
 	}()
-	res.Finished = time.Now()
+	res.Finished = wallNow()
 	res.Complete = err == nil
 	if err != nil {
 		res.Error = err.Error()
@@ -217,6 +217,14 @@ func Run(ctx context.Context, s scenario.Scenario, d Driver, opts ...Option) (*r
 	}
 	return res, err
 }
+
+// wallNow is the time now as results.json keeps it: the wall clock
+// alone. A time.Now keeps the monotonic clock's reading too, and the
+// span between two such times is measured on it; read back from the file
+// it is measured on the wall clock, which NTP slews. A report made from
+// the run in memory and one made from its file must say the same (a
+// scenario's 1.5 s rounded to 1 s in one and 2 s in the other).
+func wallNow() time.Time { return time.Now().Round(0) }
 
 // runSlot makes the run of slot, which is res.Order[pos], appends it to
 // res and checkpoints, reporting progress before and after; an invalid
@@ -323,7 +331,7 @@ func runOne(ctx context.Context, c *config, s scenario.Scenario, v scenario.Vari
 	if err != nil && (len(stats.Dead) == 0 || ctx.Err() != nil) {
 		return nil, err
 	}
-	run = &results.Run{ID: id, Variant: v.Name, Seed: spec.Seed, Started: started, Entry: dep.Entry(), BringUp: bringUp, Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine,
+	run = &results.Run{ID: id, Variant: v.Name, Seed: spec.Seed, Started: started.Round(0), Entry: dep.Entry(), BringUp: bringUp, Measurement: *m, Proxy: stats.Proxy, Engine: stats.Engine,
 		Server: serverDuring(before.Steal, stats.Steal), Concurrent: concurrent}
 	run.Summary = run.Latency.Summarize()
 	run.Workers = workerResults(s.Workers.Count, m.ByWorker, stats.Workers)

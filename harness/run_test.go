@@ -171,6 +171,32 @@ func TestRunFollowsOrder(t *testing.T) {
 	checkDowns(t, d, len(want))
 }
 
+// TestRunTimesAsStored checks that the times a run records are the wall
+// clock's alone, as results.json keeps them: with the monotonic clock's
+// reading too, the scenario's length in a report made in memory was
+// measured on that clock and in one made from the file on the wall
+// clock, and the two reports of one run differed when NTP slewed it.
+func TestRunTimesAsStored(t *testing.T) {
+	s := testScenario(t, 1, "alpha", "beta")
+	res, err := harness.Run(context.Background(), s, &fakedriver.Driver{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	times := map[string]time.Time{"Started": res.Started, "Finished": res.Finished}
+	for _, r := range res.Runs {
+		times[r.ID+" Started"] = r.Started
+	}
+	for name, tm := range times {
+		// Time.String shows the monotonic reading as "m=±...".
+		if tm.IsZero() || strings.Contains(tm.String(), " m=") {
+			t.Errorf("%s = %s, want a wall-clock time alone", name, tm)
+		}
+	}
+	if len(times) != 4 {
+		t.Errorf("%d times checked, want the scenario's 2 and its 2 runs'", len(times))
+	}
+}
+
 // TestRunCheckpoints checks that the checkpoint sees the results after
 // every run, one run more each time, then once more at the end with the
 // final state; and that a checkpoint error stops the scenario and is

@@ -144,6 +144,17 @@ const overlappingTicks = `(() => {
 	return out;
 })()`
 
+// firstDifference shows where a and b first differ, with some text of
+// each around it.
+func firstDifference(a, b []byte) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	around := func(p []byte) string { return string(p[max(i-120, 0):min(i+120, len(p))]) }
+	return fmt.Sprintf("at byte %d of %d and %d:\n  %q\n  %q", i, len(a), len(b), around(a), around(b))
+}
+
 func TestReportInChromium(t *testing.T) {
 	exe := browsertest.Require(t)
 	// It reads the page's structure, not the run's figures (the report
@@ -271,7 +282,7 @@ func TestReportInChromium(t *testing.T) {
 		a, _ := os.ReadFile(report)
 		b, _ := os.ReadFile(filepath.Join(again, "report.html"))
 		if !bytes.Equal(a, b) {
-			t.Error("lbbench report wrote a different page than lbbench run")
+			t.Errorf("lbbench report wrote a different page than lbbench run:\n%s", firstDifference(a, b))
 		}
 		for _, f := range []string{"summary.md", "summary.csv", "hgrm/rp.hgrm", "hgrm/lc.short.hgrm"} {
 			if _, err := os.Stat(filepath.Join(again, f)); err != nil {
