@@ -82,6 +82,7 @@ type page struct {
 	WaitHeads   []string
 	ErrorKinds  []string
 	Errors      []errorRow
+	Answers     []answer // one per comparison, first on the page
 	Verdicts    []verdictView
 	VerdictSum  string
 	Claims      []claimView
@@ -265,6 +266,7 @@ func buildPage(d *Doc) (*page, error) {
 	p.Engines = engineRows(r)
 	p.Clients = buildClients(sums, styles)
 	p.Waits, p.WaitHeads = buildWaits(sums, styles), waitHeads
+	p.Answers = answers(d.Verdicts, r.Scenario.Verdicts)
 	p.Verdicts, p.VerdictSum = buildVerdicts(d.Verdicts)
 	p.Claims, p.ClaimSum = buildClaims(d.Claims)
 	p.Bursts = d.Bursts

@@ -36,7 +36,11 @@ func writeMarkdown(w io.Writer, d *Doc) error {
 			s.Workers.Count, s.Workers.Concurrency, mdEscape(wl.Arrival.Kind), strconv.FormatFloat(wl.Arrival.MeanRate(wl.Duration), 'f', -1, 64),
 			wl.Duration, wl.WarmupTime(), r.RoundsString())
 	}
+	for _, a := range answers(verdicts, s.Verdicts) {
+		fmt.Fprintf(&b, "- **%s**\n", mdEscape(a.Text))
+	}
 	if len(verdicts) > 0 {
+		b.WriteString("\n")
 		pass, fail, inc := compare.CountOutcomes(verdicts)
 		fmt.Fprintf(&b, "**Verdicts: %d fail, %d inconclusive, %d pass.**\n\n", fail, inc, pass)
 	}

@@ -29,6 +29,15 @@ func WriteText(w io.Writer, d *Doc) error {
 		fmt.Fprintf(w, "latency from intended send time; percentiles of all valid runs merged\n\n")
 	}
 
+	// The answer first: what each comparison came to, one line each.
+	if as := answers(d.Verdicts, r.Scenario.Verdicts); len(as) > 0 {
+		fmt.Fprintln(w, "answer:")
+		for _, a := range as {
+			fmt.Fprintf(w, "  %s\n", a.Text)
+		}
+		fmt.Fprintln(w)
+	}
+
 	// Numbers align right; names are padded so that they align left.
 	width := len("variant")
 	for _, s := range sums {

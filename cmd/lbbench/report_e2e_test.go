@@ -195,6 +195,18 @@ func TestReportInChromium(t *testing.T) {
 		if n := eval[int](t, p, `document.scripts.length`); n != 0 {
 			t.Errorf("%d scripts in the page", n)
 		}
+		// The answer first: the comparison of lc with rp in one line,
+		// above the verdicts' counts.
+		answers := eval[[]string](t, p, `Array.from(document.querySelectorAll("header p.answer")).map(e => e.textContent)`)
+		if len(answers) != 1 || !strings.HasPrefix(answers[0], "lc: p99 ") || !strings.Contains(answers[0], "× rp's [") {
+			t.Errorf("answers %q, want one, lc's p99 against rp's", answers)
+		}
+		if !eval[bool](t, p, `(() => {
+			const a = document.querySelector("header p.answer"), v = document.querySelector('header p.banner a[href="#verdicts"]');
+			return !!(a && v && (a.compareDocumentPosition(v) & Node.DOCUMENT_POSITION_FOLLOWING));
+		})()`) {
+			t.Error("the answer is not above the verdicts' counts")
+		}
 		// Over time is drawn from the runs' interval histograms.
 		if n := eval[int](t, p, `document.querySelectorAll("#p99-over-time g.series").length`); n != 2 {
 			t.Errorf("p99 over time has %d series", n)
