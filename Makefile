@@ -158,13 +158,13 @@ endif
 ## a round, 14 rounds in 4 minutes (b1 decided after 13, 8 and 11 rounds
 ## in three suites, 2026-12-07); d (3 variants) about 21 s, 14 rounds in 5.5
 ## minutes; g (3 proxies, 4 s at 8000/s) 16 s a round as measured (165 s
-## for 10), 72 rounds within 20 minutes (its CPU claim against nginx,
+## for 10; 17.2 s in a run of g alone), 72 rounds within 22 minutes (its CPU claim against nginx,
 ## 1.030 [0.952, 1.114] against 1.1 after 10 rounds, forecast 14; both CPU
 ## claims held after 16 in two suites, 2026-12-07; in a third, 2026-12-08,
 ## the one against nginx was undecided after 16, 0.992 [0.889, 1.106],
 ## forecast 20, and in a run of g alone after 32, 1.039 [0.968, 1.115],
 ## forecast 67, its rounds' log ratio's sd 0.080; its p99 claims need
-## hundreds, so it makes all 72, about 19 minutes); h (3 proxies, closed loop of 80,000 requests) about
+## hundreds, so it makes all 72, about 21 minutes); h (3 proxies, closed loop of 80,000 requests) about
 ## 16 s a round (477 s for 30), 50 rounds within 14.5 minutes (after 30
 ## rounds 3 of its 4 claims held and its throughput against HAProxy,
 ## 0.952 [0.900, 1.008] against 0.9, was forecast to need 44); c1 (10 variants of 10 s) about 2
@@ -181,14 +181,14 @@ endif
 ## 50 of h, which decided after 13 (130 s). Were h to take all 50, the
 ## suite would take about 5 minutes more than with its 30 (20 rounds of 16 s).
 ## On 2026-12-08 it took 48 minutes: h decided after 38 rounds (645 s).
-## g's 72 rounds add about 15 minutes to that (56 rounds of 16 s).
+## g's 72 rounds add about 16 minutes to that (56 rounds of 17.2 s).
 ## Give CLAIMS_FLAGS="--retry-invalid 2" for the scenarios' own repeat
 ## rounds (about 20 minutes).
 CLAIMS_OUT ?= reports/out/claims
 CLAIMS_FLAGS ?= --until-decided --looks 4 --retry-invalid 2
 CLAIMS_ROUNDS ?= b1-least-conn-high-load:14:4m b2-least-conn-low-load:14:4m \
 	b3-least-conn-concurrent-workers:14:4m c1-keepalive-eventloop:7:16m \
-	c2-epoll-ladder:14:4m d-ewma-slow-backend:14:5m30s g-proxy-cost:72:20m \
+	c2-epoll-ladder:14:4m d-ewma-slow-backend:14:5m30s g-proxy-cost:72:22m \
 	h-proxy-saturation:50:14m30s
 CLAIMS_ROUNDS_DEFAULT ?= 10:5m
 claims: build

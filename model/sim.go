@@ -108,7 +108,7 @@ func SimulateRun(ctx context.Context, w scenario.Workers, v scenario.Variant, sp
 	run := &results.Run{
 		Variant:     v.Name,
 		Seed:        spec.Seed,
-		Started:     started.Round(0), // as results.json keeps it (harness.wallNow)
+		Started:     started,
 		Entry:       Driver + "://" + v.Topology,
 		Measurement: *m,
 		Summary:     m.Latency.Summarize(),

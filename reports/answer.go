@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,10 +59,8 @@ func headlineVerdicts(vs []compare.Verdict, headline []string) []compare.Verdict
 	for _, names := range [][]string{headline, {results.MetricP99}} {
 		var out []compare.Verdict
 		for _, v := range vs {
-			for _, n := range names {
-				if v.Metric == n {
-					out = append(out, v)
-				}
+			if slices.Contains(names, v.Metric) {
+				out = append(out, v)
 			}
 		}
 		if len(out) > 0 {
@@ -91,26 +90,23 @@ func answerPart(v compare.Verdict) (text, class string) {
 	} else {
 		b.WriteString(" against " + base + "'s")
 	}
-	within := ""
-	if tol != "-" {
-		within = " " + tol
+	// The tolerance, when there is one, in words.
+	tolerance := func(words string) string {
+		if tol == "-" {
+			return ""
+		}
+		return " (" + words + " " + tol + ")"
 	}
 	switch v.Outcome {
 	case compare.Fail:
 		class = "bad"
-		b.WriteString(", worse")
-		if within != "" {
-			b.WriteString(" (by more than" + within + ")")
-		}
+		b.WriteString(", worse" + tolerance("by more than"))
 	case compare.Pass:
 		class = "good"
 		if better(v, m) {
 			b.WriteString(", better")
 		} else {
-			b.WriteString(", no worse")
-			if within != "" {
-				b.WriteString(" (within" + within + ")")
-			}
+			b.WriteString(", no worse" + tolerance("within"))
 		}
 	default:
 		b.WriteString(", undecided")

@@ -89,7 +89,7 @@ func TestAnswerFirst(t *testing.T) {
 	}
 	lines := strings.Split(text.String(), "\n")
 	// The scenario's two lines, a blank one, then the answer.
-	if len(lines) < 6 || lines[3] != "answer:" || lines[4] != "  "+want[0].Text || !strings.HasPrefix(strings.TrimSpace(lines[6]), "variant") {
+	if len(lines) < 7 || lines[3] != "answer:" || lines[4] != "  "+want[0].Text || !strings.HasPrefix(strings.TrimSpace(lines[6]), "variant") {
 		t.Errorf("the text does not start with the answer:\n%s", text.String())
 	}
 	var md bytes.Buffer
